@@ -1,0 +1,144 @@
+/**
+ * `pnpm controlplane <command>`: the test control plane for humans.
+ *   build   build (or find cached) etcd, kube-apiserver and kube-controller-manager
+ *   up      start a control plane in the background (state in .controlplane/ at the repo root)
+ *   down    stop it
+ *   env     print shell exports for it: eval "$(pnpm -s controlplane env)"
+ *   run     start one in the foreground until Ctrl-C
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, openSync } from 'node:fs';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ensureControlPlaneBinaries, pinnedVersions } from './controlplane/binaries.ts';
+import { startControlPlane, type ControlPlane } from './controlplane/start.ts';
+
+const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
+const stateDir = join(repoRoot, '.controlplane');
+const statePath = join(stateDir, 'state.json');
+
+interface State {
+  pid: number;
+  server: string;
+  kubeconfigPath: string;
+}
+
+async function readState(): Promise<State | undefined> {
+  if (!existsSync(statePath)) return undefined;
+  const state = JSON.parse(await readFile(statePath, 'utf8')) as State;
+  try {
+    process.kill(state.pid, 0);
+    return state;
+  } catch {
+    return undefined; // stale: the supervisor is gone, and its processes died with it
+  }
+}
+
+function exportsFor(state: State): string {
+  return `export KUBECONFIG=${state.kubeconfigPath}\nexport LOOPWRIGHT_CONTROLPLANE=1\n`;
+}
+
+/** Runs a control plane until SIGINT/SIGTERM, then stops it. Used by `run` and, detached, by `up`. */
+async function runForeground(onUp: (cp: ControlPlane) => Promise<void> | void): Promise<void> {
+  const log = (line: string): void => void process.stderr.write(`${line}\n`);
+  const cp = await startControlPlane({ dir: join(stateDir, 'data'), log });
+  let stopping = false;
+  const shutdown = (): void => {
+    if (stopping) return;
+    stopping = true;
+    void cp
+      .stop()
+      .then(() => rm(stateDir, { recursive: true, force: true }))
+      .finally(() => process.exit(0));
+  };
+  process.once('SIGINT', shutdown);
+  process.once('SIGTERM', shutdown);
+  await onUp(cp);
+}
+
+async function main(command: string | undefined): Promise<void> {
+  switch (command) {
+    case 'build': {
+      const binaries = await ensureControlPlaneBinaries({
+        log: (line) => {
+          console.log(line);
+        },
+      });
+      const versions = await pinnedVersions();
+      console.log(
+        `kubernetes ${versions.kubernetes}, etcd ${versions.etcd}: ${Object.values(binaries).join(' ')}`,
+      );
+      return;
+    }
+    case 'up': {
+      const existing = await readState();
+      if (existing) {
+        console.error(`control plane already running at ${existing.server}`);
+        process.stdout.write(exportsFor(existing));
+        return;
+      }
+      await rm(stateDir, { recursive: true, force: true });
+      await mkdir(stateDir, { recursive: true });
+      const logFd = openSync(join(stateDir, 'supervisor.log'), 'a');
+      const child = spawn(
+        process.execPath,
+        ['--conditions=development', fileURLToPath(import.meta.url), 'supervise'],
+        {
+          detached: true,
+          stdio: ['ignore', logFd, logFd],
+        },
+      );
+      child.unref();
+      for (let waited = 0; waited < 600_000; waited += 200) {
+        const state = await readState();
+        if (state) {
+          console.error(`control plane up at ${state.server}; stop it with: pnpm controlplane down`);
+          process.stdout.write(exportsFor(state));
+          return;
+        }
+        if (child.exitCode !== null) break;
+        await sleep(200);
+      }
+      throw new Error(`control plane did not start; see ${join(stateDir, 'supervisor.log')}`);
+    }
+    case 'supervise':
+      return runForeground(async (cp) => {
+        const state: State = { pid: process.pid, server: cp.server, kubeconfigPath: cp.kubeconfigPath };
+        await writeFile(statePath, JSON.stringify(state));
+      });
+    case 'run':
+      return runForeground((cp) => {
+        console.log(
+          `Control plane up at ${cp.server}. In another shell:\n  export KUBECONFIG=${cp.kubeconfigPath}\nCtrl-C stops it.`,
+        );
+      });
+    case 'down': {
+      const state = await readState();
+      if (!state) {
+        console.error('no control plane running');
+        await rm(stateDir, { recursive: true, force: true });
+        return;
+      }
+      process.kill(state.pid, 'SIGTERM');
+      while (await readState()) await sleep(100);
+      console.error('control plane stopped');
+      return;
+    }
+    case 'env': {
+      const state = await readState();
+      if (!state) throw new Error('no control plane running: start one with `pnpm controlplane up`');
+      process.stdout.write(exportsFor(state));
+      return;
+    }
+    default:
+      console.error('usage: pnpm controlplane build|up|down|env|run');
+      process.exitCode = 2;
+  }
+}
+
+main(process.argv[2]).catch((error: unknown) => {
+  console.error(error instanceof Error ? error.message : String(error));
+  process.exit(1);
+});

@@ -1,0 +1,64 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { eventually } from '../kube.ts';
+import { startControlPlane } from './start.ts';
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function childPids(pid: number): number[] {
+  const path = `/proc/${pid}/task/${pid}/children`;
+  return existsSync(path) ? readFileSync(path, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number) : [];
+}
+
+describe('control-plane lifecycle', () => {
+  it('stop() leaves no process and no state directory behind', async () => {
+    const cp = await startControlPlane();
+    const pids = childPids(process.pid).filter((pid) =>
+      readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(cp.dir),
+    );
+    assert.equal(pids.length, 3, 'etcd, kube-apiserver and kube-controller-manager run');
+    await cp.stop();
+    assert.deepEqual(pids.filter(alive), []);
+    assert.equal(existsSync(cp.dir), false);
+  });
+
+  it('its processes exit when the test runner is killed with SIGKILL', async () => {
+    const script = fileURLToPath(new URL('./start-and-hang.fixture.ts', import.meta.url));
+    const runner = spawn(process.execPath, ['--conditions=development', script], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const [dir, pids] = await new Promise<[string, number[]]>((resolve, reject) => {
+      let out = '';
+      runner.stdout.on('data', (chunk: Buffer) => {
+        out += chunk.toString();
+        if (!out.includes('\n')) return;
+        const [stateDir = '', list = ''] = out.trim().split(' ');
+        resolve([stateDir, list.split(',').map(Number)]);
+      });
+      runner.once('exit', (code) => {
+        reject(new Error(`fixture exited early with ${code}`));
+      });
+    });
+    assert.equal(pids.length, 3);
+    runner.kill('SIGKILL');
+    await eventually(
+      () => {
+        assert.deepEqual(pids.filter(alive), []);
+      },
+      { timeoutMs: 20_000 },
+    );
+    // A SIGKILLed runner cannot remove its temporary directory; that much is ours to clean.
+    await rm(dir, { recursive: true, force: true });
+  });
+});

@@ -1,0 +1,240 @@
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { stringify } from 'yaml';
+import { ensureControlPlaneBinaries, type ControlPlaneBinaries } from './binaries.ts';
+import { freeLoopbackPort } from './ports.ts';
+import { ManagedProcess } from './process.ts';
+
+/** A running control plane. `stop()` is idempotent and leaves no process or temp file behind. */
+export interface ControlPlane {
+  /** Path of an admin kubeconfig (static token in group system:masters, CA-verified HTTPS). */
+  kubeconfigPath: string;
+  /** The API server URL, e.g. https://127.0.0.1:41234. */
+  server: string;
+  /** The admin bearer token in the kubeconfig. */
+  adminToken: string;
+  /** Directory holding certificates, keys, data and the processes' logs. */
+  dir: string;
+  stop(): Promise<void>;
+}
+
+export interface ControlPlaneOptions {
+  /** Directory to put state in; default: a fresh temporary directory, removed on stop. */
+  dir?: string;
+  /** kube-controller-manager controllers; default: garbage collector, namespace, service account. */
+  controllers?: string[];
+  /** Keep the state directory after stop (for debugging); default: LOOPWRIGHT_KEEP_CONTROLPLANE=1. */
+  keepDir?: boolean;
+  log?: (line: string) => void;
+  /** How long to wait for each component to become healthy. */
+  startTimeoutMs?: number;
+}
+
+const defaultControllers = [
+  'garbage-collector-controller',
+  'namespace-controller',
+  'serviceaccount-controller',
+];
+
+/** GET a URL and report the status code; undefined while the server does not answer yet. */
+async function probe(url: string, token?: string): Promise<number | undefined> {
+  return new Promise((resolve) => {
+    const isHttps = url.startsWith('https:');
+    const req = (isHttps ? httpsRequest : httpRequest)(
+      url,
+      {
+        method: 'GET',
+        timeout: 2000,
+        // Readiness only: the kubeconfig written afterwards verifies the server with its CA.
+        ...(isHttps ? { rejectUnauthorized: false } : {}),
+        headers: token ? { authorization: `Bearer ${token}` } : {},
+      },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode);
+      },
+    );
+    req.on('timeout', () => req.destroy());
+    req.on('error', () => {
+      resolve(undefined);
+    });
+    req.end();
+  });
+}
+
+async function waitHealthy(
+  process: ManagedProcess,
+  check: () => Promise<boolean>,
+  timeoutMs: number,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (process.exited) throw new Error(`${process.name} exited during start-up:\n${await process.tail()}`);
+    if (await check()) return;
+    await sleep(100);
+  }
+  throw new Error(`${process.name} not healthy after ${timeoutMs} ms:\n${await process.tail()}`);
+}
+
+function kubeconfigYaml(server: string, caPem: string, token: string): string {
+  return stringify({
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [
+      {
+        name: 'loopwright',
+        cluster: { server, 'certificate-authority-data': Buffer.from(caPem).toString('base64') },
+      },
+    ],
+    users: [{ name: 'admin', user: { token } }],
+    contexts: [
+      { name: 'loopwright', context: { cluster: 'loopwright', user: 'admin', namespace: 'default' } },
+    ],
+    'current-context': 'loopwright',
+  });
+}
+
+async function startEtcd(
+  bin: ControlPlaneBinaries,
+  dir: string,
+  timeoutMs: number,
+): Promise<{ etcd: ManagedProcess; url: string }> {
+  const [clientPort, peerPort] = [await freeLoopbackPort(), await freeLoopbackPort()];
+  const url = `http://127.0.0.1:${clientPort}`;
+  const peer = `http://127.0.0.1:${peerPort}`;
+  const etcd = new ManagedProcess(
+    'etcd',
+    bin.etcd,
+    [
+      `--data-dir=${join(dir, 'etcd')}`,
+      `--listen-client-urls=${url}`,
+      `--advertise-client-urls=${url}`,
+      `--listen-peer-urls=${peer}`,
+      `--initial-advertise-peer-urls=${peer}`,
+      `--initial-cluster=default=${peer}`,
+      // Test data is disposable: skipping fsync makes every write much cheaper.
+      '--unsafe-no-fsync',
+      '--log-level=warn',
+    ],
+    join(dir, 'etcd.log'),
+  );
+  await waitHealthy(etcd, async () => (await probe(`${url}/health`)) === 200, timeoutMs);
+  return { etcd, url };
+}
+
+async function startApiServer(
+  bin: ControlPlaneBinaries,
+  dir: string,
+  etcdUrl: string,
+  adminToken: string,
+  timeoutMs: number,
+): Promise<{ apiserver: ManagedProcess; server: string; caPem: string }> {
+  const port = await freeLoopbackPort();
+  const server = `https://127.0.0.1:${port}`;
+  const certDir = join(dir, 'pki');
+  const apiserver = new ManagedProcess(
+    'kube-apiserver',
+    bin['kube-apiserver'],
+    [
+      `--etcd-servers=${etcdUrl}`,
+      '--bind-address=127.0.0.1',
+      '--advertise-address=127.0.0.1',
+      `--secure-port=${port}`,
+      `--cert-dir=${certDir}`,
+      '--authorization-mode=RBAC',
+      `--token-auth-file=${join(dir, 'tokens.csv')}`,
+      `--service-account-issuer=https://kubernetes.default.svc.cluster.local`,
+      `--service-account-key-file=${join(dir, 'sa.pub')}`,
+      `--service-account-signing-key-file=${join(dir, 'sa.key')}`,
+      '--service-cluster-ip-range=10.96.0.0/16',
+      '--api-audiences=https://kubernetes.default.svc.cluster.local',
+      // The default reconciler publishes the advertise address as an Endpoint, and loopback is invalid there.
+      '--endpoint-reconciler-type=none',
+      '--v=1',
+    ],
+    join(dir, 'kube-apiserver.log'),
+  );
+  await waitHealthy(apiserver, async () => (await probe(`${server}/readyz`, adminToken)) === 200, timeoutMs);
+  // The self-signed serving certificate is written to cert-dir at start-up, CA included.
+  const caPem = await readFile(join(certDir, 'apiserver.crt'), 'utf8');
+  return { apiserver, server, caPem };
+}
+
+/**
+ * Starts etcd, kube-apiserver (RBAC, TokenRequest) and kube-controller-manager on loopback with random
+ * free ports, and writes an admin kubeconfig. Use one per test run (see global-setup.ts).
+ */
+export async function startControlPlane(options: ControlPlaneOptions = {}): Promise<ControlPlane> {
+  const log = options.log ?? (() => undefined);
+  const timeoutMs = options.startTimeoutMs ?? 60_000;
+  const keepDir = options.keepDir ?? process.env.LOOPWRIGHT_KEEP_CONTROLPLANE === '1';
+  const bin = await ensureControlPlaneBinaries({ log });
+  const dir = options.dir ?? (await mkdtemp(join(tmpdir(), 'loopwright-cp-')));
+  await mkdir(dir, { recursive: true });
+
+  const adminToken = randomBytes(24).toString('hex');
+  await writeFile(
+    join(dir, 'tokens.csv'),
+    `${adminToken},loopwright-admin,loopwright-admin,system:masters\n`,
+    { mode: 0o600 },
+  );
+  const { publicKey, privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  await writeFile(join(dir, 'sa.key'), privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
+  await writeFile(join(dir, 'sa.pub'), publicKey.export({ type: 'spki', format: 'pem' }));
+
+  const processes: ManagedProcess[] = [];
+  let stopped = false;
+  const stop = async (): Promise<void> => {
+    if (stopped) return;
+    stopped = true;
+    // Reverse start order: controllers first, etcd last, so nothing logs errors about a vanished peer.
+    for (const p of [...processes].reverse()) await p.stop();
+    if (!keepDir && !options.dir) await rm(dir, { recursive: true, force: true });
+  };
+
+  try {
+    const { etcd, url: etcdUrl } = await startEtcd(bin, dir, timeoutMs);
+    processes.push(etcd);
+    const { apiserver, server, caPem } = await startApiServer(bin, dir, etcdUrl, adminToken, timeoutMs);
+    processes.push(apiserver);
+    const kubeconfigPath = join(dir, 'kubeconfig');
+    await writeFile(kubeconfigPath, kubeconfigYaml(server, caPem, adminToken), { mode: 0o600 });
+
+    const controllerManager = new ManagedProcess(
+      'kube-controller-manager',
+      bin['kube-controller-manager'],
+      [
+        `--kubeconfig=${kubeconfigPath}`,
+        `--controllers=${(options.controllers ?? defaultControllers).join(',')}`,
+        `--service-account-private-key-file=${join(dir, 'sa.key')}`,
+        `--root-ca-file=${join(dir, 'pki', 'apiserver.crt')}`,
+        '--leader-elect=false',
+        // Serve nothing: no port to allocate, and the harness needs no KCM endpoint.
+        '--secure-port=0',
+        '--v=1',
+      ],
+      join(dir, 'kube-controller-manager.log'),
+    );
+    processes.push(controllerManager);
+    // The controller manager has no endpoint now; give it a moment and make sure it did not die.
+    await sleep(200);
+    if (controllerManager.exited)
+      throw new Error(`kube-controller-manager exited:\n${await controllerManager.tail()}`);
+    log(`control plane up: ${server} (kubeconfig ${kubeconfigPath})`);
+    return { kubeconfigPath, server, adminToken, dir, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+/** Whether a directory looks like a running control plane's state directory. */
+export function isControlPlaneDir(dir: string): boolean {
+  return existsSync(join(dir, 'kubeconfig'));
+}

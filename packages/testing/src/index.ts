@@ -1,0 +1,13 @@
+export { startControlPlane, type ControlPlane, type ControlPlaneOptions } from './controlplane/start.ts';
+export {
+  ensureControlPlaneBinaries,
+  pinnedVersions,
+  type ControlPlaneBinaries,
+} from './controlplane/binaries.ts';
+export {
+  createTestNamespace,
+  eventually,
+  loadTestKubeConfig,
+  type EventuallyOptions,
+  type TestNamespace,
+} from './kube.ts';

