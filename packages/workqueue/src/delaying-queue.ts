@@ -1,0 +1,74 @@
+import type { Clock, Timer } from './clock.ts';
+import { DelayHeap } from './delay-heap.ts';
+import type { QueueMetrics } from './metrics.ts';
+import { Queue, type WorkQueue } from './queue.ts';
+
+/** client-go's `DelayingInterface`: a {@link WorkQueue} that can add a key later. */
+export interface DelayingQueue<K extends string> extends WorkQueue<K> {
+  /**
+   * Adds `key` once `delayMs` milliseconds have passed. `delayMs <= 0` is a plain `add`. A key already
+   * waiting keeps the earliest ready time: a shorter delay moves it earlier, a longer one is ignored.
+   * Waiting is independent of the queue state: a key added directly meanwhile is processed now AND added
+   * again when its delay ends (that add dedups if the key is still dirty then).
+   * No-op after shutdown; shutdown drops all waiting keys. Counts in the retries metric.
+   * @throws RangeError if `delayMs` is NaN.
+   */
+  addAfter(key: K, delayMs: number): void;
+}
+
+/**
+ * All waiting keys share one min-heap and one timer armed for the earliest: 100k delayed keys cost one
+ * Node timer, not 100k. The timer is ref'd (waiting keys are pending work and keep the process alive)
+ * until shutdown clears it.
+ */
+export class DelayingQueueImpl<K extends string> extends Queue<K> implements DelayingQueue<K> {
+  protected readonly clock: Clock;
+  readonly #waiting = new DelayHeap<K>();
+  #timer: Timer | undefined;
+  #timerReadyAt = Infinity;
+
+  constructor(clock: Clock, metrics: QueueMetrics<K> | undefined) {
+    super(metrics);
+    this.clock = clock;
+  }
+
+  addAfter(key: K, delayMs: number): void {
+    if (Number.isNaN(delayMs)) throw new RangeError(`addAfter(${JSON.stringify(key)}): delayMs is NaN`);
+    if (this.shuttingDown()) return;
+    this.metrics?.retry();
+    if (delayMs <= 0) {
+      this.add(key);
+      return;
+    }
+    const readyAt = this.clock.now() + delayMs;
+    if (this.#waiting.schedule(key, readyAt) && readyAt < this.#timerReadyAt) this.#arm(readyAt);
+  }
+
+  override shutDown(): void {
+    if (this.shuttingDown()) return;
+    this.#timer?.cancel();
+    this.#timer = undefined;
+    this.#timerReadyAt = Infinity;
+    this.#waiting.clear();
+    super.shutDown();
+  }
+
+  #arm(readyAt: number): void {
+    this.#timer?.cancel();
+    this.#timerReadyAt = readyAt;
+    this.#timer = this.clock.setTimer(this.#fire, Math.max(0, readyAt - this.clock.now()));
+  }
+
+  readonly #fire = (): void => {
+    this.#timer = undefined;
+    this.#timerReadyAt = Infinity;
+    const now = this.clock.now();
+    for (let key = this.#waiting.popDue(now); key !== undefined; key = this.#waiting.popDue(now)) {
+      this.add(key);
+    }
+    // Also re-arms when the timer fired early (millisecond rounding) or was capped at Node's maximum delay.
+    // A key delayed by Infinity never fires, so it gets no timer that would hold the process open.
+    const next = this.#waiting.peekReadyAt();
+    if (next !== undefined && next < Infinity) this.#arm(next);
+  };
+}

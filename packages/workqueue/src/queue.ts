@@ -1,0 +1,145 @@
+import { Fifo } from './fifo.ts';
+import type { QueueMetrics } from './metrics.ts';
+
+/** What `get()` hands out: a key to process, or the news that the queue is shut down and drained. */
+export type QueueItem<K extends string> =
+  { readonly key: K; readonly shutdown: false } | { readonly key: undefined; readonly shutdown: true };
+
+/**
+ * client-go's `workqueue.Interface`: a FIFO of keys that deduplicates waiting keys and never hands one key
+ * to two workers at once.
+ *
+ * A key is *dirty* from `add` until a worker gets it, and *processing* from `get` until `done`. Adds of a
+ * dirty key are dropped; an add during processing marks the key dirty again, and `done` puts it back in
+ * line: any number of adds during processing collapse into exactly one re-run, by a single worker.
+ */
+export interface WorkQueue<K extends string> {
+  /**
+   * Marks `key` dirty. No-op after shutdown and when `key` is already dirty (the adds metric is not
+   * incremented). A key being processed is not queued now but when its worker calls `done`.
+   */
+  add(key: K): void;
+  /**
+   * Hands out the oldest ready key and marks it processing; waits while none is ready. Waiting getters are
+   * served in call order. Resolves `{ shutdown: true }` once the queue is shut down and has no ready keys
+   * (keys queued before shutdown are still handed out first). Never rejects.
+   */
+  get(): Promise<QueueItem<K>>;
+  /**
+   * Synchronous `get()`: the same result when a key is ready or the queue is shut down and drained,
+   * `undefined` when `get()` would wait. Lets a worker loop skip a promise on the hot path:
+   * `const item = queue.tryGet() ?? (await queue.get())`.
+   */
+  tryGet(): QueueItem<K> | undefined;
+  /**
+   * Ends processing of `key`. If it was added meanwhile it goes to the back of the queue (also after
+   * shutdown, so it is not lost to a draining worker). No-op for a key that is not processing.
+   */
+  done(key: K): void;
+  /** Keys ready to hand out (not those processing, nor delayed ones). */
+  len(): number;
+  /**
+   * Stops accepting keys and wakes every waiting `get()` with `{ shutdown: true }`. Ready keys are still
+   * handed out by later `get()` calls. Idempotent.
+   */
+  shutDown(): void;
+  /**
+   * `shutDown()`, then resolves once no key is processing (each handed-out key got `done`). Keys still
+   * ready are not waited for: workers are expected to keep calling `get()` until it reports shutdown.
+   */
+  shutDownWithDrain(): Promise<void>;
+  /** True after `shutDown()` or `shutDownWithDrain()`. */
+  shuttingDown(): boolean;
+}
+
+const shutdownItem: QueueItem<never> = Object.freeze({ key: undefined, shutdown: true });
+
+/** The basic queue: `queue` (ready FIFO), `dirty` and `processing` sets, as in client-go. */
+export class Queue<K extends string> implements WorkQueue<K> {
+  protected readonly metrics: QueueMetrics<K> | undefined;
+  readonly #ready = new Fifo<K>();
+  readonly #dirty = new Set<K>();
+  readonly #processing = new Set<K>();
+  /** Pending `get()` calls; only non-empty while `#ready` is empty. */
+  readonly #getters = new Fifo<(item: QueueItem<K>) => void>();
+  #drainWaiters: (() => void)[] = [];
+  #shuttingDown = false;
+
+  constructor(metrics: QueueMetrics<K> | undefined) {
+    this.metrics = metrics;
+  }
+
+  add(key: K): void {
+    if (this.#shuttingDown || this.#dirty.has(key)) return;
+    this.#dirty.add(key);
+    this.metrics?.add(key);
+    if (this.#processing.has(key)) return;
+    this.#enqueue(key);
+  }
+
+  get(): Promise<QueueItem<K>> {
+    const item = this.tryGet();
+    if (item !== undefined) return Promise.resolve(item);
+    return new Promise((resolve) => {
+      this.#getters.push(resolve);
+    });
+  }
+
+  tryGet(): QueueItem<K> | undefined {
+    const key = this.#ready.shift();
+    if (key !== undefined) return this.#handOut(key);
+    return this.#shuttingDown ? shutdownItem : undefined;
+  }
+
+  done(key: K): void {
+    // client-go would re-queue a dirty key on a stray done() and so queue it twice; ignore it instead.
+    if (!this.#processing.delete(key)) return;
+    this.metrics?.done(key);
+    if (this.#dirty.has(key)) this.#enqueue(key);
+    if (this.#processing.size === 0 && this.#drainWaiters.length > 0) {
+      const waiters = this.#drainWaiters;
+      this.#drainWaiters = [];
+      for (const resolve of waiters) resolve();
+    }
+  }
+
+  len(): number {
+    return this.#ready.size;
+  }
+
+  shutDown(): void {
+    if (this.#shuttingDown) return;
+    this.#shuttingDown = true;
+    this.metrics?.stop();
+    // Getters only wait while nothing is ready, so all of them see a drained queue.
+    for (let resolve = this.#getters.shift(); resolve !== undefined; resolve = this.#getters.shift()) {
+      resolve(shutdownItem);
+    }
+  }
+
+  shutDownWithDrain(): Promise<void> {
+    this.shutDown();
+    if (this.#processing.size === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.#drainWaiters.push(resolve);
+    });
+  }
+
+  shuttingDown(): boolean {
+    return this.#shuttingDown;
+  }
+
+  /** Puts a dirty, not processing key in line, or straight into the hands of the longest waiting getter. */
+  #enqueue(key: K): void {
+    const getter = this.#getters.shift();
+    if (getter === undefined) this.#ready.push(key);
+    else getter(this.#handOut(key));
+  }
+
+  #handOut(key: K): QueueItem<K> {
+    this.#dirty.delete(key);
+    this.#processing.add(key);
+    this.metrics?.get(key);
+    return { key, shutdown: false };
+  }
+}
