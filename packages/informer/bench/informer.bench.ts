@@ -1,0 +1,159 @@
+/**
+ * Initial sync of 10k ConfigMaps: @loopwright/informer vs @kubernetes/client-node `makeInformer`,
+ * against the same real API server in the same run. Reports time to synced and retained heap per
+ * cached object.
+ *
+ * Each implementation is measured in its own child process (fresh heap): after a warm-up sync of a
+ * small namespace (loads modules, JIT, TLS), heapUsed after a full GC is the baseline; then the big
+ * sync runs, and heapUsed after a full GC with the cache still referenced, minus the baseline,
+ * divided by the number of cached objects, is the heap per object.
+ *
+ *   pnpm run bench                 (OBJECTS=2000 pnpm run bench for a quicker run)
+ */
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { CoreV1Api, KubeConfig, makeInformer, type V1ConfigMap } from '@kubernetes/client-node';
+import { startControlPlane } from '@loopwright/testing';
+import { Informer, stripManagedFields, type KubeObject } from '../src/index.ts';
+
+const OBJECTS = Number(process.env.OBJECTS ?? 10_000);
+const NAMESPACE = 'informer-bench';
+const WARMUP_NAMESPACE = 'informer-bench-warmup';
+const LABEL_SELECTOR = 'bench=informer';
+const CREATE_CONCURRENCY = 32;
+const IMPLEMENTATIONS = {
+  loopwright: '@loopwright/informer',
+  'client-node': '@kubernetes/client-node makeInformer',
+  'loopwright-strip': '@loopwright/informer + stripManagedFields',
+} as const;
+type Implementation = keyof typeof IMPLEMENTATIONS;
+
+interface Measurement {
+  syncMs: number;
+  cached: number;
+  heapPerObject: number;
+}
+
+/** Syncs `namespace` with one implementation; returns the object count and something that retains the cache. */
+async function sync(
+  implementation: Implementation,
+  kc: KubeConfig,
+  namespace: string,
+): Promise<{ cached: number; cache: unknown }> {
+  if (implementation === 'client-node') {
+    const core = kc.makeApiClient(CoreV1Api);
+    const informer = makeInformer<V1ConfigMap>(
+      kc,
+      `/api/v1/namespaces/${namespace}/configmaps`,
+      () => core.listNamespacedConfigMap({ namespace, labelSelector: LABEL_SELECTOR }),
+      LABEL_SELECTOR,
+    );
+    informer.on('error', () => undefined);
+    await informer.start(); // resolves once the list is cached
+    const cached = informer.list(namespace).length;
+    await informer.stop();
+    return { cached, cache: informer };
+  }
+  const informer = new Informer<KubeObject>({
+    kc,
+    group: '',
+    version: 'v1',
+    plural: 'configmaps',
+    namespace,
+    labelSelector: LABEL_SELECTOR,
+    logger: { debug: () => undefined, warn: () => undefined, error: () => undefined },
+    ...(implementation === 'loopwright-strip' ? { transform: stripManagedFields } : {}),
+  });
+  informer.start();
+  await informer.waitForSync();
+  const cached = informer.lister.list().length;
+  informer.stop();
+  return { cached, cache: informer };
+}
+
+async function measureInThisProcess(implementation: Implementation): Promise<void> {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (gc === undefined) throw new Error('run with --expose-gc (pnpm run bench does)');
+  const heapUsed = (): number => {
+    gc();
+    gc();
+    return process.memoryUsage().heapUsed;
+  };
+  const kc = new KubeConfig();
+  kc.loadFromDefault();
+  await sync(implementation, kc, WARMUP_NAMESPACE);
+  const before = heapUsed();
+  const started = performance.now();
+  const { cached, cache } = await sync(implementation, kc, NAMESPACE);
+  const syncMs = performance.now() - started;
+  const after = heapUsed();
+  const measurement: Measurement = { syncMs, cached, heapPerObject: (after - before) / cached };
+  process.stdout.write(JSON.stringify(measurement));
+  // `cache` is used after the last GC so that it is certainly retained during the measurement.
+  if (cache === undefined) throw new Error('unreachable');
+}
+
+async function createConfigMaps(core: CoreV1Api, namespace: string, count: number): Promise<void> {
+  await core.createNamespace({ body: { metadata: { name: namespace } } });
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: CREATE_CONCURRENCY }, async () => {
+      while (next < count) {
+        const i = next++;
+        await core.createNamespacedConfigMap({
+          namespace,
+          body: {
+            metadata: { name: `cm-${i}`, labels: { app: `app-${i % 10}`, bench: 'informer' } },
+            data: { index: String(i), payload: 'x'.repeat(64) },
+          },
+        });
+      }
+    }),
+  );
+}
+
+async function main(): Promise<void> {
+  const controlPlane = await startControlPlane({ log: () => undefined });
+  try {
+    const kc = new KubeConfig();
+    kc.loadFromFile(controlPlane.kubeconfigPath);
+    const core = kc.makeApiClient(CoreV1Api);
+    const createStarted = performance.now();
+    await createConfigMaps(core, NAMESPACE, OBJECTS);
+    await createConfigMaps(core, WARMUP_NAMESPACE, 50);
+    console.log(
+      `created ${OBJECTS} ConfigMaps in ${((performance.now() - createStarted) / 1000).toFixed(1)} s`,
+    );
+
+    console.log(`\ninitial sync of ${OBJECTS} ConfigMaps (node ${process.version}, one child process each)`);
+    console.log(
+      'informer'.padEnd(44) + 'synced in'.padStart(12) + 'heap/object'.padStart(14) + 'cached'.padStart(9),
+    );
+    for (const [implementation, name] of Object.entries(IMPLEMENTATIONS)) {
+      const output = execFileSync(
+        process.execPath,
+        [
+          '--expose-gc',
+          '--conditions=development',
+          fileURLToPath(import.meta.url),
+          'measure',
+          implementation,
+        ],
+        { env: { ...process.env, KUBECONFIG: controlPlane.kubeconfigPath }, encoding: 'utf8' },
+      );
+      const result = JSON.parse(output) as Measurement;
+      if (result.cached !== OBJECTS) throw new Error(`${name} cached ${result.cached}, expected ${OBJECTS}`);
+      console.log(
+        name.padEnd(44) +
+          `${(result.syncMs / 1000).toFixed(2)} s`.padStart(12) +
+          `${Math.round(result.heapPerObject)} B`.padStart(14) +
+          String(result.cached).padStart(9),
+      );
+    }
+  } finally {
+    await controlPlane.stop();
+  }
+}
+
+if (process.argv[2] === 'measure') await measureInThisProcess(process.argv[3] as Implementation);
+else await main();

@@ -1,0 +1,60 @@
+/**
+ * @loopwright/informer: list/watch reflector that never stalls, indexed store, shared informers.
+ *
+ * Pieces, each usable on its own: {@link createResourceClient} (HTTP list + watch for one resource)
+ * -> {@link Reflector} (list, watch, recover) -> {@link Informer} ({@link Store} + handlers + resync)
+ * -> {@link SharedInformerFactory} (one informer per scope per process).
+ *
+ * @packageDocumentation
+ */
+export { Backoff, type BackoffOptions } from './backoff.ts';
+export { systemClock, type Clock, type TimerHandle } from './clock.ts';
+export {
+  FailureReason,
+  HandlerError,
+  InformerStoppedError,
+  ListWatchError,
+  classifyStatus,
+} from './errors.ts';
+export { SharedInformerFactory, type InformerRequest, type SharedInformerFactoryOptions } from './factory.ts';
+export {
+  controllerOwnerIndex,
+  keyFor,
+  labelIndex,
+  namespaceIndex,
+  NAMESPACE_INDEX,
+  objectKey,
+  type IndexFunc,
+  type Indexers,
+} from './indexers.ts';
+export {
+  Informer,
+  stripManagedFields,
+  type EventHandlers,
+  type HandlerRegistration,
+  type InformerOptions,
+  type InformerSettings,
+} from './informer.ts';
+export { LineDecoder } from './line-decoder.ts';
+export { Reflector, type ObjectEvent, type ReflectorOptions, type ReflectorSink } from './reflector.ts';
+export { Store, type Lister } from './store.ts';
+export {
+  createResourceClient,
+  type HttpResourceClientOptions,
+  type ListResult,
+  type ResourceClient,
+  type WatchRequest,
+} from './transport.ts';
+export {
+  consoleLogger,
+  resourceName,
+  type ApiStatus,
+  type InformerMetrics,
+  type KubeObject,
+  type ListWatchScope,
+  type Logger,
+  type ObjectMeta,
+  type OwnerReference,
+  type ResourceRef,
+  type WatchEvent,
+} from './types.ts';

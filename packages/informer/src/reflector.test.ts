@@ -1,0 +1,274 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { FailureReason, ListWatchError } from './errors.ts';
+import { Reflector, type ObjectEvent } from './reflector.ts';
+import { FakeClock, flush } from './test-helpers/fake-clock.ts';
+import { configMap, recordingLogger, ScriptedClient } from './test-helpers/scripted-client.ts';
+import type { KubeObject } from './types.ts';
+
+function setup(options: { random?: () => number } = {}) {
+  const clock = new FakeClock();
+  const client = new ScriptedClient<KubeObject>();
+  const replaced: { names: string[]; resourceVersion: string }[] = [];
+  const applied: ObjectEvent<KubeObject>[] = [];
+  const metrics = { errors: [] as string[], relists: 0 };
+  const errors: ListWatchError[] = [];
+  const logger = recordingLogger();
+  const reflector = new Reflector<KubeObject>({
+    client,
+    clock,
+    logger,
+    sink: {
+      replace: (items, resourceVersion) =>
+        replaced.push({ names: items.map((i) => i.metadata?.name ?? ''), resourceVersion }),
+      apply: (event) => applied.push(event),
+    },
+    metrics: {
+      watchError: (resource, reason) => metrics.errors.push(`${resource}:${reason}`),
+      relist: () => metrics.relists++,
+    },
+    onError: (error) => errors.push(error),
+    // Jitter draw 0: delays are exactly 800, 1600, 3200... ms.
+    backoff: { random: options.random ?? (() => 0) },
+    random: () => 0,
+    minWatchTimeoutSeconds: 300,
+    inactivityTimeoutMs: 90_000,
+  });
+  const abort = new AbortController();
+  const done = reflector.run(abort.signal);
+  return { clock, client, reflector, replaced, applied, metrics, errors, logger, abort, done };
+}
+
+const networkError = () =>
+  ListWatchError.network(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }));
+
+describe('Reflector', () => {
+  it('lists, then watches from the list resourceVersion with a 5-10 min server timeout', async () => {
+    const t = setup();
+    t.client.scriptList({ items: [configMap('a', '5')], resourceVersion: '10' });
+    const watch = await t.client.watchNumber(0);
+    assert.deepEqual(t.replaced, [{ names: ['a'], resourceVersion: '10' }]);
+    assert.equal(watch.request.resourceVersion, '10');
+    assert.equal(watch.request.timeoutSeconds, 300);
+    assert.equal(watch.request.inactivityTimeoutMs, 90_000);
+    t.abort.abort();
+    await t.done;
+  });
+
+  it('applies events in order and tracks resourceVersion from events and bookmarks', async () => {
+    const t = setup();
+    t.client.scriptList({ items: [], resourceVersion: '10' });
+    const first = await t.client.watchNumber(0);
+    first.push({ type: 'ADDED', object: configMap('a', '11') });
+    first.push({ type: 'MODIFIED', object: configMap('a', '12') });
+    first.push({ type: 'DELETED', object: configMap('a', '13') });
+    await flush();
+    assert.deepEqual(
+      t.applied.map((e) => `${e.type}:${e.object.metadata?.resourceVersion ?? ''}`),
+      ['ADDED:11', 'MODIFIED:12', 'DELETED:13'],
+    );
+    first.push({
+      type: 'BOOKMARK',
+      object: { kind: 'ConfigMap', apiVersion: 'v1', metadata: { resourceVersion: '20' } },
+    });
+    await flush();
+    assert.equal(t.reflector.lastSyncResourceVersion, '20');
+    assert.equal(t.applied.length, 3, 'bookmarks are not delivered as changes');
+    // The server ends the watch (timeoutSeconds): re-watch at once from the bookmark, without a relist.
+    await t.clock.advance(5_000);
+    first.end();
+    const second = await t.client.watchNumber(1);
+    assert.equal(second.request.resourceVersion, '20');
+    assert.equal(t.client.listCalls, 1);
+    assert.deepEqual(t.metrics.errors, []);
+    t.abort.abort();
+    await t.done;
+  });
+
+  it('backs off exponentially on network errors and resumes the watch from the last resourceVersion', async () => {
+    const t = setup();
+    t.client.scriptList({ items: [], resourceVersion: '10' });
+    const first = await t.client.watchNumber(0);
+    first.push({ type: 'ADDED', object: configMap('a', '11') });
+    first.fail(networkError());
+    await flush();
+    await t.clock.advance(799);
+    assert.equal(t.client.watches.length, 1, 'no retry before the 800 ms backoff');
+    await t.clock.advance(1);
+    const second = await t.client.watchNumber(1);
+    assert.equal(second.request.resourceVersion, '11');
+    second.fail(networkError());
+    await t.clock.advance(1599);
+    assert.equal(t.client.watches.length, 2, 'second consecutive failure waits 1600 ms');
+    await t.clock.advance(1);
+    await t.client.watchNumber(2);
+    assert.equal(t.client.listCalls, 1, 'a network error never relists');
+    assert.deepEqual(t.metrics.errors, ['configmaps:network', 'configmaps:network']);
+    assert.equal(t.errors.length, 2);
+    assert.equal(t.logger.lines.filter((l) => l.level === 'warn').length, 2);
+    t.abort.abort();
+    await t.done;
+  });
+
+  it('relists on a 410 ERROR event and on an HTTP 410', async () => {
+    const t = setup();
+    t.client.scriptList({ items: [configMap('a', '5'), configMap('b', '6')], resourceVersion: '10' });
+    const first = await t.client.watchNumber(0);
+    first.push({
+      type: 'ERROR',
+      object: { kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version' },
+    });
+    await flush();
+    assert.deepEqual(t.metrics.errors, ['configmaps:gone']);
+    assert.equal(t.metrics.relists, 1);
+    t.client.scriptList({ items: [configMap('a', '5')], resourceVersion: '30' });
+    await t.clock.advance(800);
+    const second = await t.client.watchNumber(1);
+    assert.equal(t.client.listCalls, 2);
+    assert.deepEqual(t.replaced.at(-1), { names: ['a'], resourceVersion: '30' });
+    assert.equal(second.request.resourceVersion, '30');
+
+    second.fail(ListWatchError.fromStatus(410, { kind: 'Status', code: 410, reason: 'Gone' }));
+    await flush();
+    t.client.scriptList({ items: [], resourceVersion: '40' });
+    await t.clock.advance(1600);
+    const third = await t.client.watchNumber(2);
+    assert.equal(third.request.resourceVersion, '40');
+    assert.equal(t.metrics.relists, 2);
+    t.abort.abort();
+    await t.done;
+  });
+
+  it('treats non-410 ERROR events as failures to back off from, without a relist', async () => {
+    const t = setup();
+    t.client.scriptList({ items: [], resourceVersion: '10' });
+    const first = await t.client.watchNumber(0);
+    first.push({
+      type: 'ERROR',
+      object: { kind: 'Status', code: 500, reason: 'InternalError', message: 'boom' },
+    });
+    await flush();
+    assert.deepEqual(t.metrics.errors, ['configmaps:server_error']);
+    await t.clock.advance(800);
+    assert.equal((await t.client.watchNumber(1)).request.resourceVersion, '10');
+    assert.equal(t.client.listCalls, 1);
+    t.abort.abort();
+    await t.done;
+  });
+
+  it('retries a failed list with backoff until it succeeds', async () => {
+    const t = setup();
+    t.client.scriptList(ListWatchError.fromStatus(503, undefined));
+    t.client.scriptList(ListWatchError.fromStatus(403, { kind: 'Status', code: 403, reason: 'Forbidden' }));
+    t.client.scriptList({ items: [configMap('a', '1')], resourceVersion: '10' });
+    await flush();
+    assert.equal(t.client.listCalls, 1);
+    await t.clock.advance(800);
+    assert.equal(t.client.listCalls, 2);
+    await t.clock.advance(1600);
+    assert.equal(t.client.listCalls, 3);
+    await t.client.watchNumber(0);
+    assert.deepEqual(t.metrics.errors, ['configmaps:server_error', 'configmaps:forbidden']);
+    assert.equal(t.replaced.length, 1);
+    t.abort.abort();
+    await t.done;
+  });
+
+  it('honours Retry-After of a 429 as a lower bound on the wait', async () => {
+    const t = setup();
+    t.client.scriptList(
+      ListWatchError.fromStatus(429, {
+        kind: 'Status',
+        code: 429,
+        reason: 'TooManyRequests',
+        details: { retryAfterSeconds: 5 },
+      }),
+    );
+    t.client.scriptList({ items: [], resourceVersion: '1' });
+    await flush();
+    await t.clock.advance(4_999);
+    assert.equal(t.client.listCalls, 1);
+    await t.clock.advance(1);
+    assert.equal(t.client.listCalls, 2);
+    t.abort.abort();
+    await t.done;
+  });
+
+  it('counts a watch that the server closes at once without events as a failure', async () => {
+    const t = setup();
+    t.client.scriptList({ items: [], resourceVersion: '10' });
+    (await t.client.watchNumber(0)).end();
+    await flush();
+    assert.deepEqual(t.metrics.errors, ['configmaps:short_watch']);
+    assert.equal(t.client.watches.length, 1, 'no immediate reconnect storm');
+    await t.clock.advance(800);
+    await t.client.watchNumber(1);
+    t.abort.abort();
+    await t.done;
+  });
+
+  it('keeps going when the logger, metrics and onError hooks throw', async () => {
+    const clock = new FakeClock();
+    const client = new ScriptedClient<KubeObject>();
+    const boom = (): never => {
+      throw new Error('hook failed');
+    };
+    const reflector = new Reflector<KubeObject>({
+      client,
+      clock,
+      sink: { replace: () => undefined, apply: () => undefined },
+      logger: { debug: boom, warn: boom, error: boom },
+      metrics: { watchError: boom, relist: boom },
+      onError: boom,
+      backoff: { random: () => 0 },
+    });
+    const abort = new AbortController();
+    const done = reflector.run(abort.signal);
+    client.scriptList({ items: [], resourceVersion: '1' });
+    (await client.watchNumber(0)).fail(networkError());
+    await clock.advance(800);
+    await client.watchNumber(1);
+    abort.abort();
+    await done;
+  });
+
+  it('stops quietly on abort: no error reported, run resolves, nothing delivered afterwards', async () => {
+    const t = setup();
+    t.client.scriptList({ items: [], resourceVersion: '10' });
+    const watch = await t.client.watchNumber(0);
+    t.abort.abort();
+    watch.push({ type: 'ADDED', object: configMap('late', '11') });
+    await t.done;
+    await flush();
+    assert.deepEqual(t.applied, []);
+    assert.deepEqual(t.metrics.errors, []);
+    assert.deepEqual(t.errors, []);
+  });
+
+  it('stops quietly while backing off', async () => {
+    const t = setup();
+    t.client.scriptList(networkError());
+    await flush();
+    assert.equal(t.clock.pending, 1, 'sleeping');
+    t.abort.abort();
+    await t.done;
+    assert.equal(t.clock.pending, 0, 'backoff timer cleared');
+    assert.equal(t.client.listCalls, 1);
+  });
+
+  it('classifies failures for the metric', () => {
+    const reasons = [401, 403, 404, 410, 429, 500, 503].map(
+      (code) => ListWatchError.fromStatus(code, undefined).reason,
+    );
+    assert.deepEqual(reasons, [
+      FailureReason.Unauthorized,
+      FailureReason.Forbidden,
+      FailureReason.HttpError,
+      FailureReason.Gone,
+      FailureReason.Throttled,
+      FailureReason.ServerError,
+      FailureReason.ServerError,
+    ]);
+    assert.equal(ListWatchError.fromStatus(200, { code: 410, reason: 'Expired' }).reason, FailureReason.Gone);
+  });
+});

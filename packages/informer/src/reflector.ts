@@ -1,0 +1,200 @@
+import { Backoff, type BackoffOptions } from './backoff.ts';
+import { sleep, systemClock, type Clock } from './clock.ts';
+import { FailureReason, ListWatchError, toListWatchError } from './errors.ts';
+import type { ResourceClient } from './transport.ts';
+import {
+  consoleLogger,
+  type ApiStatus,
+  type InformerMetrics,
+  type KubeObject,
+  type Logger,
+} from './types.ts';
+
+/** A change to apply to the cache, from a watch event. */
+export interface ObjectEvent<T extends KubeObject> {
+  type: 'ADDED' | 'MODIFIED' | 'DELETED';
+  object: T;
+}
+
+/** Where a reflector delivers what it learns. The informer implements this. */
+export interface ReflectorSink<T extends KubeObject> {
+  /** A complete list: the cache must become exactly `items` (the sink computes the diff). */
+  replace(items: T[], resourceVersion: string): void;
+  /** One watch event, in server order. */
+  apply(event: ObjectEvent<T>): void;
+}
+
+/** Options of {@link Reflector}. */
+export interface ReflectorOptions<T extends KubeObject> {
+  client: ResourceClient<T>;
+  sink: ReflectorSink<T>;
+  clock?: Clock;
+  /** Backoff between failed attempts; defaults are client-go's (800 ms, x2, cap 30 s, jitter 1.0, reset 2 min). */
+  backoff?: BackoffOptions;
+  /**
+   * Server-side watch timeout is `min * (1 + random())` seconds, like client-go (default min 300 s, so
+   * 5-10 min): the random spread keeps many informers from re-watching at the same moment.
+   */
+  minWatchTimeoutSeconds?: number;
+  /**
+   * Client-side inactivity timeout of a watch. The API server sends a bookmark about every minute on
+   * a quiet watch, so silence well beyond that means a dead (half-open) connection. Default 90 s.
+   */
+  inactivityTimeoutMs?: number;
+  logger?: Logger;
+  metrics?: InformerMetrics;
+  /** Called with every failure, after the metric and the log line. Must not throw (it is isolated anyway). */
+  onError?: (error: ListWatchError) => void;
+  /** Randomness for the watch timeout; injectable for tests. */
+  random?: () => number;
+}
+
+/** A watch that ends by itself sooner than this without delivering anything counts as a failure. */
+const SHORT_WATCH_MS = 1000;
+
+/**
+ * Keeps a sink in sync with the API server: list, then watch from the list's resourceVersion,
+ * forever, until the signal aborts.
+ *
+ * Failure behaviour (the loop never exits on its own):
+ * - the server ends a watch (its `timeoutSeconds`): re-watch at once from the last resourceVersion;
+ * - 410 Gone (HTTP status or an ERROR event with code 410 / reason Expired): back off, then relist;
+ *   the relist replaces the sink's content (deletes for objects that vanished meanwhile);
+ * - anything else (network errors, 5xx, 429, 401/403, timeouts, inactivity, a watch closed at once
+ *   without events, undecodable data, failed lists): back off (jittered exponential), then resume
+ *   with a watch from the last resourceVersion, or retry the list if none has succeeded yet;
+ *   `Retry-After` from a 429 is honoured as a lower bound on the wait;
+ * - every failure is reported to `metrics.watchError`, the logger and `onError`;
+ * - abort: in-flight requests are cancelled, nothing is reported, the sink receives nothing more.
+ */
+export class Reflector<T extends KubeObject> {
+  readonly #client: ResourceClient<T>;
+  readonly #sink: ReflectorSink<T>;
+  readonly #clock: Clock;
+  readonly #backoff: Backoff;
+  readonly #minWatchTimeoutSeconds: number;
+  readonly #inactivityTimeoutMs: number;
+  readonly #logger: Logger;
+  readonly #metrics: InformerMetrics;
+  readonly #onError: ((error: ListWatchError) => void) | undefined;
+  readonly #random: () => number;
+  #resourceVersion: string | undefined;
+
+  constructor(options: ReflectorOptions<T>) {
+    this.#client = options.client;
+    this.#sink = options.sink;
+    this.#clock = options.clock ?? systemClock;
+    this.#backoff = new Backoff(this.#clock, options.backoff);
+    this.#minWatchTimeoutSeconds = options.minWatchTimeoutSeconds ?? 300;
+    this.#inactivityTimeoutMs = options.inactivityTimeoutMs ?? 90_000;
+    this.#logger = options.logger ?? consoleLogger;
+    this.#metrics = options.metrics ?? {};
+    this.#onError = options.onError;
+    this.#random = options.random ?? Math.random;
+  }
+
+  /** The resourceVersion of the last list, event or bookmark; `undefined` before the first list. */
+  get lastSyncResourceVersion(): string | undefined {
+    return this.#resourceVersion;
+  }
+
+  /** Runs until `signal` aborts. Never rejects. */
+  async run(signal: AbortSignal): Promise<void> {
+    let needList = true;
+    while (!signal.aborted) {
+      let failure: ListWatchError | undefined;
+      try {
+        if (needList) {
+          const list = await this.#client.list(signal);
+          if (isAborted(signal)) return;
+          this.#sink.replace(list.items, list.resourceVersion);
+          this.#resourceVersion = list.resourceVersion;
+          needList = false;
+        }
+        await this.#watchOnce(signal);
+      } catch (error) {
+        failure = toListWatchError(error);
+      }
+      if (isAborted(signal)) return;
+      if (failure === undefined) continue;
+      if (failure.reason === FailureReason.Gone) {
+        needList = true;
+        this.#safely(() => this.#metrics.relist?.(this.#client.resource));
+      }
+      const delayMs = Math.max(this.#backoff.next(), failure.retryAfterMs ?? 0);
+      this.#report(failure, delayMs, needList);
+      await sleep(this.#clock, delayMs, signal);
+    }
+  }
+
+  async #watchOnce(signal: AbortSignal): Promise<void> {
+    const startedAt = this.#clock.now();
+    let received = 0;
+    const timeoutSeconds = Math.floor(this.#minWatchTimeoutSeconds * (1 + this.#random()));
+    const events = this.#client.watch({
+      resourceVersion: this.#resourceVersion ?? '',
+      timeoutSeconds,
+      inactivityTimeoutMs: this.#inactivityTimeoutMs,
+      signal,
+    });
+    for await (const event of events) {
+      if (signal.aborted) return;
+      received++;
+      switch (event.type) {
+        case 'ADDED':
+        case 'MODIFIED':
+        case 'DELETED':
+          this.#sink.apply(event);
+          this.#resourceVersion = event.object.metadata?.resourceVersion ?? this.#resourceVersion;
+          break;
+        case 'BOOKMARK':
+          this.#resourceVersion = event.object.metadata?.resourceVersion ?? this.#resourceVersion;
+          break;
+        case 'ERROR':
+          throw ListWatchError.fromStatus(event.object.code ?? 500, event.object satisfies ApiStatus);
+        default:
+          throw new ListWatchError(`unknown watch event type ${String((event as { type: unknown }).type)}`, {
+            reason: FailureReason.Decode,
+          });
+      }
+    }
+    if (!signal.aborted && received === 0 && this.#clock.now() - startedAt < SHORT_WATCH_MS) {
+      throw new ListWatchError('watch closed by the server at once without any event', {
+        reason: FailureReason.ShortWatch,
+      });
+    }
+  }
+
+  #report(error: ListWatchError, retryInMs: number, relist: boolean): void {
+    this.#safely(() => this.#metrics.watchError?.(this.#client.resource, error.reason));
+    this.#safely(() => {
+      this.#logger.warn(relist ? 'watch expired; relisting' : 'list/watch failed; retrying', {
+        resource: this.#client.resource,
+        reason: error.reason,
+        statusCode: error.statusCode,
+        error: error.message,
+        retryInMs,
+      });
+    });
+    if (this.#onError !== undefined) {
+      const onError = this.#onError;
+      this.#safely(() => {
+        onError(error);
+      });
+    }
+  }
+
+  // Observability hooks are user code: a throwing logger or metric must not end the reflector.
+  #safely(hook: () => void): void {
+    try {
+      hook();
+    } catch {
+      // Nothing sensible left to report to; the loop must go on.
+    }
+  }
+}
+
+// Reads `aborted` through a call so that TypeScript does not narrow it across awaits.
+function isAborted(signal: AbortSignal): boolean {
+  return signal.aborted;
+}

@@ -1,0 +1,101 @@
+/**
+ * The minimal shape of a Kubernetes object that the informer relies on. Everything else is carried
+ * through untouched: objects are the API server's JSON, not class instances.
+ */
+export interface KubeObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: ObjectMeta;
+}
+
+/**
+ * The `metadata` fields the informer reads (keys, resourceVersion, built-in indexes). No index
+ * signature, so @kubernetes/client-node's model classes (V1Pod, V1ConfigMap...) fit as `T`.
+ */
+export interface ObjectMeta {
+  name?: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+  labels?: Record<string, string>;
+  ownerReferences?: OwnerReference[];
+  /** Server-side apply bookkeeping; see {@link stripManagedFields}. */
+  managedFields?: unknown[];
+}
+
+/** One entry of `metadata.ownerReferences`. */
+export interface OwnerReference {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid: string;
+  controller?: boolean;
+  blockOwnerDeletion?: boolean;
+}
+
+/** The resource an informer lists and watches. `group` is `''` for the core API group. */
+export interface ResourceRef {
+  group: string;
+  version: string;
+  /** The lower-case plural resource name, e.g. `configmaps`. */
+  plural: string;
+}
+
+/** A resource plus the scope of one list/watch: the unit of sharing in the factory. */
+export interface ListWatchScope extends ResourceRef {
+  /** Watch one namespace; omitted = all namespaces (or a cluster-scoped resource). */
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+}
+
+/** A decoded watch event as the API server sends it (one JSON document per line). */
+export type WatchEvent<T extends KubeObject> =
+  | { type: 'ADDED' | 'MODIFIED' | 'DELETED'; object: T }
+  | { type: 'BOOKMARK'; object: KubeObject }
+  | { type: 'ERROR'; object: ApiStatus };
+
+/** The API server's `Status` object (error bodies and watch ERROR events). */
+export interface ApiStatus {
+  kind?: string;
+  apiVersion?: string;
+  status?: string;
+  message?: string;
+  reason?: string;
+  code?: number;
+  details?: { retryAfterSeconds?: number; [field: string]: unknown };
+}
+
+/**
+ * Structured log sink. Compatible with winston and console-like loggers; fields never contain
+ * credentials (request headers are never logged).
+ */
+export interface Logger {
+  debug(message: string, fields?: Record<string, unknown>): void;
+  warn(message: string, fields?: Record<string, unknown>): void;
+  error(message: string, fields?: Record<string, unknown>): void;
+}
+
+/** Structural metric hooks; wire them to counters in @loopwright/metrics. Must not throw. */
+export interface InformerMetrics {
+  /** A list or watch attempt failed; `reason` is a {@link FailureReason}. */
+  watchError?(resource: string, reason: string): void;
+  /** A full relist started because the watch's resourceVersion expired (410 Gone). */
+  relist?(resource: string): void;
+}
+
+/** A logger that drops everything except warnings and errors, which go to stderr. */
+export const consoleLogger: Logger = {
+  debug: () => undefined,
+  warn: (message, fields) => {
+    console.warn(message, fields ?? {});
+  },
+  error: (message, fields) => {
+    console.error(message, fields ?? {});
+  },
+};
+
+/** The `resource.group` name used in logs and metric labels, e.g. `configmaps`, `deployments.apps`. */
+export function resourceName(ref: ResourceRef): string {
+  return ref.group === '' ? ref.plural : `${ref.plural}.${ref.group}`;
+}
