@@ -1,0 +1,16 @@
+/**
+ * @loopwright/leader-election: client-go `tools/leaderelection` with a Lease lock, interoperable with
+ * Go candidates sharing the same Lease. See the README for exact semantics.
+ */
+export { LeaderElector, JITTER_FACTOR } from './elector.ts';
+export type { LeaderCallbacks, LeaderElectionMetricsSink, LeaderElectorOptions } from './elector.ts';
+export { LeaseLock, LeaseRequestError } from './lease-lock.ts';
+export type { LeaseLockOptions } from './lease-lock.ts';
+export type { LeaderElectionRecord, ResourceLock } from './resource-lock.ts';
+export { formatMicroTime, parseMicroTime, MicroTimeError } from './micro-time.ts';
+export type { EpochMicros } from './micro-time.ts';
+export { LeaderElectionConfigError, LeaderWorkError } from './errors.ts';
+export { realClock } from './clock.ts';
+export type { Clock, Timer } from './clock.ts';
+export { consoleLogger } from './logger.ts';
+export type { Logger } from './logger.ts';
