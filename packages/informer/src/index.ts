@@ -48,6 +48,8 @@ export {
 export {
   consoleLogger,
   resourceName,
+  type ApiRequestObservation,
+  type ApiRequestObserver,
   type ApiStatus,
   type InformerMetrics,
   type KubeObject,

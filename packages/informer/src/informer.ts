@@ -8,6 +8,7 @@ import { Store, type Lister } from './store.ts';
 import { createResourceClient, type ResourceClient } from './transport.ts';
 import {
   consoleLogger,
+  type ApiRequestObserver,
   type InformerMetrics,
   type KubeObject,
   type ListWatchScope,
@@ -61,6 +62,8 @@ export interface InformerSettings<T extends KubeObject = KubeObject> {
   inactivityTimeoutMs?: number;
   /** List page size. Default 500. */
   pageSize?: number;
+  /** Sees every list and watch request (e.g. for `rest_client_*` metrics). Ignored with a custom `client`. */
+  observeRequest?: ApiRequestObserver;
 }
 
 /** Options of {@link Informer}: settings plus where to list/watch from. */

@@ -97,6 +97,51 @@ describe('HTTP resource client', () => {
     assert.deepEqual(seenAuth, ['Bearer secret-token', 'Bearer secret-token']);
   });
 
+  it('reports every list and watch request to observeRequest, with the status or none on failure', async () => {
+    route = (url, _req, res) => {
+      if (url.searchParams.get('watch') === '1') {
+        res.writeHead(403, { 'content-type': 'application/json' }).end(status(403, 'Forbidden'));
+        return;
+      }
+      res
+        .writeHead(200)
+        .end(JSON.stringify({ kind: 'ConfigMapList', metadata: { resourceVersion: '7' }, items: [] }));
+    };
+    const seen: { method: string; path: string; statusCode: number | undefined }[] = [];
+    const observed = createResourceClient<KubeObject>({
+      kc,
+      group: '',
+      version: 'v1',
+      plural: 'configmaps',
+      observeRequest: ({ method, url, statusCode, durationSeconds }) => {
+        assert.ok(durationSeconds >= 0);
+        seen.push({ method, path: url.pathname, statusCode });
+      },
+    });
+    await observed.list(new AbortController().signal);
+    await assert.rejects(collect(observed.watch(watchRequest())), { reason: FailureReason.Forbidden });
+    const unreachable = new KubeConfig();
+    unreachable.loadFromOptions({
+      clusters: [{ name: 'down', server: 'http://127.0.0.1:1', skipTLSVerify: true }],
+      users: [{ name: 'user' }],
+      contexts: [{ name: 'ctx', cluster: 'down', user: 'user' }],
+      currentContext: 'ctx',
+    });
+    const down = createResourceClient<KubeObject>({
+      kc: unreachable,
+      group: '',
+      version: 'v1',
+      plural: 'configmaps',
+      observeRequest: ({ statusCode }) => seen.push({ method: 'GET', path: 'down', statusCode }),
+    });
+    await assert.rejects(down.list(new AbortController().signal));
+    assert.deepEqual(seen, [
+      { method: 'GET', path: '/prefix/api/v1/configmaps', statusCode: 200 },
+      { method: 'GET', path: '/prefix/api/v1/configmaps', statusCode: 403 },
+      { method: 'GET', path: 'down', statusCode: undefined },
+    ]);
+  });
+
   it('falls back to one unpaginated list when a continue token expires', async () => {
     route = (url, _req, res) => {
       if (url.searchParams.get('continue') === 'old') {

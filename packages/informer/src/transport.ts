@@ -6,6 +6,7 @@ import { FailureReason, ListWatchError, toListWatchError } from './errors.ts';
 import { LineDecoder } from './line-decoder.ts';
 import {
   resourceName,
+  type ApiRequestObserver,
   type ApiStatus,
   type KubeObject,
   type ListWatchScope,
@@ -58,6 +59,8 @@ export interface HttpResourceClientOptions extends ListWatchScope {
   listPageTimeoutMs?: number;
   /** Timers for the inactivity and page timeouts. Default the system clock. */
   clock?: Clock;
+  /** Sees every request (e.g. for `rest_client_*` metrics). */
+  observeRequest?: ApiRequestObserver;
 }
 
 /** Largest error body read into memory; Status objects are tiny, anything bigger is not a Status. */
@@ -221,7 +224,24 @@ class HttpResourceClient<T extends KubeObject> implements ResourceClient<T> {
     url.search = query.toString();
     const options: https.RequestOptions = { method: 'GET', headers: { Accept: 'application/json' } };
     await this.#options.kc.applyToHTTPSOptions(options);
-    return exchange.send(url, options);
+    const observe = this.#options.observeRequest;
+    if (observe === undefined) return exchange.send(url, options);
+    const started = performance.now();
+    const report = (statusCode: number | undefined): void => {
+      try {
+        observe({ method: 'GET', url, statusCode, durationSeconds: (performance.now() - started) / 1000 });
+      } catch {
+        // An observer is for metrics; it must never break a list or watch.
+      }
+    };
+    try {
+      const response = await exchange.send(url, options);
+      report(response.statusCode);
+      return response;
+    } catch (error) {
+      report(undefined);
+      throw error;
+    }
   }
 }
 

@@ -99,3 +99,18 @@ export const consoleLogger: Logger = {
 export function resourceName(ref: ResourceRef): string {
   return ref.group === '' ? ref.plural : `${ref.plural}.${ref.group}`;
 }
+
+/**
+ * One HTTP request to the API server, reported when its response headers arrive (or it fails), as
+ * client-go's REST-client metrics measure it: a watch counts once, at its start.
+ */
+export interface ApiRequestObservation {
+  method: string;
+  url: URL;
+  /** Undefined when no response arrived (network error, timeout, abort). */
+  statusCode: number | undefined;
+  durationSeconds: number;
+}
+
+/** Receives every {@link ApiRequestObservation}; must not throw (errors are ignored). */
+export type ApiRequestObserver = (observation: ApiRequestObservation) => void;

@@ -139,6 +139,31 @@ describe('leader election on a real API server', () => {
     assert.equal((await readLease(name)).spec.holderIdentity, 'first');
   });
 
+  it('LeaseLock reports each request to observeRequest with its method and status', async () => {
+    const name = newLeaseName();
+    const seen: string[] = [];
+    const lock = new LeaseLock({
+      kc,
+      namespace: namespace.name,
+      name,
+      identity: 'observed',
+      observeRequest: ({ method, url, statusCode }) =>
+        seen.push(`${method} ${url.pathname.split('/').pop() ?? ''} ${statusCode ?? '-'}`),
+    });
+    const signal = new AbortController().signal;
+    await lock.get(signal);
+    const record = {
+      holderIdentity: 'observed',
+      leaseDurationSeconds: 5,
+      acquireTime: 1,
+      renewTime: 2,
+      leaseTransitions: 0,
+    };
+    await lock.create(record, signal);
+    await assert.rejects(lock.create(record, signal));
+    assert.deepEqual(seen, [`GET ${name} 404`, 'POST leases 201', 'POST leases 409']);
+  });
+
   it('the API server rejects renewTime as Date#toISOString writes it (three digits): why MicroTime matters', async () => {
     const response = await raw(kc, 'POST', leasePath(), {
       apiVersion: 'coordination.k8s.io/v1',

@@ -13,6 +13,16 @@ export interface LeaseLockOptions {
   name: string;
   /** This candidate's identity (`holderIdentity`); unique per process, e.g. the pod name. */
   identity: string;
+  /**
+   * Sees every Lease request when it completes (e.g. for `rest_client_*` metrics); `statusCode` is
+   * undefined when no response arrived. Must not throw (errors are ignored).
+   */
+  observeRequest?: (observation: {
+    method: string;
+    url: URL;
+    statusCode: number | undefined;
+    durationSeconds: number;
+  }) => void;
 }
 
 /** Largest response body read; a Lease or a Status is a few KiB. */
@@ -150,11 +160,26 @@ export class LeaseLock implements ResourceLock {
     if (payload !== undefined) headers['Content-Type'] = 'application/json';
     const options: https.RequestOptions = { method, headers };
     await this.#options.kc.applyToHTTPSOptions(options);
+    const started = performance.now();
+    let statusCode: number | undefined;
     try {
-      return await send(url, { ...options, signal }, payload);
+      const response = await send(url, { ...options, signal }, payload);
+      statusCode = response.statusCode;
+      return response;
     } catch (error) {
       const text = error instanceof Error ? error.message : String(error);
       throw new LeaseRequestError(`${method} Lease ${this.describe()} failed: ${text}`, { cause: error });
+    } finally {
+      try {
+        this.#options.observeRequest?.({
+          method,
+          url,
+          statusCode,
+          durationSeconds: (performance.now() - started) / 1000,
+        });
+      } catch {
+        // An observer is for metrics; it must never break the election.
+      }
     }
   }
 }
