@@ -1,0 +1,202 @@
+import { randomUUID } from 'node:crypto';
+import {
+  objectKey,
+  type EventHandlers,
+  type HandlerRegistration,
+  type KubeObject,
+  type ListWatchScope,
+  type SharedInformerFactory,
+} from '@loopwright/informer';
+import type { ControllerReconcileMetrics, Metrics, ReconcileOutcome } from '@loopwright/metrics';
+import { newRateLimitingQueue, type RateLimiter, type RateLimitingQueue } from '@loopwright/workqueue';
+import type { Logger } from 'winston';
+import { isTerminal } from '../errors/index.ts';
+import { enqueueControllerOwner, splitKey } from './mappers.ts';
+import type { PrimaryResource, ReconcileResult, Reconciler, Watch } from './types.ts';
+
+export interface ControllerOptions<T extends KubeObject> {
+  /** Unique per manager: the metrics' `controller` label, the queue name and the log field. */
+  name: string;
+  /** The primary resource: every key the controller reconciles names one of these. */
+  for: PrimaryResource;
+  /** Resources whose controller owner is a primary object; their events reconcile that owner. */
+  owns?: ListWatchScope[];
+  /** Other related resources with custom mappings to primary keys. */
+  watches?: Watch[];
+  reconcile: Reconciler<T>;
+  /** Workers reconciling distinct keys concurrently. Default 1, as controller-runtime. */
+  maxConcurrentReconciles?: number;
+  /** Retry backoff; default: max(per-key exponential 5 ms..1000 s, token bucket 10 qps burst 100). */
+  rateLimiter?: RateLimiter;
+}
+
+/** What the Manager hands a controller when it starts it. */
+export interface ControllerContext {
+  factory: SharedInformerFactory;
+  logger: Logger;
+  metrics?: Metrics;
+  /** Aborted on shutdown or lost leadership: stop taking keys, let in-flight reconciles finish. */
+  signal: AbortSignal;
+}
+
+/**
+ * informer events -> keys -> rate-limited workqueue -> N workers -> `reconcile`.
+ *
+ * A key is never reconciled by two workers at once; events arriving during a reconcile collapse into
+ * one more reconcile afterwards. Outcomes, as controller-runtime: success forgets the key's backoff;
+ * `requeueAfterMs` forgets it and adds the key after the delay; `requeue` and thrown errors add it with
+ * backoff; a terminal error (see `TerminalError`) is logged and counted but not retried.
+ */
+export class Controller<T extends KubeObject = KubeObject> {
+  readonly name: string;
+  readonly #options: ControllerOptions<T>;
+
+  constructor(options: ControllerOptions<T>) {
+    if (!options.name) throw new Error('a controller needs a name');
+    const workers = options.maxConcurrentReconciles ?? 1;
+    if (!Number.isInteger(workers) || workers < 1)
+      throw new Error(`maxConcurrentReconciles must be a positive integer, got ${workers}`);
+    this.name = options.name;
+    this.#options = options;
+  }
+
+  /** Asks the factory for every informer this controller reads, so caches sync before it runs. */
+  requestInformers(factory: SharedInformerFactory): void {
+    factory.forResource(this.#options.for);
+    for (const owned of this.#options.owns ?? []) factory.forResource(owned);
+    for (const watch of this.#options.watches ?? []) factory.forResource(watch.resource);
+  }
+
+  /**
+   * Runs until `context.signal` is aborted, then stops intake and resolves once every in-flight
+   * reconcile has finished (the Manager bounds how long it waits).
+   */
+  async run(context: ControllerContext): Promise<void> {
+    const { factory, signal } = context;
+    const workers = this.#options.maxConcurrentReconciles ?? 1;
+    const queue = newRateLimitingQueue({
+      name: this.name,
+      ...(context.metrics ? { metricsProvider: context.metrics.workqueueProvider } : {}),
+      ...(this.#options.rateLimiter ? { rateLimiter: this.#options.rateLimiter } : {}),
+    });
+    const metrics = context.metrics?.reconcile.forController(this.name, workers);
+    const log = context.logger.child({ controller: this.name });
+    const primary = factory.forResource<T>(this.#options.for);
+
+    const registrations: HandlerRegistration[] = [
+      primary.addEventHandler(enqueueing(queue, (obj) => [objectKey(obj)])),
+    ];
+    const ownerKeys = enqueueControllerOwner(this.#options.for.kind, this.#options.for.group);
+    for (const owned of this.#options.owns ?? [])
+      registrations.push(factory.forResource(owned).addEventHandler(enqueueing(queue, ownerKeys)));
+    for (const watch of this.#options.watches ?? [])
+      registrations.push(factory.forResource(watch.resource).addEventHandler(enqueueing(queue, watch.map)));
+
+    const stop = (): void => {
+      for (const registration of registrations) registration.remove();
+      queue.shutDown();
+    };
+    if (signal.aborted) stop();
+    else signal.addEventListener('abort', stop, { once: true });
+
+    log.info('starting workers', { workers });
+    await Promise.all(
+      Array.from({ length: workers }, () =>
+        this.#worker({ queue, lister: primary.lister, metrics, log, signal }),
+      ),
+    );
+    log.info('all workers finished');
+  }
+
+  async #worker(worker: Worker<T>): Promise<void> {
+    const { queue } = worker;
+    for (;;) {
+      const item = queue.tryGet() ?? (await queue.get());
+      if (item.shutdown) return;
+      try {
+        await this.#reconcileKey(item.key, worker);
+      } finally {
+        queue.done(item.key);
+      }
+    }
+  }
+
+  async #reconcileKey(
+    key: string,
+    { queue, lister, metrics, log: controllerLog, signal }: Worker<T>,
+  ): Promise<void> {
+    const { namespace, name } = splitKey(key);
+    const reconcileID = randomUUID();
+    const log = controllerLog.child({ namespace, name, reconcileID });
+    const started = performance.now();
+    metrics?.reconcileStarted();
+    let outcome: ReconcileOutcome;
+    try {
+      const result = (await this.#options.reconcile({
+        key,
+        namespace,
+        name,
+        object: lister.get(namespace, name),
+        reconcileID,
+        log,
+        signal,
+      })) as ReconcileResult;
+      outcome = applyResult(queue, key, result);
+    } catch (error) {
+      if (isTerminal(error)) {
+        queue.forget(key);
+        outcome = 'terminal_error';
+        log.error('reconcile failed with a terminal error; not retrying', { error });
+      } else {
+        queue.addRateLimited(key);
+        outcome = 'error';
+        log.error('reconcile failed; retrying with backoff', { error, retries: queue.numRequeues(key) });
+      }
+    }
+    metrics?.reconcileFinished(outcome, (performance.now() - started) / 1000);
+  }
+}
+
+interface Worker<T extends KubeObject> {
+  queue: RateLimitingQueue<string>;
+  lister: { get(namespace: string | undefined, name: string): T | undefined };
+  metrics: ControllerReconcileMetrics | undefined;
+  log: Logger;
+  signal: AbortSignal;
+}
+
+function applyResult(
+  queue: RateLimitingQueue<string>,
+  key: string,
+  result: ReconcileResult,
+): ReconcileOutcome {
+  if (result?.requeueAfterMs !== undefined && result.requeueAfterMs > 0) {
+    queue.forget(key);
+    queue.addAfter(key, result.requeueAfterMs);
+    return 'requeue_after';
+  }
+  if (result?.requeue === true) {
+    queue.addRateLimited(key);
+    return 'requeue';
+  }
+  queue.forget(key);
+  return 'success';
+}
+
+/** Handlers that add the mapped keys of every added, changed or deleted object (old and new on update). */
+function enqueueing<R extends KubeObject>(
+  queue: RateLimitingQueue<string>,
+  map: (obj: R) => readonly string[],
+): EventHandlers<R> {
+  const enqueue = (obj: R): void => {
+    for (const key of map(obj)) queue.add(key);
+  };
+  return {
+    onAdd: enqueue,
+    onUpdate: (oldObj, newObj) => {
+      if (oldObj !== newObj) enqueue(oldObj);
+      enqueue(newObj);
+    },
+    onDelete: enqueue,
+  };
+}

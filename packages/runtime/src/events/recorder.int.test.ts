@@ -1,0 +1,122 @@
+/**
+ * The event recorder against the real API server: Events are created with the right fields, and a
+ * repeated event becomes a series, read back through the generated EventsV1Api.
+ */
+import { CoreV1Api, EventsV1Api } from '@kubernetes/client-node';
+import { createTestNamespace, eventually, loadTestKubeConfig, type TestNamespace } from '@loopwright/testing';
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { KubeClient } from '../kube/client.ts';
+import { EventRecorder } from './recorder.ts';
+import type { ObjectReference } from './types.ts';
+
+const kc = loadTestKubeConfig();
+const client = new KubeClient(kc);
+let namespace: TestNamespace;
+let regarding: ObjectReference;
+
+before(async () => {
+  namespace = await createTestNamespace(kc, 'runtime-events');
+  const configMap = await client
+    .api(CoreV1Api)
+    .createNamespacedConfigMap({ namespace: namespace.name, body: { metadata: { name: 'subject' } } });
+  regarding = {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    namespace: namespace.name,
+    name: 'subject',
+    uid: configMap.metadata?.uid ?? '',
+    resourceVersion: configMap.metadata?.resourceVersion ?? '',
+  };
+});
+
+after(async () => {
+  await namespace.cleanup();
+  await client.close();
+});
+
+describe('EventRecorder against the API server', () => {
+  it('creates Events with the right fields and turns repeats into a series', async () => {
+    const recorder = new EventRecorder({
+      client,
+      reportingController: 'loopwright.dev/runtime-test',
+      reportingInstance: 'test-0',
+    });
+    const events = client.api(EventsV1Api);
+    recorder.event(regarding, {
+      type: 'Warning',
+      reason: 'SyncFailed',
+      action: 'Sync',
+      note: 'upstream said no',
+    });
+    recorder.event(regarding, { type: 'Normal', reason: 'Synced', action: 'Sync', note: 'x'.repeat(2000) });
+
+    let name = '';
+    await eventually(async () => {
+      const list = await events.listNamespacedEvent({ namespace: namespace.name });
+      const warning = list.items.find((e) => e.reason === 'SyncFailed');
+      assert.ok(warning);
+      name = warning.metadata?.name ?? '';
+      assert.match(name, /^subject\.[0-9a-f]+$/);
+      assert.equal(warning.type, 'Warning');
+      assert.equal(warning.action, 'Sync');
+      assert.equal(warning.note, 'upstream said no');
+      assert.equal(warning.reportingController, 'loopwright.dev/runtime-test');
+      assert.equal(warning.reportingInstance, 'test-0');
+      assert.equal(warning.regarding?.uid, regarding.uid);
+      assert.equal(warning.regarding?.kind, 'ConfigMap');
+      assert.equal(warning.series, undefined);
+      const long = list.items.find((e) => e.reason === 'Synced');
+      assert.equal(long?.note?.length, 1024, 'note truncated to the API limit instead of rejected');
+    });
+
+    recorder.event(regarding, {
+      type: 'Warning',
+      reason: 'SyncFailed',
+      action: 'Sync',
+      note: 'upstream said no',
+    });
+    recorder.event(regarding, {
+      type: 'Warning',
+      reason: 'SyncFailed',
+      action: 'Sync',
+      note: 'upstream said no',
+    });
+    await recorder.close(); // flushes the pending series count
+    assert.deepEqual(recorder.stats(), { created: 2, patched: 1, aggregated: 2, dropped: 0, failed: 0 });
+
+    const event = await events.readNamespacedEvent({ namespace: namespace.name, name });
+    assert.equal(event.series?.count, 3);
+    assert.ok(
+      event.series.lastObservedTime instanceof Date || typeof event.series.lastObservedTime === 'string',
+    );
+    const all = await events.listNamespacedEvent({ namespace: namespace.name });
+    assert.equal(
+      all.items.filter((e) => e.reason === 'SyncFailed').length,
+      1,
+      'repeats did not create Events',
+    );
+  });
+
+  it('cluster-scoped objects get their Events in the default namespace', async () => {
+    const recorder = new EventRecorder({
+      client,
+      reportingController: 'loopwright.dev/runtime-test',
+      reportingInstance: namespace.name,
+    });
+    const nodeName = `${namespace.name}-node`;
+    recorder.event(
+      { apiVersion: 'v1', kind: 'Node', name: nodeName },
+      { type: 'Normal', reason: 'Checked', action: 'Check' },
+    );
+    await recorder.close();
+    assert.equal(recorder.stats().created, 1);
+    const list = await client
+      .api(EventsV1Api)
+      .listNamespacedEvent({ namespace: 'default', fieldSelector: `regarding.name=${nodeName}` });
+    assert.equal(list.items.length, 1);
+    await client
+      .api(EventsV1Api)
+      .deleteNamespacedEvent({ namespace: 'default', name: list.items[0]?.metadata?.name ?? '' });
+  });
+});

@@ -1,0 +1,26 @@
+/**
+ * @loopwright/runtime: controllers as controller-runtime builds them. A {@link Manager} owns the
+ * shared informers, the rate-limited {@link KubeClient}, leader election, health and metrics; each
+ * {@link Controller} maps watch events to keys and reconciles them from a work queue.
+ */
+export { Controller, type ControllerContext, type ControllerOptions } from './controller/controller.ts';
+export { enqueueControllerOwner, groupOf, splitKey } from './controller/mappers.ts';
+export type {
+  PrimaryResource,
+  ReconcileRequest,
+  ReconcileResult,
+  Reconciler,
+  Watch,
+} from './controller/types.ts';
+export {
+  CacheSyncTimeoutError,
+  Manager,
+  runManager,
+  type LeaderElectionOptions,
+  type ManagerExit,
+  type ManagerOptions,
+} from './manager/manager.ts';
+export * from './errors/index.ts';
+export * from './kube/index.ts';
+export * from './log/index.ts';
+export * from './events/index.ts';

@@ -1,0 +1,17 @@
+export {
+  LOG_LEVELS,
+  LogConfigError,
+  createLogger,
+  createSilentLogger,
+  type LogFormat,
+  type LogLevel,
+  type LoggerOptions,
+} from './logger.ts';
+export {
+  MIN_SECRET_LENGTH,
+  REDACTED,
+  SecretRegistry,
+  globalSecrets,
+  isCredentialKey,
+  registerSecret,
+} from './redact.ts';

@@ -1,0 +1,206 @@
+/**
+ * The winston logger every Loopwright controller uses.
+ *
+ * - Format: JSON lines when stdout is not a terminal (in a cluster) or `LOG_FORMAT=json`; one readable,
+ *   coloured line per entry in a terminal or with `LOG_FORMAT=console`. JSON entries carry `timestamp`
+ *   (ISO 8601), `level`, `message` and the metadata as top-level fields, so `controller`, `namespace`,
+ *   `name`, `reconcileID` from `logger.child({...})` are queryable fields.
+ * - Level: `LOG_LEVEL` (`error`, `warn`, `info`, `http`, `verbose`, `debug`, `silly`), default `info`.
+ * - Secrets: every entry goes through the redaction of `redact.ts` before any output format sees it, so
+ *   no transport (including ones added later) can print a registered secret or a credential field.
+ * - `logger.error('msg', err)` or `{ err }` keeps the error's message, stack and fields.
+ */
+import type { Writable } from 'node:stream';
+import winston from 'winston';
+import { globalSecrets, redactValue, type SecretRegistry } from './redact.ts';
+
+export const LOG_LEVELS = ['error', 'warn', 'info', 'http', 'verbose', 'debug', 'silly'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+export type LogFormat = 'json' | 'console';
+
+export interface LoggerOptions {
+  /** Default: `LOG_LEVEL`, else `info`. */
+  level?: LogLevel;
+  /** Default: `LOG_FORMAT`, else `console` when the output is a TTY, else `json`. */
+  format?: LogFormat;
+  /** Where to write. Default `process.stdout`. Tests pass a stream to capture lines. */
+  stream?: Writable;
+  /** Fields on every entry (e.g. `{ controller: 'at-scheduler' }`). */
+  defaultMeta?: Record<string, unknown>;
+  /** Default: the process-wide registry `registerSecret` fills. */
+  secrets?: SecretRegistry;
+  /** Environment for `LOG_LEVEL`/`LOG_FORMAT`. Default `process.env`. */
+  env?: Record<string, string | undefined>;
+}
+
+/** `LOG_LEVEL` or `LOG_FORMAT` has a value the logger does not know. */
+export class LogConfigError extends Error {
+  override readonly name = 'LogConfigError';
+}
+
+const MESSAGE = Symbol.for('message');
+const LEVEL = Symbol.for('level');
+const SPLAT = Symbol.for('splat');
+
+export function createLogger(options: LoggerOptions = {}): winston.Logger {
+  const env = options.env ?? process.env;
+  const stream = options.stream ?? process.stdout;
+  const level = options.level ?? parseLevel(env.LOG_LEVEL);
+  const format = options.format ?? parseFormat(env.LOG_FORMAT) ?? (isTTY(stream) ? 'console' : 'json');
+  const secrets = options.secrets ?? globalSecrets;
+  const output =
+    format === 'json'
+      ? winston.format.combine(winston.format.timestamp(), winston.format.json())
+      : winston.format.combine(winston.format.timestamp(), consoleLine(isTTY(stream)));
+  return winston.createLogger({
+    level,
+    levels: winston.config.npm.levels,
+    format: winston.format.combine(errorsAsFields(), redaction(secrets), output),
+    defaultMeta: options.defaultMeta,
+    transports: [new winston.transports.Stream({ stream })],
+  });
+}
+
+/** A logger that drops everything: the default for components whose caller passes none. */
+export function createSilentLogger(): winston.Logger {
+  return winston.createLogger({
+    silent: true,
+    transports: [new winston.transports.Console({ silent: true })],
+  });
+}
+
+function parseLevel(value: string | undefined): LogLevel {
+  if (value === undefined || value === '') return 'info';
+  const lower = value.toLowerCase();
+  if ((LOG_LEVELS as readonly string[]).includes(lower)) return lower as LogLevel;
+  throw new LogConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}; got "${value}"`);
+}
+
+function parseFormat(value: string | undefined): LogFormat | undefined {
+  if (value === undefined || value === '') return undefined;
+  const lower = value.toLowerCase();
+  if (lower === 'json') return 'json';
+  if (lower === 'console' || lower === 'text') return 'console';
+  throw new LogConfigError(`LOG_FORMAT must be json or console; got "${value}"`);
+}
+
+function isTTY(stream: Writable): boolean {
+  return (stream as Writable & { isTTY?: boolean }).isTTY === true;
+}
+
+type Info = winston.Logform.TransformableInfo;
+
+/**
+ * `logger.error(err)` / `logger.warn('msg', err)`: winston merges an Error's message into the entry but
+ * drops its stack and fields; keep them under `error`.
+ */
+const errorsAsFields = winston.format((original: Info) => {
+  let info = original;
+  if (original instanceof Error) {
+    // `logger.error(err)`: winston passes the Error itself as the entry, whose `message` and `stack` are
+    // not enumerable (JSON would drop them). Rebuild a plain entry that carries the error as a field.
+    const error: Error = original;
+    const rebuilt: Record<string | symbol, unknown> = {
+      level: original.level,
+      message: error.message,
+      error,
+    };
+    for (const symbol of Object.getOwnPropertySymbols(original))
+      rebuilt[symbol] = (original as unknown as Record<symbol, unknown>)[symbol];
+    info = rebuilt as Info;
+  }
+  const record = info as Record<string | symbol, unknown>;
+  if (info.message instanceof Error) {
+    const error = info.message;
+    info.message = error.message;
+    record.error = error;
+  }
+  const splat = record[SPLAT];
+  if (Array.isArray(splat)) {
+    for (const item of splat) {
+      if (item instanceof Error && record.error === undefined) record.error = item;
+    }
+  }
+  if (record.stack !== undefined && record.error === undefined && typeof record.stack === 'string') {
+    // winston copies an Error's own `stack` when the Error itself was the meta argument.
+    record.error = { message: info.message, stack: record.stack };
+    delete record.stack;
+  }
+  return info;
+});
+
+/** Redacts the message and all string-keyed metadata in place; symbol keys (winston internals) stay. */
+function redaction(secrets: SecretRegistry): winston.Logform.Format {
+  return winston.format((info: Info) => {
+    const record = info as Record<string | symbol, unknown>;
+    for (const key of Object.keys(record)) {
+      if (key === 'level') continue;
+      const redacted = redactValue({ [key]: record[key] }, secrets) as Record<string, unknown>;
+      record[key] = redacted[key];
+    }
+    record[SPLAT] = undefined;
+    return info;
+  })();
+}
+
+const levelColours: Record<string, string> = {
+  error: '\u001b[31m',
+  warn: '\u001b[33m',
+  info: '\u001b[32m',
+  http: '\u001b[36m',
+  verbose: '\u001b[36m',
+  debug: '\u001b[34m',
+  silly: '\u001b[35m',
+};
+const dim = '\u001b[2m';
+const reset = '\u001b[0m';
+
+/** Keys printed first, in this order, because every reconcile line has them. */
+const leadingKeys = ['controller', 'namespace', 'name', 'reconcileID'];
+
+/**
+ * `12:00:00.123 INFO  message controller=x namespace=y name=z reconcileID=r key=value ...` on one line;
+ * an error's stack follows on indented lines. Colours only when writing to a terminal.
+ */
+function consoleLine(colour: boolean): winston.Logform.Format {
+  return winston.format((info: Info) => {
+    const record = info as Record<string | symbol, unknown>;
+    const levelName = typeof record[LEVEL] === 'string' ? record[LEVEL] : info.level;
+    const time = typeof record.timestamp === 'string' ? record.timestamp.slice(11, 23) : '';
+    const keys = Object.keys(record).filter((k) => k !== 'level' && k !== 'message' && k !== 'timestamp');
+    keys.sort((a, b) => rank(a) - rank(b));
+    let stack: string | undefined;
+    const fields: string[] = [];
+    for (const key of keys) {
+      const value = record[key];
+      if (value === undefined) continue;
+      if (key === 'error' && typeof value === 'object' && value !== null) {
+        const error = value as { message?: unknown; stack?: unknown };
+        if (typeof error.stack === 'string') stack = error.stack;
+        fields.push(
+          `error=${quote(typeof error.message === 'string' ? error.message : JSON.stringify(value))}`,
+        );
+        continue;
+      }
+      const text = quote(typeof value === 'string' ? value : JSON.stringify(value));
+      fields.push(colour ? `${dim}${key}=${reset}${text}` : `${key}=${text}`);
+    }
+    const levelText = levelName.toUpperCase().padEnd(5);
+    const levelOut = colour ? `${levelColours[levelName] ?? ''}${levelText}${reset}` : levelText;
+    const message = typeof info.message === 'string' ? info.message : JSON.stringify(info.message);
+    let line = `${time} ${levelOut} ${message.replace(/\n/g, '\\n')}${fields.length ? ` ${fields.join(' ')}` : ''}`;
+    if (stack) line += `\n${stack.split('\n').slice(1).join('\n')}`;
+    record[MESSAGE] = line;
+    return info;
+  })();
+}
+
+function rank(key: string): number {
+  const index = leadingKeys.indexOf(key);
+  return index === -1 ? leadingKeys.length : index;
+}
+
+/** Values with spaces, quotes or `=` are JSON-quoted so a line stays parseable by eye and by tools. */
+function quote(text: string): string {
+  return /[\s"=]/.test(text) || text === '' ? JSON.stringify(text) : text;
+}

@@ -1,0 +1,139 @@
+import {
+  CoordinationV1Api,
+  CoreV1Api,
+  PatchStrategy,
+  setHeaderOptions,
+  type KubeConfig,
+  type V1ConfigMap,
+} from '@kubernetes/client-node';
+import { createTestNamespace, eventually, loadTestKubeConfig, type TestNamespace } from '@loopwright/testing';
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import winston from 'winston';
+import { Controller } from '../controller/controller.ts';
+import { Manager, type ManagerExit } from './manager.ts';
+
+const silent = winston.createLogger({ silent: true });
+// Short but valid durations: lease > renew deadline > 1.2 x retry.
+const fast = { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 400 };
+
+interface Replica {
+  identity: string;
+  manager: Manager;
+  done: Promise<ManagerExit>;
+  stop(): Promise<ManagerExit>;
+}
+
+describe('Manager with leader election on a real API server', () => {
+  let kc: KubeConfig;
+  let ns: TestNamespace;
+  const reconciledBy: string[] = [];
+
+  before(async () => {
+    kc = loadTestKubeConfig();
+    ns = await createTestNamespace(kc, 'manager');
+  });
+  after(() => ns.cleanup());
+
+  function replica(identity: string, leaseName: string): Replica {
+    const manager = new Manager({
+      kubeConfig: kc,
+      logger: silent,
+      health: { port: 0, host: '127.0.0.1' },
+      leaderElection: { namespace: ns.name, leaseName, identity, ...fast },
+      gracefulShutdownTimeoutMs: 2000,
+    });
+    manager.add(
+      new Controller<V1ConfigMap>({
+        name: `cm-${identity}`,
+        for: { group: '', version: 'v1', plural: 'configmaps', kind: 'ConfigMap', namespace: ns.name },
+        reconcile: ({ name }) => {
+          reconciledBy.push(`${identity}:${name}`);
+          return Promise.resolve();
+        },
+      }),
+    );
+    const abort = new AbortController();
+    const done = manager.start(abort.signal);
+    return { identity, manager, done, stop: () => (abort.abort(), done) };
+  }
+
+  async function holder(leaseName: string): Promise<string | undefined> {
+    const lease = await kc
+      .makeApiClient(CoordinationV1Api)
+      .readNamespacedLease({ name: leaseName, namespace: ns.name });
+    return lease.spec?.holderIdentity;
+  }
+
+  async function readyz(manager: Manager): Promise<number> {
+    return (await fetch(`http://127.0.0.1:${manager.healthPort}/readyz`)).status;
+  }
+
+  it('runs controllers only on the leader, and hands over at once on graceful shutdown', async () => {
+    const a = replica('a', 'handover');
+    await eventually(async () => {
+      assert.equal(await holder('handover'), 'a');
+    });
+    const b = replica('b', 'handover');
+    await eventually(
+      async () => {
+        assert.equal(await readyz(b.manager), 200);
+      },
+      { timeoutMs: 15_000 },
+    );
+    assert.equal(await readyz(a.manager), 200);
+
+    await kc
+      .makeApiClient(CoreV1Api)
+      .createNamespacedConfigMap({ namespace: ns.name, body: { metadata: { name: 'first' } } });
+    await eventually(() => {
+      assert.ok(reconciledBy.includes('a:first'));
+    });
+    assert.ok(!reconciledBy.some((r) => r.startsWith('b:')), 'the standby reconciles nothing');
+
+    const stoppedAt = Date.now();
+    assert.equal(await a.stop(), 'stopped');
+    await eventually(
+      async () => {
+        assert.equal(await holder('handover'), 'b');
+      },
+      { timeoutMs: 10_000 },
+    );
+    // A released lease (1 s) is taken within about a retry period, well before the 3 s lease expires.
+    assert.ok(Date.now() - stoppedAt < fast.leaseDurationMs, `took over after ${Date.now() - stoppedAt} ms`);
+    await eventually(
+      () => {
+        assert.ok(reconciledBy.includes('b:first'));
+      },
+      { timeoutMs: 10_000 },
+    );
+    // Informer lists/watches and Lease renewals bypass the KubeClient but count in rest_client_*.
+    const requests =
+      (await b.manager.metrics.registry.getSingleMetric('rest_client_requests_total')?.get())?.values ?? [];
+    const count = (method: string, code: string): number =>
+      requests
+        .filter((v) => v.labels.method === method && v.labels.code === code)
+        .reduce((sum, v) => sum + v.value, 0);
+    assert.ok(count('GET', '200') >= 2, 'lists, watches and Lease reads are counted');
+    assert.ok(count('PUT', '200') >= 1, 'Lease acquisitions and renewals are counted');
+    assert.equal(await b.stop(), 'stopped');
+  });
+
+  it('reports lost leadership when another holder takes the Lease', async () => {
+    const a = replica('loser', 'stolen');
+    await eventually(async () => {
+      assert.equal(await holder('stolen'), 'loser');
+    });
+    const coordination = kc.makeApiClient(CoordinationV1Api);
+    // Another candidate (say, a Go one after a partition) wrote itself in with a long lease.
+    await coordination.patchNamespacedLease(
+      {
+        name: 'stolen',
+        namespace: ns.name,
+        body: { spec: { holderIdentity: 'intruder', leaseDurationSeconds: 60 } },
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    assert.equal(await a.done, 'lost-leadership');
+  });
+});

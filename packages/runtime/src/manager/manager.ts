@@ -1,0 +1,275 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { KubeConfig } from '@kubernetes/client-node';
+import {
+  SharedInformerFactory,
+  stripManagedFields,
+  type ApiRequestObserver,
+  type KubeObject,
+} from '@loopwright/informer';
+import { LeaderElector, LeaseLock } from '@loopwright/leader-election';
+import { createMetrics, startHealthServer, type HealthServer, type Metrics } from '@loopwright/metrics';
+import type { Logger } from 'winston';
+import type { Controller } from '../controller/controller.ts';
+import { EventRecorder } from '../events/index.ts';
+import { KubeClient, describeContext } from '../kube/index.ts';
+import { informerMetricsHook } from './informer-metrics.ts';
+
+export interface LeaderElectionOptions {
+  /** Namespace of the Lease; usually the controller's own (POD_NAMESPACE). */
+  namespace: string;
+  /** Lease name, shared by all replicas of one controller. */
+  leaseName: string;
+  /** Unique per replica; default `<hostname>_<uuid>` as controller-runtime. */
+  identity?: string;
+  leaseDurationMs?: number;
+  renewDeadlineMs?: number;
+  retryPeriodMs?: number;
+}
+
+export interface ManagerOptions {
+  kubeConfig: KubeConfig;
+  logger: Logger;
+  /** Default: a fresh registry with every standard family. */
+  metrics?: Metrics;
+  /** Serves /metrics, /healthz, /readyz. Port 0 picks a free one; `false` serves nothing (tests). */
+  health?: { port: number; host?: string } | false;
+  /** Omit to run without leader election (one replica, or tests). */
+  leaderElection?: LeaderElectionOptions;
+  /** How long informers may take to list everything before start-up fails. Default 2 min. */
+  cacheSyncTimeoutMs?: number;
+  /** On shutdown, how long in-flight reconciles may take before the manager gives up on them. Default 30 s. */
+  gracefulShutdownTimeoutMs?: number;
+  /** Client-side limit of {@link Manager.client}; default 20 qps, burst 30 as client-go. */
+  rateLimit?: { qps: number; burst: number } | false;
+  /** This replica's name in Events (`reportingInstance`) and the Lease; default `<hostname>_<uuid>`. */
+  identity?: string;
+}
+
+/** How {@link Manager.start} ended; `lost-leadership` must end the process with a non-zero status. */
+export type ManagerExit = 'stopped' | 'lost-leadership';
+
+export class CacheSyncTimeoutError extends Error {
+  override readonly name = 'CacheSyncTimeoutError';
+}
+
+/**
+ * Runs a process's controllers, as controller-runtime's Manager:
+ * informers start on every replica (so a standby is warm and ready), controllers run only while this
+ * replica leads; health and metrics are served throughout.
+ *
+ * Shutdown (the signal given to `start` aborts, e.g. on SIGTERM): controllers stop taking keys,
+ * in-flight reconciles get `gracefulShutdownTimeoutMs` to finish, the Lease is released so a standby
+ * takes over at once, informers stop, `start` resolves `'stopped'`. Losing leadership resolves
+ * `'lost-leadership'` at once, without waiting for reconciles: the caller must exit (see `runManager`).
+ */
+export class Manager {
+  readonly factory: SharedInformerFactory;
+  readonly metrics: Metrics;
+  /** For reconcilers' writes: rate-limited, counted in `rest_client_*`. */
+  readonly client: KubeClient;
+  readonly identity: string;
+  readonly #options: ManagerOptions;
+  readonly #controllers: Controller[] = [];
+  readonly #recorders: EventRecorder[] = [];
+  /** List, watch and Lease requests bypass `client`; they are counted in the same families. */
+  readonly #observeRequest: ApiRequestObserver;
+  #synced = false;
+  #health: HealthServer | undefined;
+
+  constructor(options: ManagerOptions) {
+    this.#options = options;
+    this.identity = options.identity ?? options.leaderElection?.identity ?? `${hostname()}_${randomUUID()}`;
+    this.metrics = options.metrics ?? createMetrics();
+    this.client = new KubeClient(options.kubeConfig, {
+      metrics: this.metrics.restClient,
+      ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }),
+    });
+    const restClient = this.metrics.restClient;
+    this.#observeRequest = ({ method, url, statusCode, durationSeconds }) => {
+      restClient.observeRequest({ method, host: url.host, statusCode, durationSeconds });
+    };
+    this.factory = new SharedInformerFactory({
+      kc: options.kubeConfig,
+      logger: options.logger.child({ component: 'informer' }),
+      metrics: informerMetricsHook(this.metrics.informer),
+      observeRequest: this.#observeRequest,
+      // managedFields are never read by controllers and are a large share of every cached object.
+      transform: stripManagedFields,
+    });
+  }
+
+  /**
+   * An Events recorder writing through {@link Manager.client} as `reportingController` (e.g.
+   * `loopwright.dev/at-scheduler`); flushed and closed when the manager stops.
+   */
+  eventRecorder(reportingController: string): EventRecorder {
+    const recorder = new EventRecorder({
+      client: this.client,
+      reportingController,
+      reportingInstance: this.identity,
+      logger: this.#options.logger.child({ component: 'events' }),
+    });
+    this.#recorders.push(recorder);
+    return recorder;
+  }
+
+  /** Adds a controller; only before `start`. Names must be unique (they label metrics). */
+  add<T extends KubeObject>(controller: Controller<T>): this {
+    if (this.#controllers.some((c) => c.name === controller.name))
+      throw new Error(`duplicate controller name ${controller.name}`);
+    this.#controllers.push(controller as unknown as Controller);
+    return this;
+  }
+
+  /** The health server's port, once started. */
+  get healthPort(): number | undefined {
+    return this.#health?.port;
+  }
+
+  async start(signal: AbortSignal): Promise<ManagerExit> {
+    const log = this.#options.logger;
+    const { context, server, namespace } = describeContext(this.#options.kubeConfig);
+    log.info('starting', {
+      context,
+      server,
+      namespace,
+      identity: this.identity,
+      controllers: this.#controllers.map((c) => c.name),
+    });
+    if (this.#options.health !== false) {
+      const { port, host } = this.#options.health ?? { port: 8080 };
+      this.#health = await startHealthServer({
+        port,
+        ...(host ? { host } : {}),
+        registry: this.metrics.registry,
+        isReady: () => this.#synced,
+      });
+      log.info('serving /metrics, /healthz and /readyz', { port: this.#health.port });
+    }
+    try {
+      for (const controller of this.#controllers) controller.requestInformers(this.factory);
+      this.factory.start();
+      await this.#waitForCacheSync(signal);
+      if (signal.aborted) return 'stopped';
+      this.#synced = true;
+      log.info('caches synced');
+      const election = this.#options.leaderElection;
+      return election
+        ? await this.#runElected(election, signal)
+        : await this.#runControllers(signal).then(() => 'stopped' as const);
+    } finally {
+      // Reconciles have stopped (or were given up on): flush pending Event series, then the rest.
+      await Promise.all(this.#recorders.map((recorder) => recorder.close()));
+      this.factory.stop();
+      await this.client.close();
+      await this.#health?.close();
+    }
+  }
+
+  async #waitForCacheSync(signal: AbortSignal): Promise<void> {
+    const timeoutMs = this.#options.cacheSyncTimeoutMs ?? 120_000;
+    const timeout = AbortSignal.timeout(timeoutMs);
+    try {
+      await this.factory.waitForCacheSync(AbortSignal.any([signal, timeout]));
+    } catch (error) {
+      if (signal.aborted) return;
+      if (timeout.aborted)
+        throw new CacheSyncTimeoutError(`informer caches did not sync within ${timeoutMs} ms`, {
+          cause: error,
+        });
+      throw error;
+    }
+  }
+
+  async #runElected(election: LeaderElectionOptions, signal: AbortSignal): Promise<ManagerExit> {
+    const log = this.#options.logger;
+    const identity = this.identity;
+    // Set from the elector's callback, which the compiler cannot follow.
+    const leadership = { started: false };
+    const elector = new LeaderElector({
+      lock: new LeaseLock({
+        kc: this.#options.kubeConfig,
+        namespace: election.namespace,
+        name: election.leaseName,
+        identity,
+        observeRequest: this.#observeRequest,
+      }),
+      ...(election.leaseDurationMs === undefined ? {} : { leaseDurationMs: election.leaseDurationMs }),
+      ...(election.renewDeadlineMs === undefined ? {} : { renewDeadlineMs: election.renewDeadlineMs }),
+      ...(election.retryPeriodMs === undefined ? {} : { retryPeriodMs: election.retryPeriodMs }),
+      releaseOnCancel: true,
+      name: election.leaseName,
+      metrics: this.metrics.leaderElection,
+      logger: log.child({ component: 'leader-election' }),
+      callbacks: {
+        onStartedLeading: (leading) => {
+          leadership.started = true;
+          log.info('started leading', { lease: `${election.namespace}/${election.leaseName}`, identity });
+          return this.#runControllers(leading);
+        },
+        onStoppedLeading: () => log.info('stopped leading', { identity }),
+        onNewLeader: (leader) => log.info('new leader observed', { leader }),
+      },
+    });
+    log.info('waiting for leadership', { lease: `${election.namespace}/${election.leaseName}`, identity });
+    await elector.run(signal);
+    if (leadership.started && !signal.aborted) {
+      log.error('leadership lost; exiting so that no work overlaps the new leader');
+      return 'lost-leadership';
+    }
+    return 'stopped';
+  }
+
+  /** Runs every controller until `signal` aborts; then waits for in-flight reconciles, bounded. */
+  async #runControllers(signal: AbortSignal): Promise<void> {
+    const { logger, metrics } = { logger: this.#options.logger, metrics: this.metrics };
+    const running = Promise.all(
+      this.#controllers.map((c) => c.run({ factory: this.factory, logger, metrics, signal })),
+    );
+    await new Promise<void>((resolve) => {
+      if (signal.aborted) resolve();
+      else
+        signal.addEventListener(
+          'abort',
+          () => {
+            resolve();
+          },
+          { once: true },
+        );
+    });
+    const graceMs = this.#options.gracefulShutdownTimeoutMs ?? 30_000;
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<'timeout'>(
+      (resolve) =>
+        (timer = setTimeout(() => {
+          resolve('timeout');
+        }, graceMs)),
+    );
+    const outcome = await Promise.race([running.then(() => 'drained' as const), timedOut]);
+    clearTimeout(timer);
+    if (outcome === 'timeout')
+      logger.warn('in-flight reconciles did not finish within the graceful shutdown timeout', { graceMs });
+  }
+}
+
+/**
+ * Runs a manager as a process's main loop: SIGTERM/SIGINT shut it down gracefully (exit 0); lost
+ * leadership or a start-up failure exit 1. Never returns.
+ */
+export async function runManager(manager: Manager, logger: Logger): Promise<never> {
+  const controller = new AbortController();
+  for (const sig of ['SIGTERM', 'SIGINT'] as const) {
+    process.once(sig, () => {
+      logger.info('shutting down', { signal: sig });
+      controller.abort();
+    });
+  }
+  try {
+    const exit = await manager.start(controller.signal);
+    process.exit(exit === 'stopped' ? 0 : 1);
+  } catch (error) {
+    logger.error('manager failed', { error });
+    process.exit(1);
+  }
+}
