@@ -11,3 +11,4 @@ export {
   type EventuallyOptions,
   type TestNamespace,
 } from './kube.ts';
+export * from './hcloud/index.ts';

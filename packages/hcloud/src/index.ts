@@ -1,0 +1,28 @@
+export {
+  HcloudClient,
+  DEFAULT_ENDPOINT,
+  type CallOptions,
+  type HcloudClientOptions,
+  type ListServersOptions,
+} from './client.ts';
+export { systemClock, type HcloudClock } from './clock.ts';
+export {
+  HcloudError,
+  isNotFound,
+  isRateLimited,
+  isRetryable,
+  isUnauthorized,
+  type HcloudErrorCode,
+  type HcloudErrorInit,
+} from './errors.ts';
+export {
+  SERVER_STATUSES,
+  type Location,
+  type Network,
+  type Server,
+  type ServerPrivateNet,
+  type ServerPublicNet,
+  type ServerStatus,
+} from './models.ts';
+export { HCLOUD_METRIC_NAMES, type HcloudLogger, type HcloudMetrics } from './observability.ts';
+export { parseRateLimit, rateLimitWaitMs, type RateLimitState } from './rate-limit.ts';
