@@ -1,8 +1,14 @@
 /**
- * `pnpm test`: typecheck, lint and every test suite of every package through Nx, then one summary line
- * adding up node:test's per-package counts (Nx replays cached output, so cached runs count too).
+ * `pnpm test`: formatting, then typecheck, lint and every test suite of every package through Nx, then
+ * one summary line adding up node:test's per-package counts (Nx replays cached output, so cached runs
+ * count too). A formatting failure fails the run but does not skip the tests.
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+
+const format = spawnSync('pnpm', ['exec', 'prettier', '--check', '--log-level=warn', '.'], {
+  stdio: 'inherit',
+});
+if (format.status !== 0) console.error('Formatting differs from Prettier: run `pnpm format`.\n');
 
 const args = ['nx', 'run-many', '-t', 'typecheck', 'lint', 'test', ...process.argv.slice(2)];
 if (process.env.CI) args.push('--output-style=static');
@@ -24,5 +30,6 @@ nx.stdout.on('data', (chunk: Buffer) => {
 
 nx.on('exit', (code, signal) => {
   console.log(`\nTests: ${totals.pass} passed, ${totals.fail} failed, ${totals.skipped} skipped`);
-  process.exit(code ?? (signal ? 1 : 0));
+  const nxFailed = code !== 0 || signal !== null;
+  process.exit(nxFailed || format.status !== 0 ? 1 : 0);
 });
