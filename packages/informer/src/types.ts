@@ -9,8 +9,9 @@ export interface KubeObject {
 }
 
 /**
- * The `metadata` fields the informer reads (keys, resourceVersion, built-in indexes). No index
- * signature, so @kubernetes/client-node's model classes (V1Pod, V1ConfigMap...) fit as `T`.
+ * The standard `metadata` fields controllers read: the informer itself uses name, namespace, uid,
+ * resourceVersion, labels and ownerReferences. No index signature, so @kubernetes/client-node's model
+ * classes (V1Pod, V1ConfigMap...) fit as `T`.
  */
 export interface ObjectMeta {
   name?: string;
@@ -19,6 +20,12 @@ export interface ObjectMeta {
   resourceVersion?: string;
   labels?: Record<string, string>;
   ownerReferences?: OwnerReference[];
+  annotations?: Record<string, string>;
+  generation?: number;
+  finalizers?: string[];
+  /** RFC 3339 strings as the informer delivers them (client-node's model classes hold a `Date`). */
+  creationTimestamp?: string | Date;
+  deletionTimestamp?: string | Date;
   /** Server-side apply bookkeeping; see {@link stripManagedFields}. */
   managedFields?: unknown[];
 }

@@ -72,6 +72,11 @@ export class Manager {
   readonly #options: ManagerOptions;
   readonly #controllers: Controller[] = [];
   readonly #recorders: EventRecorder[] = [];
+  /**
+   * Events get their own client and token bucket, as controller-runtime's recorder has its own
+   * clientset: a burst of Events must not delay the writes reconciles depend on.
+   */
+  readonly #eventsClient: KubeClient;
   /** List, watch and Lease requests bypass `client`; they are counted in the same families. */
   readonly #observeRequest: ApiRequestObserver;
   #synced = false;
@@ -82,6 +87,10 @@ export class Manager {
     this.identity = options.identity ?? options.leaderElection?.identity ?? `${hostname()}_${randomUUID()}`;
     this.metrics = options.metrics ?? createMetrics();
     this.client = new KubeClient(options.kubeConfig, {
+      metrics: this.metrics.restClient,
+      ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }),
+    });
+    this.#eventsClient = new KubeClient(options.kubeConfig, {
       metrics: this.metrics.restClient,
       ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }),
     });
@@ -100,12 +109,12 @@ export class Manager {
   }
 
   /**
-   * An Events recorder writing through {@link Manager.client} as `reportingController` (e.g.
+   * An Events recorder writing through a client of its own as `reportingController` (e.g.
    * `loopwright.dev/at-scheduler`); flushed and closed when the manager stops.
    */
   eventRecorder(reportingController: string): EventRecorder {
     const recorder = new EventRecorder({
-      client: this.client,
+      client: this.#eventsClient,
       reportingController,
       reportingInstance: this.identity,
       logger: this.#options.logger.child({ component: 'events' }),
@@ -162,7 +171,7 @@ export class Manager {
       // Reconciles have stopped (or were given up on): flush pending Event series, then the rest.
       await Promise.all(this.#recorders.map((recorder) => recorder.close()));
       this.factory.stop();
-      await this.client.close();
+      await Promise.all([this.client.close(), this.#eventsClient.close()]);
       await this.#health?.close();
     }
   }
