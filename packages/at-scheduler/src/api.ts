@@ -1,0 +1,68 @@
+/**
+ * The few API calls the reconciler makes, behind an interface so the reconcile flow reads as business
+ * logic. All go through one runtime `KubeClient` (client-side rate limit, REST metrics, pooled connections).
+ */
+import { isConflict, isNotFound, mergePatchStatus, type KubeClient } from '@loopwright/runtime';
+import type { At } from './generated/at-types.ts';
+import { AT_GROUP, AT_PLURAL, AT_VERSION, type Pod } from './resource.ts';
+
+export const FIELD_MANAGER = 'at-scheduler';
+
+export interface AtApi {
+  /** Merge-patches the status subresource, only if the At is still at `resourceVersion` (else 409 Conflict). */
+  patchAtStatus(
+    namespace: string,
+    name: string,
+    status: Record<string, unknown>,
+    resourceVersion: string,
+    signal?: AbortSignal,
+  ): Promise<At>;
+  /** Rejects with AlreadyExists when the name is taken. */
+  createPod(namespace: string, pod: Pod, signal?: AbortSignal): Promise<Pod>;
+  /** A live read (not the cache); undefined when there is no such pod. */
+  getPod(namespace: string, name: string, signal?: AbortSignal): Promise<Pod | undefined>;
+  /** Deletes the pod if it is still the one with `uid`; a pod already gone is fine. */
+  deletePod(namespace: string, name: string, uid: string, signal?: AbortSignal): Promise<void>;
+}
+
+const podsPath = (namespace: string): string => `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods`;
+
+export function kubeAtApi(client: KubeClient): AtApi {
+  return {
+    patchAtStatus: (namespace, name, status, resourceVersion, signal) =>
+      mergePatchStatus<At>(
+        client,
+        { group: AT_GROUP, version: AT_VERSION, plural: AT_PLURAL, namespace, name },
+        { status },
+        { resourceVersion, fieldManager: FIELD_MANAGER, ...(signal ? { signal } : {}) },
+      ),
+    createPod: (namespace, pod, signal) =>
+      client.requestJson<Pod>('POST', `${podsPath(namespace)}?fieldManager=${FIELD_MANAGER}`, {
+        body: pod,
+        ...(signal ? { signal } : {}),
+      }),
+    getPod: async (namespace, name, signal) => {
+      try {
+        return await client.requestJson<Pod>(
+          'GET',
+          `${podsPath(namespace)}/${encodeURIComponent(name)}`,
+          signal ? { signal } : {},
+        );
+      } catch (error) {
+        if (isNotFound(error)) return undefined;
+        throw error;
+      }
+    },
+    deletePod: async (namespace, name, uid, signal) => {
+      try {
+        await client.requestJson('DELETE', `${podsPath(namespace)}/${encodeURIComponent(name)}`, {
+          body: { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: { uid } },
+          ...(signal ? { signal } : {}),
+        });
+      } catch (error) {
+        // Conflict: the uid precondition failed, the name now belongs to another pod: not ours to delete.
+        if (!isNotFound(error) && !isConflict(error)) throw error;
+      }
+    },
+  };
+}

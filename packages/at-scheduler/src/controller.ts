@@ -1,0 +1,47 @@
+/**
+ * The At controllers for a Manager: one per watched namespace scope (all namespaces, or each namespace
+ * of AT_NAMESPACES), each watching the Ats of its scope and only the pods this controller created
+ * (label selector), so the cache never holds the cluster's other pods.
+ */
+import { Controller, type EventRecorder, type Manager } from '@loopwright/runtime';
+import type { AtApi } from './api.ts';
+import type { At } from './generated/at-types.ts';
+import { createAtReconciler, type StartObservation } from './reconcile.ts';
+import { AT_GROUP, AT_KIND, AT_PLURAL, AT_VERSION, POD_SELECTOR, type Pod } from './resource.ts';
+
+export interface AtControllerOptions {
+  manager: Pick<Manager, 'factory'>;
+  api: AtApi;
+  recorder: Pick<EventRecorder, 'event'>;
+  /** undefined = all namespaces. */
+  namespaces: string[] | undefined;
+  workers: number;
+  defaultImage: string;
+  now?: () => number;
+  onStart?: (observation: StartObservation) => void;
+}
+
+export const CONTROLLER_NAME = 'at-scheduler';
+
+export function createAtControllers(options: AtControllerOptions): Controller<At>[] {
+  const scopes: (string | undefined)[] = options.namespaces ?? [undefined];
+  return scopes.map((namespace) => {
+    const scope = namespace === undefined ? {} : { namespace };
+    const podScope = { group: '', version: 'v1', plural: 'pods', labelSelector: POD_SELECTOR, ...scope };
+    const pods = options.manager.factory.forResource<Pod>(podScope).lister;
+    return new Controller<At>({
+      name: namespace === undefined ? CONTROLLER_NAME : `${CONTROLLER_NAME}-${namespace}`,
+      for: { group: AT_GROUP, version: AT_VERSION, plural: AT_PLURAL, kind: AT_KIND, ...scope },
+      owns: [podScope],
+      maxConcurrentReconciles: options.workers,
+      reconcile: createAtReconciler({
+        api: options.api,
+        recorder: options.recorder,
+        pods,
+        defaultImage: options.defaultImage,
+        ...(options.now ? { now: options.now } : {}),
+        ...(options.onStart ? { onStart: options.onStart } : {}),
+      }),
+    });
+  });
+}

@@ -1,0 +1,379 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { AtStatusCondition } from './generated/at-types.ts';
+import {
+  POD_NOT_OWNED_RECHECK_MS,
+  START_GRACE_MS,
+  decide,
+  observePod,
+  type AtView,
+  type ObservedPod,
+} from './decide.ts';
+import type { Pod } from './resource.ts';
+
+const SCHEDULE = '2030-01-01T00:00:00Z';
+const SCHEDULE_MS = Date.parse(SCHEDULE);
+const BEFORE = SCHEDULE_MS - 5_000;
+const AFTER = SCHEDULE_MS + 250;
+
+function at(
+  overrides: Partial<AtView> & {
+    phase?: 'PENDING' | 'RUNNING' | 'DONE';
+    conditions?: AtStatusCondition[];
+  } = {},
+): AtView {
+  const { phase, conditions, ...rest } = overrides;
+  return {
+    generation: 1,
+    deleting: false,
+    spec: { schedule: SCHEDULE },
+    status:
+      phase === undefined && conditions === undefined
+        ? undefined
+        : { phase, observedGeneration: 1, conditions, podName: 'x-pod' },
+    ...rest,
+  };
+}
+
+const absent: ObservedPod = { kind: 'absent', confirmed: false };
+const confirmedAbsent: ObservedPod = { kind: 'absent', confirmed: true };
+const foreign: ObservedPod = { kind: 'foreign' };
+function owned(
+  phase: string | undefined,
+  extra: Partial<Extract<ObservedPod, { kind: 'owned' }>> = {},
+): ObservedPod {
+  return {
+    kind: 'owned',
+    phase,
+    deleting: false,
+    terminated: undefined,
+    reason: undefined,
+    message: undefined,
+    ...extra,
+  };
+}
+function condition(type: string, status: 'True' | 'False', observedGeneration = 1): AtStatusCondition {
+  return {
+    type,
+    status,
+    observedGeneration,
+    lastTransitionTime: '2029-01-01T00:00:00Z',
+    reason: 'R',
+    message: '',
+  };
+}
+
+describe('decide: new or PENDING At', () => {
+  it('a new At (no status) records PENDING and sleeps exactly until the schedule', () => {
+    assert.deepEqual(decide(at(), absent, BEFORE), {
+      type: 'wait',
+      afterMs: 5_000,
+      recordPending: true,
+      scheduleMs: SCHEDULE_MS,
+    });
+  });
+
+  it('an already recorded PENDING At only sleeps (no status write)', () => {
+    assert.deepEqual(decide(at({ phase: 'PENDING' }), absent, BEFORE), {
+      type: 'wait',
+      afterMs: 5_000,
+      recordPending: false,
+      scheduleMs: SCHEDULE_MS,
+    });
+  });
+
+  it('a schedule changed while PENDING (new generation) records the new time and sleeps until it', () => {
+    const changed = at({ phase: 'PENDING', generation: 2, spec: { schedule: '2030-01-01T00:01:00Z' } });
+    assert.deepEqual(decide(changed, absent, BEFORE), {
+      type: 'wait',
+      afterMs: 65_000,
+      recordPending: true,
+      scheduleMs: SCHEDULE_MS + 60_000,
+    });
+  });
+
+  it('starts at the schedule, and when it is already past', () => {
+    assert.deepEqual(decide(at({ phase: 'PENDING' }), absent, SCHEDULE_MS), {
+      type: 'start',
+      createPod: true,
+      scheduleMs: SCHEDULE_MS,
+    });
+    assert.deepEqual(decide(at(), absent, AFTER + 86_400_000), {
+      type: 'start',
+      createPod: true,
+      scheduleMs: SCHEDULE_MS,
+    });
+  });
+
+  it('never starts a millisecond early', () => {
+    assert.equal(decide(at({ phase: 'PENDING' }), absent, SCHEDULE_MS - 1).type, 'wait');
+  });
+
+  it('honours offsets and fractions', () => {
+    const offset = at({ spec: { schedule: '2030-01-01T02:00:00.5+02:00' } });
+    assert.deepEqual(decide(offset, absent, SCHEDULE_MS), {
+      type: 'wait',
+      afterMs: 500,
+      recordPending: true,
+      scheduleMs: SCHEDULE_MS + 500,
+    });
+  });
+
+  it('a pod this At already controls is recorded, never created again', () => {
+    for (const phase of ['Pending', 'Running', 'Succeeded', 'Failed']) {
+      assert.deepEqual(decide(at({ phase: 'PENDING' }), owned(phase), AFTER), {
+        type: 'start',
+        createPod: false,
+        scheduleMs: SCHEDULE_MS,
+      });
+      assert.deepEqual(decide(at({ phase: 'PENDING' }), owned(phase), BEFORE), {
+        type: 'start',
+        createPod: false,
+        scheduleMs: SCHEDULE_MS,
+      });
+    }
+  });
+
+  it('a foreign pod with the pod name is reported once per generation and rechecked slowly, never adopted', () => {
+    assert.deepEqual(decide(at({ phase: 'PENDING' }), foreign, AFTER), {
+      type: 'podNotOwned',
+      report: true,
+      recheckAfterMs: POD_NOT_OWNED_RECHECK_MS,
+    });
+    const reported = at({ phase: 'PENDING', conditions: [condition('PodNotOwned', 'True')] });
+    assert.deepEqual(decide(reported, foreign, AFTER), {
+      type: 'podNotOwned',
+      report: false,
+      recheckAfterMs: POD_NOT_OWNED_RECHECK_MS,
+    });
+    const staleReport = at({
+      phase: 'PENDING',
+      generation: 2,
+      conditions: [condition('PodNotOwned', 'True', 1)],
+    });
+    assert.equal(decide(staleReport, foreign, AFTER).type, 'podNotOwned');
+    assert.deepEqual(decide(staleReport, foreign, AFTER), {
+      type: 'podNotOwned',
+      report: true,
+      recheckAfterMs: POD_NOT_OWNED_RECHECK_MS,
+    });
+  });
+
+  it('after a reported conflict, looks the name up live before writing RUNNING again; starts once it is free', () => {
+    const reported = at({ phase: 'PENDING', conditions: [condition('PodNotOwned', 'True')] });
+    assert.deepEqual(decide(reported, absent, AFTER), { type: 'lookupPod' });
+    assert.deepEqual(decide(reported, confirmedAbsent, AFTER), {
+      type: 'start',
+      createPod: true,
+      scheduleMs: SCHEDULE_MS,
+    });
+  });
+
+  it('a cleared conflict or invalid schedule condition is rewritten when waiting', () => {
+    for (const type of ['PodNotOwned', 'InvalidSchedule']) {
+      const action = decide(at({ phase: 'PENDING', conditions: [condition(type, 'True')] }), absent, BEFORE);
+      assert.deepEqual(action, {
+        type: 'wait',
+        afterMs: 5_000,
+        recordPending: true,
+        scheduleMs: SCHEDULE_MS,
+      });
+      const cleared = decide(
+        at({ phase: 'PENDING', conditions: [condition(type, 'False')] }),
+        absent,
+        BEFORE,
+      );
+      assert.deepEqual(cleared, {
+        type: 'wait',
+        afterMs: 5_000,
+        recordPending: false,
+        scheduleMs: SCHEDULE_MS,
+      });
+    }
+  });
+
+  it('an unparseable stored schedule is reported once per generation, then nothing until the spec changes', () => {
+    const bad = at({ spec: { schedule: 'tomorrow at noon' } });
+    const first = decide(bad, absent, AFTER);
+    assert.equal(first.type, 'invalidSchedule');
+    assert.match((first as { message: string }).message, /tomorrow at noon/);
+    const reported = at({
+      spec: { schedule: 'tomorrow at noon' },
+      phase: 'PENDING',
+      conditions: [condition('InvalidSchedule', 'True')],
+    });
+    assert.equal(decide(reported, absent, AFTER).type, 'nothing');
+    assert.equal(decide({ ...reported, generation: 2 }, absent, AFTER).type, 'invalidSchedule');
+  });
+
+  it('an At being deleted does nothing, whatever its pod', () => {
+    for (const pod of [absent, foreign, owned('Running')]) {
+      for (const phase of [undefined, 'PENDING', 'RUNNING', 'DONE'] as const) {
+        assert.equal(decide(at({ phase, deleting: true }), pod, AFTER).type, 'nothing');
+      }
+    }
+  });
+});
+
+describe('decide: RUNNING At', () => {
+  const running = at({ phase: 'RUNNING' });
+
+  it('waits for the pod while it is pending or running (its events wake the At)', () => {
+    for (const phase of [undefined, 'Pending', 'Running', 'Unknown'])
+      assert.equal(decide(running, owned(phase), AFTER).type, 'nothing');
+    assert.equal(decide(running, owned('Running', { deleting: true }), AFTER).type, 'nothing');
+  });
+
+  it('never starts again, whatever the time or spec', () => {
+    for (const pod of [absent, confirmedAbsent, foreign, owned('Running')]) {
+      for (const now of [BEFORE, AFTER])
+        assert.notEqual(decide({ ...running, generation: 7 }, pod, now).type, 'start');
+    }
+  });
+
+  it('records success with the exit code, reason and message of the container', () => {
+    const pod = owned('Succeeded', { terminated: { exitCode: 0, reason: 'Completed', message: 'done' } });
+    assert.deepEqual(decide(running, pod, AFTER), {
+      type: 'finish',
+      outcome: 'Succeeded',
+      exitCode: 0,
+      reason: 'Completed',
+      message: 'done',
+    });
+    assert.deepEqual(decide(running, owned('Succeeded'), AFTER), {
+      type: 'finish',
+      outcome: 'Succeeded',
+      exitCode: 0,
+      reason: 'Completed',
+      message: '',
+    });
+  });
+
+  it('records failure with the exit code, or the pod reason when the container never terminated', () => {
+    const pod = owned('Failed', { terminated: { exitCode: 3, reason: 'Error', message: 'boom' } });
+    assert.deepEqual(decide(running, pod, AFTER), {
+      type: 'finish',
+      outcome: 'Failed',
+      exitCode: 3,
+      reason: 'Error',
+      message: 'boom',
+    });
+    const evicted = owned('Failed', { reason: 'Evicted', message: 'node low on memory' });
+    assert.deepEqual(decide(running, evicted, AFTER), {
+      type: 'finish',
+      outcome: 'Failed',
+      reason: 'Evicted',
+      message: 'node low on memory',
+    });
+    assert.deepEqual(decide(running, owned('Failed'), AFTER), {
+      type: 'finish',
+      outcome: 'Failed',
+      reason: 'Failed',
+      message: '',
+    });
+  });
+
+  it('a pod missing from the cache is looked up live before anything is concluded', () => {
+    assert.deepEqual(decide(running, absent, AFTER), { type: 'lookupPod' });
+  });
+
+  it('a missing pod is given START_GRACE_MS after startTime (another writer may still be creating it)', () => {
+    const justStarted = {
+      ...running,
+      status: { ...running.status, startTime: new Date(AFTER).toISOString() },
+    };
+    assert.deepEqual(decide(justStarted, confirmedAbsent, AFTER + 1_000), {
+      type: 'wait',
+      afterMs: START_GRACE_MS - 1_000,
+      recordPending: false,
+    });
+    assert.equal(decide(justStarted, confirmedAbsent, AFTER + START_GRACE_MS).type, 'finish');
+  });
+
+  it('a recorded pod that is really gone ends the At Failed/PodDisappeared', () => {
+    const action = decide(running, confirmedAbsent, AFTER);
+    assert.equal(action.type, 'finish');
+    assert.equal((action as { outcome: string }).outcome, 'Failed');
+    assert.equal((action as { reason: string }).reason, 'PodDisappeared');
+  });
+
+  it('a recorded pod replaced by a foreign one ends the At Failed/PodDisappeared, not adopted', () => {
+    const action = decide(running, foreign, AFTER);
+    assert.equal((action as { reason: string }).reason, 'PodDisappeared');
+  });
+});
+
+describe('decide: DONE At', () => {
+  const done = (ttl?: number, completionTime = new Date(AFTER).toISOString()): AtView => ({
+    generation: 1,
+    deleting: false,
+    spec: { schedule: SCHEDULE, ...(ttl === undefined ? {} : { ttlSecondsAfterFinished: ttl }) },
+    status: { phase: 'DONE', completionTime, outcome: 'Succeeded' },
+  });
+
+  it('does nothing, whatever the pod or spec changes', () => {
+    for (const pod of [absent, confirmedAbsent, foreign, owned('Succeeded'), owned('Running')]) {
+      assert.equal(
+        decide({ ...done(), generation: 5, spec: { schedule: '2040-01-01T00:00:00Z' } }, pod, AFTER).type,
+        'nothing',
+      );
+    }
+  });
+
+  it('deletes the finished pod once ttlSecondsAfterFinished has passed, and sleeps until then', () => {
+    assert.deepEqual(decide(done(60), owned('Succeeded'), AFTER + 1_000), {
+      type: 'wait',
+      afterMs: 59_000,
+      recordPending: false,
+    });
+    assert.deepEqual(decide(done(60), owned('Succeeded'), AFTER + 60_000), { type: 'deletePod' });
+    assert.deepEqual(decide(done(0), owned('Failed'), AFTER), { type: 'deletePod' });
+  });
+
+  it('ttl never touches a foreign pod, a pod already gone or one being deleted', () => {
+    for (const pod of [absent, foreign, owned('Succeeded', { deleting: true })])
+      assert.equal(decide(done(0), pod, AFTER).type, 'nothing');
+  });
+});
+
+describe('observePod', () => {
+  const uid = 'at-uid';
+  const pod = (ownerUid: string | undefined, controller = true): Pod => ({
+    metadata: {
+      name: 'x-pod',
+      ...(ownerUid
+        ? {
+            ownerReferences: [
+              {
+                apiVersion: 'cnat.programming-kubernetes.info/v1alpha1',
+                kind: 'At',
+                name: 'x',
+                uid: ownerUid,
+                controller,
+              },
+            ],
+          }
+        : {}),
+    },
+    status: {
+      phase: 'Failed',
+      containerStatuses: [
+        { name: 'sidecar', state: { terminated: { exitCode: 9 } } },
+        { name: 'command', state: { terminated: { exitCode: 2, reason: 'Error' } } },
+      ],
+    },
+  });
+
+  it('owned only through a controller owner reference with the At uid', () => {
+    assert.equal(observePod(pod(uid), uid, false).kind, 'owned');
+    assert.equal(observePod(pod('other-uid'), uid, false).kind, 'foreign');
+    assert.equal(observePod(pod(uid, false), uid, false).kind, 'foreign');
+    assert.equal(observePod(pod(undefined), uid, false).kind, 'foreign');
+    assert.deepEqual(observePod(undefined, uid, true), { kind: 'absent', confirmed: true });
+  });
+
+  it('reads the command container, not whichever comes first', () => {
+    const observed = observePod(pod(uid), uid, false);
+    assert.deepEqual((observed as { terminated: unknown }).terminated, { exitCode: 2, reason: 'Error' });
+  });
+});

@@ -1,0 +1,206 @@
+/**
+ * The At controller's business logic as one pure function: given the At, what the controller knows
+ * about its pod, and the time, what is the next step? No I/O, no clock: reconcile.ts performs the
+ * step, decide.test.ts covers every phase x pod state.
+ *
+ * The invariant everything here protects: at most one pod per At, ever. Once the status says RUNNING
+ * (written before the pod is created), no path creates a pod again; a recorded pod that is gone ends
+ * the At as Failed/PodDisappeared instead.
+ */
+import { ConditionType, findCondition, isConditionTrue } from './conditions.ts';
+import type { AtSpec, AtStatus } from './generated/at-types.ts';
+import type { Pod } from './resource.ts';
+import { parseSchedule } from './schedule.ts';
+
+/** The name of the container that runs the command. */
+export const COMMAND_CONTAINER = 'command';
+
+/**
+ * How long after `startTime` a missing pod is not yet concluded to be gone: the writer of RUNNING may
+ * still be creating it (another replica finishing its last reconcile during a leadership hand-over).
+ */
+export const START_GRACE_MS = 5_000;
+
+/** How often a due At whose pod name is taken by a foreign pod checks whether the name is free again. */
+export const POD_NOT_OWNED_RECHECK_MS = 10_000;
+
+export interface AtView {
+  generation: number;
+  /** metadata.deletionTimestamp is set: garbage collection removes the pod; nothing to do. */
+  deleting: boolean;
+  spec: Pick<AtSpec, 'schedule' | 'ttlSecondsAfterFinished'>;
+  status: AtStatus | undefined;
+}
+
+/** What the controller knows about the pod named for the At. */
+export type ObservedPod =
+  /** Not in the cache (`confirmed: false`), or not found by a live GET (`confirmed: true`). */
+  | { kind: 'absent'; confirmed: boolean }
+  /** A pod with that name whose controller owner is not this At (by uid). Never adopted. */
+  | { kind: 'foreign' }
+  | {
+      kind: 'owned';
+      phase: string | undefined;
+      deleting: boolean;
+      terminated: { exitCode: number; reason?: string; message?: string } | undefined;
+      /** Pod-level reason/message (e.g. Evicted), used when the container never terminated. */
+      reason: string | undefined;
+      message: string | undefined;
+    };
+
+export type Action =
+  | { type: 'nothing'; why: string }
+  /**
+   * Wake up again after `afterMs` (requeue-after, no polling). `recordPending`: first write phase
+   * PENDING / Scheduled=False for this generation (a new At, a changed schedule, a cleared error).
+   */
+  | { type: 'wait'; afterMs: number; recordPending: boolean; scheduleMs?: number }
+  /** Record RUNNING + podName in status (conditional on resourceVersion), then create the pod if `createPod`. */
+  | { type: 'start'; createPod: boolean; scheduleMs: number }
+  /** The cache does not show the pod: GET it from the API server and decide again with the answer. */
+  | { type: 'lookupPod' }
+  | { type: 'finish'; outcome: 'Succeeded' | 'Failed'; exitCode?: number; reason: string; message: string }
+  /** The pod name is taken by a pod this At does not control: report it (once per generation), check again later. */
+  | { type: 'podNotOwned'; report: boolean; recheckAfterMs: number }
+  /** spec.schedule does not parse: report it once per generation; wait for a spec change. */
+  | { type: 'invalidSchedule'; message: string }
+  /** ttlSecondsAfterFinished has passed: delete the finished pod (the At stays). */
+  | { type: 'deletePod' };
+
+export function observePod(pod: Pod | undefined, atUid: string | undefined, confirmed: boolean): ObservedPod {
+  if (!pod) return { kind: 'absent', confirmed };
+  const controller = pod.metadata?.ownerReferences?.find((ref) => ref.controller === true);
+  if (!controller || controller.uid !== atUid) return { kind: 'foreign' };
+  const container =
+    pod.status?.containerStatuses?.find((c) => c.name === COMMAND_CONTAINER) ??
+    pod.status?.containerStatuses?.[0];
+  return {
+    kind: 'owned',
+    phase: pod.status?.phase,
+    deleting: pod.metadata?.deletionTimestamp !== undefined,
+    terminated: container?.state?.terminated,
+    reason: pod.status?.reason,
+    message: pod.status?.message,
+  };
+}
+
+export function decide(at: AtView, pod: ObservedPod, nowMs: number): Action {
+  if (at.deleting)
+    return { type: 'nothing', why: 'the At is being deleted; garbage collection removes its pod' };
+  switch (at.status?.phase) {
+    case 'DONE':
+      return decideDone(at, pod, nowMs);
+    case 'RUNNING':
+      return decideRunning(at, pod, nowMs);
+    default:
+      return decidePending(at, pod, nowMs);
+  }
+}
+
+function decidePending(at: AtView, pod: ObservedPod, nowMs: number): Action {
+  const conditions = at.status?.conditions;
+  const schedule = parseSchedule(at.spec.schedule);
+  if (!schedule.ok) {
+    const reported = findCondition(conditions, ConditionType.InvalidSchedule);
+    if (reported?.status === 'True' && reported.observedGeneration === at.generation) {
+      return {
+        type: 'nothing',
+        why: 'invalid schedule already reported for this generation; waiting for a spec change',
+      };
+    }
+    return { type: 'invalidSchedule', message: schedule.error };
+  }
+  // Our own pod already exists although the status does not say RUNNING (the status was reset or lost):
+  // record it, never create another one.
+  if (pod.kind === 'owned') return { type: 'start', createPod: false, scheduleMs: schedule.epochMs };
+
+  const needsRecord =
+    at.status?.phase !== 'PENDING' ||
+    at.status.observedGeneration !== at.generation ||
+    isConditionTrue(conditions, ConditionType.InvalidSchedule) ||
+    isConditionTrue(conditions, ConditionType.PodNotOwned);
+  if (schedule.epochMs > nowMs) {
+    return {
+      type: 'wait',
+      afterMs: schedule.epochMs - nowMs,
+      recordPending: needsRecord,
+      scheduleMs: schedule.epochMs,
+    };
+  }
+
+  const notOwned = findCondition(conditions, ConditionType.PodNotOwned);
+  const notOwnedReported = notOwned?.status === 'True' && notOwned.observedGeneration === at.generation;
+  if (pod.kind === 'foreign')
+    return { type: 'podNotOwned', report: !notOwnedReported, recheckAfterMs: POD_NOT_OWNED_RECHECK_MS };
+  // The foreign pod is invisible to the label-selected cache: while one was last seen, ask the API server
+  // before writing RUNNING, so a conflict costs a GET per recheck, not a status round trip.
+  if (!pod.confirmed && notOwnedReported) return { type: 'lookupPod' };
+  return { type: 'start', createPod: true, scheduleMs: schedule.epochMs };
+}
+
+function decideRunning(at: AtView, pod: ObservedPod, nowMs: number): Action {
+  switch (pod.kind) {
+    case 'absent': {
+      // The cache may simply not have caught up with a pod created a moment ago: only a live GET can tell.
+      if (!pod.confirmed) return { type: 'lookupPod' };
+      const startMs = at.status?.startTime ? Date.parse(at.status.startTime) : Number.NaN;
+      if (startMs + START_GRACE_MS > nowMs)
+        return { type: 'wait', afterMs: startMs + START_GRACE_MS - nowMs, recordPending: false };
+      return {
+        type: 'finish',
+        outcome: 'Failed',
+        reason: 'PodDisappeared',
+        message:
+          'the recorded pod no longer exists and did not report completion (deleted, evicted, or never created because the controller stopped between recording and creating it); it is not re-created',
+      };
+    }
+    case 'foreign':
+      return {
+        type: 'finish',
+        outcome: 'Failed',
+        reason: 'PodDisappeared',
+        message: 'the recorded pod was replaced by a pod this At does not control; it is not re-created',
+      };
+    case 'owned':
+      return (
+        finishedPod(pod) ?? {
+          type: 'nothing',
+          why: `pod is ${pod.phase ?? 'not yet reported'}; its events wake the At`,
+        }
+      );
+  }
+}
+
+function finishedPod(pod: Extract<ObservedPod, { kind: 'owned' }>): Action | undefined {
+  const terminated = pod.terminated;
+  if (pod.phase === 'Succeeded') {
+    return {
+      type: 'finish',
+      outcome: 'Succeeded',
+      exitCode: terminated?.exitCode ?? 0,
+      reason: terminated?.reason ?? 'Completed',
+      message: terminated?.message ?? '',
+    };
+  }
+  if (pod.phase === 'Failed') {
+    const action: Action = {
+      type: 'finish',
+      outcome: 'Failed',
+      reason: terminated?.reason ?? pod.reason ?? 'Failed',
+      message: terminated?.message ?? pod.message ?? '',
+    };
+    if (terminated) action.exitCode = terminated.exitCode;
+    return action;
+  }
+  return undefined;
+}
+
+function decideDone(at: AtView, pod: ObservedPod, nowMs: number): Action {
+  const ttl = at.spec.ttlSecondsAfterFinished;
+  if (ttl === undefined || pod.kind !== 'owned') return { type: 'nothing', why: 'DONE' };
+  if (pod.deleting) return { type: 'nothing', why: 'DONE; the finished pod is being deleted' };
+  const completed = at.status?.completionTime ? Date.parse(at.status.completionTime) : Number.NaN;
+  const dueMs = (Number.isNaN(completed) ? nowMs : completed) + ttl * 1000;
+  if (dueMs > nowMs) return { type: 'wait', afterMs: dueMs - nowMs, recordPending: false };
+  return { type: 'deletePod' };
+}
