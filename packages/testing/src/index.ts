@@ -12,3 +12,4 @@ export {
   type TestNamespace,
 } from './kube.ts';
 export * from './hcloud/index.ts';
+export * from './mailgun/index.ts';

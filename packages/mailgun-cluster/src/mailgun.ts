@@ -1,0 +1,205 @@
+/**
+ * Talking to Mailgun: send one request mail (mailgun.js) and find an already accepted one (the v3
+ * events API), with every failure classified into what the controller must do about it.
+ */
+import Mailgun from 'mailgun.js';
+import { REQUEST_TAG, messageFields, type RequestMail } from './mail.ts';
+
+/** What the controller needs from Mailgun; tests substitute it where a real peer is not the point. */
+export interface MailService {
+  /** Resolves Mailgun's message id (`<...@domain>`). Rejects with {@link MailgunError}. */
+  send(mail: RequestMail, signal?: AbortSignal): Promise<string>;
+  /**
+   * The id of an `accepted` mail carrying `uid` (any attempt) since `since`, or undefined when the
+   * events API shows none (yet). Rejects with {@link MailgunError}.
+   */
+  findAccepted(uid: string, since: Date, signal?: AbortSignal): Promise<string | undefined>;
+}
+
+/**
+ * How a failure is handled:
+ * - `rejected`: Mailgun refused the input (4xx other than 401/429): retrying the same spec cannot help;
+ * - `unauthorized`: 401 (bad or revoked API key): retry slowly, an operator must act;
+ * - `retryable`: 429, 5xx, network errors and timeouts: retry with exponential backoff.
+ *
+ * `maybeSent` says whether Mailgun may have accepted the mail anyway: true for 5xx, timeouts and
+ * connections that broke mid-request (Mailgun documents no idempotency; a 5xx does not prove the mail
+ * was not queued); false when the request provably never got through (4xx answers, refused
+ * connections, DNS failures).
+ */
+export type FailureKind = 'rejected' | 'unauthorized' | 'retryable';
+
+export class MailgunError extends Error {
+  override readonly name = 'MailgunError';
+  readonly kind: FailureKind;
+  readonly maybeSent: boolean;
+  /** HTTP status when Mailgun answered; undefined for network failures. */
+  readonly status: number | undefined;
+  constructor(
+    message: string,
+    options: { kind: FailureKind; maybeSent: boolean; status: number | undefined; cause?: unknown },
+  ) {
+    super(message, { cause: options.cause });
+    this.kind = options.kind;
+    this.maybeSent = options.maybeSent;
+    this.status = options.status;
+  }
+}
+
+/** Failures before any byte reached Mailgun. */
+const notConnectedCodes = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+/** An error `code`/`statusText` as Node and axios spell them: `ECONNREFUSED`, `ERR_NETWORK`. */
+const networkCode = /^(E[A-Z]+|ERR_[A-Z_]+)$/;
+
+/**
+ * Classifies what mailgun.js rejects with. mailgun.js reports network failures and timeouts as status
+ * 400 whose `message` is the error code (`ECONNREFUSED`, `ECONNABORTED` for its own timeout), so the
+ * message is checked before the status.
+ */
+export function classifyMailgunFailure(error: unknown, what: string): MailgunError {
+  const apiError = error as { status?: unknown; message?: unknown; details?: unknown; type?: unknown };
+  const message = typeof apiError.message === 'string' ? apiError.message : '';
+  const details = typeof apiError.details === 'string' ? apiError.details : '';
+  if (networkCode.test(message)) {
+    const maybeSent = !notConnectedCodes.has(message);
+    return new MailgunError(`${what}: network failure ${message}${details ? ` (${details})` : ''}`, {
+      kind: 'retryable',
+      maybeSent,
+      status: undefined,
+      cause: error,
+    });
+  }
+  const status = typeof apiError.status === 'number' ? apiError.status : undefined;
+  return fromStatus(
+    status,
+    `${what}: ${status ?? 'error'} ${[message, details].filter(Boolean).join(': ')}`,
+    error,
+  );
+}
+
+function fromStatus(status: number | undefined, message: string, cause: unknown): MailgunError {
+  if (status === 401)
+    return new MailgunError(message, { kind: 'unauthorized', maybeSent: false, status, cause });
+  if (status === 429)
+    return new MailgunError(message, { kind: 'retryable', maybeSent: false, status, cause });
+  if (status !== undefined && status >= 400 && status < 500)
+    return new MailgunError(message, { kind: 'rejected', maybeSent: false, status, cause });
+  return new MailgunError(message, { kind: 'retryable', maybeSent: true, status, cause });
+}
+
+export interface MailgunServiceOptions {
+  domain: string;
+  apiKey: string;
+  /** Base URL without `/v3`. */
+  url: string;
+  timeoutMs: number;
+  /** Injected for tests; default global fetch. */
+  fetch?: typeof fetch;
+}
+
+/** Pages of events the lookup reads at most (300 each); more means the tag is shared by far more mail than this controller sends. */
+const MAX_EVENT_PAGES = 20;
+
+export class MailgunService implements MailService {
+  readonly #options: MailgunServiceOptions;
+  readonly #client: ReturnType<Mailgun['client']>;
+
+  constructor(options: MailgunServiceOptions) {
+    this.#options = options;
+    this.#client = new Mailgun(FormData).client({
+      username: 'api',
+      key: options.apiKey,
+      url: options.url,
+      timeout: options.timeoutMs,
+    });
+  }
+
+  async send(mail: RequestMail): Promise<string> {
+    let response: { id?: string; status: number; message?: string };
+    try {
+      response = await this.#client.messages.create(this.#options.domain, {
+        ...messageFields(mail),
+      } as never);
+    } catch (error) {
+      throw classifyMailgunFailure(error, 'sending the request mail');
+    }
+    if (!response.id) {
+      // Accepted without an id should not happen; treat it as ambiguous, never as "not sent".
+      throw new MailgunError(
+        `sending the request mail: answer without a message id (status ${response.status})`,
+        { kind: 'retryable', maybeSent: true, status: response.status },
+      );
+    }
+    return response.id;
+  }
+
+  /**
+   * GET /v3/<domain>/events filtered server-side by event type, tag and time (the API cannot filter by
+   * user variable), then client-side by the `loopwright-uid` user variable, following `paging.next`.
+   * Called directly rather than through mailgun.js, whose `events.get` prints a deprecation warning
+   * through `console` on every call, bypassing the controller's logger.
+   */
+  async findAccepted(uid: string, since: Date, signal?: AbortSignal): Promise<string | undefined> {
+    const fetchImpl = this.#options.fetch ?? fetch;
+    const query = new URLSearchParams({
+      event: 'accepted',
+      tags: REQUEST_TAG,
+      begin: String(Math.floor(since.getTime() / 1000)),
+      ascending: 'yes',
+      limit: '300',
+    });
+    let url = `${this.#options.url}/v3/${encodeURIComponent(this.#options.domain)}/events?${query.toString()}`;
+    const authorization = `Basic ${Buffer.from(`api:${this.#options.apiKey}`).toString('base64')}`;
+    for (let page = 0; page < MAX_EVENT_PAGES; page++) {
+      const timeout = AbortSignal.timeout(this.#options.timeoutMs);
+      let response: Response;
+      try {
+        response = await fetchImpl(url, {
+          headers: { authorization },
+          signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+        });
+      } catch (error) {
+        const code = timeout.aborted ? 'ECONNABORTED' : errorCode(error);
+        throw new MailgunError(`looking up events: network failure ${code}`, {
+          kind: 'retryable',
+          maybeSent: false,
+          status: undefined,
+          cause: error,
+        });
+      }
+      if (!response.ok) {
+        const body = (await response.text().catch(() => '')).slice(0, 200);
+        throw fromStatus(response.status, `looking up events: ${response.status} ${body}`, undefined);
+      }
+      const body = (await response.json()) as EventsPage;
+      if (body.items.length === 0) return undefined;
+      for (const event of body.items) {
+        if (event.event === 'accepted' && event['user-variables']?.['loopwright-uid'] === uid) {
+          const id = event.message?.headers?.['message-id'];
+          if (id) return id.startsWith('<') ? id : `<${id}>`;
+        }
+      }
+      if (!body.paging?.next) return undefined;
+      url = body.paging.next;
+    }
+    throw new MailgunError(`looking up events: more than ${MAX_EVENT_PAGES} pages of tagged events`, {
+      kind: 'retryable',
+      maybeSent: false,
+      status: undefined,
+    });
+  }
+}
+
+interface EventsPage {
+  items: {
+    event?: string;
+    'user-variables'?: Record<string, unknown>;
+    message?: { headers?: { 'message-id'?: string } };
+  }[];
+  paging?: { next?: string };
+}
+
+function errorCode(error: unknown): string {
+  const cause = (error as { cause?: { code?: unknown } }).cause;
+  return typeof cause?.code === 'string' ? cause.code : 'ERR_NETWORK';
+}

@@ -1,0 +1,52 @@
+/**
+ * The controller process: config from the environment (exit 1 with one line naming a bad variable),
+ * then a Manager running the MailgunCluster and MailgunMachine controllers until SIGTERM.
+ */
+import { createLogger, loadKubeConfig, Manager, registerSecret, runManager } from '@loopwright/runtime';
+import { ConfigError, parseConfig, type Config } from './config.ts';
+import { createControllers } from './controllers.ts';
+import { RuntimeWriter } from './kube.ts';
+import { MailgunService } from './mailgun.ts';
+
+let config: Config;
+try {
+  config = parseConfig();
+} catch (error) {
+  if (!(error instanceof ConfigError)) throw error;
+  process.stderr.write(`mailgun-cluster: invalid configuration: ${error.message}\n`);
+  process.exit(1);
+}
+
+// The key, and the Basic credential mailgun.js builds from it, must never reach a log line or an Event.
+registerSecret(config.mailgun.apiKey);
+registerSecret(Buffer.from(`api:${config.mailgun.apiKey}`).toString('base64'));
+const logger = createLogger();
+const kubeConfig = loadKubeConfig();
+
+const manager = new Manager({
+  kubeConfig,
+  logger,
+  health: { port: config.healthPort },
+  identity: config.instance,
+  ...(config.leaderElection ? { leaderElection: config.leaderElection } : {}),
+});
+const kube = new RuntimeWriter(manager.client, manager.eventRecorder('loopwright.dev/mailgun-cluster'));
+const mail = new MailgunService(config.mailgun);
+for (const controller of createControllers(manager.factory, {
+  namespace: config.watchNamespace,
+  workers: config.workers,
+  mail,
+  kube,
+  recipient: config.recipient,
+  eventsSettleMs: config.mailgun.eventsSettleMs,
+  unauthorizedRetryMs: config.unauthorizedRetryMs,
+})) {
+  manager.add(controller);
+}
+logger.info('starting mailgun-cluster', {
+  domain: config.mailgun.domain,
+  url: config.mailgun.url,
+  namespace: config.watchNamespace ?? '(all)',
+  leaderElection: config.leaderElection !== undefined,
+});
+await runManager(manager, logger);
