@@ -10,9 +10,13 @@ const format = spawnSync('pnpm', ['exec', 'prettier', '--check', '--log-level=wa
 });
 if (format.status !== 0) console.error('Formatting differs from Prettier: run `pnpm format`.\n');
 
-const args = ['nx', 'run-many', '-t', 'typecheck', 'lint', 'test', ...process.argv.slice(2)];
+const args = ['run-many', '-t', 'typecheck', 'lint', 'test', ...process.argv.slice(2)];
 if (process.env.CI) args.push('--output-style=static');
-const nx = spawn('pnpm', ['exec', ...args], { stdio: ['inherit', 'pipe', 'inherit'] });
+// pnpm exports this to scripts; Nx runs each target with a nested `pnpm run`, which, seeing it,
+// engine-checks every workspace package against the system Node and floods the log with warnings.
+const env = { ...process.env };
+delete env.pnpm_config_verify_deps_before_run;
+const nx = spawn('nx', args, { stdio: ['inherit', 'pipe', 'inherit'], env });
 
 const totals = { pass: 0, fail: 0, skipped: 0 };
 let pending = '';
