@@ -1,0 +1,255 @@
+/**
+ * The controller's configuration from the environment (HCCM's variable names, so users can switch) and a
+ * few flags, through one validated parser: the first bad value throws {@link ConfigError}, one line naming
+ * the variable and what it expects. `main.ts` prints it and exits 1.
+ */
+import { readFileSync } from 'node:fs';
+import { DEFAULT_ENDPOINT } from '@loopwright/hcloud';
+import type { AddressFamily } from './node-mapping.ts';
+
+export const LOG_LEVELS = ['error', 'warn', 'info', 'http', 'verbose', 'debug', 'silly'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export interface Config {
+  /** HCLOUD_TOKEN, or the trimmed content of HCLOUD_TOKEN_FILE. */
+  token: string;
+  /** Which variable the token came from (for messages; never the value). */
+  tokenSource: 'HCLOUD_TOKEN' | 'HCLOUD_TOKEN_FILE';
+  /** HCLOUD_ENDPOINT. */
+  endpoint: string;
+  /** HCLOUD_DEBUG: debug logs, including one line per Hetzner API request. */
+  debug: boolean;
+  /** HCLOUD_NETWORK: id or name of the private network whose IP becomes the InternalIP. */
+  network: string | undefined;
+  /** HCLOUD_INSTANCES_ADDRESS_FAMILY. */
+  addressFamily: AddressFamily;
+  /** HCLOUD_INSTANCES_ZONE_LABEL_ENABLED. */
+  zoneLabels: boolean;
+  /** --node-monitor-period / NODE_MONITOR_PERIOD: lifecycle checks of NotReady Nodes. */
+  nodeMonitorPeriodMs: number;
+  /** --node-status-update-frequency / NODE_STATUS_UPDATE_FREQUENCY: address refresh of initialised Nodes. */
+  nodeStatusUpdateFrequencyMs: number;
+  /** --node-selector / NODE_SELECTOR: only Nodes matching this label selector are touched. */
+  nodeSelector: string | undefined;
+  /** LEADER_ELECT=false turns leader election off (one replica only). */
+  leaderElection: { namespace: string | undefined; leaseName: string } | undefined;
+  /** HEALTH_PORT: /metrics, /healthz, /readyz. */
+  healthPort: number;
+  logLevel: LogLevel;
+  logFormat: 'json' | 'console' | undefined;
+  /** KUBE_API_QPS / KUBE_API_BURST. */
+  kubeRateLimit: { qps: number; burst: number };
+  /** KUBECONFIG_CONTEXT. */
+  context: string | undefined;
+  /** POD_NAME (downward API): Events' reportingInstance and the Lease identity. */
+  podName: string | undefined;
+}
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+type Env = Record<string, string | undefined>;
+
+const FLAGS = {
+  '--node-monitor-period': 'NODE_MONITOR_PERIOD',
+  '--node-status-update-frequency': 'NODE_STATUS_UPDATE_FREQUENCY',
+  '--node-selector': 'NODE_SELECTOR',
+} as const;
+type FlagName = keyof typeof FLAGS;
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+export function parseConfig(
+  env: Env = process.env,
+  argv: readonly string[] = [],
+  readFile: (path: string) => string = (p) => readFileSync(p, 'utf8'),
+): Config {
+  const flags = parseFlags(argv);
+  const setting = (flag: FlagName): { name: string; raw: string | undefined } =>
+    flags.has(flag)
+      ? { name: flag, raw: flags.get(flag) }
+      : { name: FLAGS[flag], raw: optional(env, FLAGS[flag]) };
+
+  const { token, tokenSource } = parseToken(env, readFile);
+  const leaderElect = parseBoolean(env, 'LEADER_ELECT', true);
+  const leaseNamespaceName = optional(env, 'LEADER_ELECTION_NAMESPACE')
+    ? 'LEADER_ELECTION_NAMESPACE'
+    : 'POD_NAMESPACE';
+  const leaseNamespace = optional(env, leaseNamespaceName);
+  if (leaseNamespace !== undefined) checkName(leaseNamespace, leaseNamespaceName, DNS_LABEL, 63);
+  const leaseName = optional(env, 'LEADER_ELECTION_LEASE_NAME') ?? 'cloud-node';
+  checkName(leaseName, 'LEADER_ELECTION_LEASE_NAME', DNS_SUBDOMAIN, 253);
+  return {
+    token,
+    tokenSource,
+    endpoint: parseEndpoint(env),
+    debug: parseBoolean(env, 'HCLOUD_DEBUG', false),
+    network: optional(env, 'HCLOUD_NETWORK'),
+    addressFamily: parseEnum(
+      env,
+      'HCLOUD_INSTANCES_ADDRESS_FAMILY',
+      ['ipv4', 'ipv6', 'dualstack'] as const,
+      'ipv4',
+    ),
+    zoneLabels: parseBoolean(env, 'HCLOUD_INSTANCES_ZONE_LABEL_ENABLED', true),
+    nodeMonitorPeriodMs: parseDurationSetting(setting('--node-monitor-period'), 5_000),
+    nodeStatusUpdateFrequencyMs: parseDurationSetting(setting('--node-status-update-frequency'), 300_000),
+    nodeSelector: parseSelector(setting('--node-selector')),
+    leaderElection: leaderElect ? { namespace: leaseNamespace, leaseName } : undefined,
+    healthPort: parseInteger(env, 'HEALTH_PORT', 8080, 0, 65535),
+    logLevel:
+      parseBoolean(env, 'HCLOUD_DEBUG', false) && !optional(env, 'LOG_LEVEL')
+        ? 'debug'
+        : parseEnum(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
+    logFormat: parseEnum(env, 'LOG_FORMAT', ['json', 'console'] as const, undefined),
+    kubeRateLimit: {
+      qps: parseInteger(env, 'KUBE_API_QPS', 20, 1, 100_000),
+      burst: parseInteger(env, 'KUBE_API_BURST', 30, 1, 100_000),
+    },
+    context: optional(env, 'KUBECONFIG_CONTEXT'),
+    podName: optional(env, 'POD_NAME'),
+  };
+}
+
+function parseFlags(argv: readonly string[]): Map<FlagName, string> {
+  const flags = new Map<FlagName, string>();
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] ?? '';
+    const eq = arg.indexOf('=');
+    const name = eq < 0 ? arg : arg.slice(0, eq);
+    if (!(name in FLAGS))
+      throw new ConfigError(`${name}: unknown flag (known: ${Object.keys(FLAGS).join(', ')})`);
+    const value = eq < 0 ? argv[++i] : arg.slice(eq + 1);
+    if (value === undefined) throw new ConfigError(`${name}: expected a value`);
+    flags.set(name as FlagName, value.trim());
+  }
+  return flags;
+}
+
+function optional(env: Env, name: string): string | undefined {
+  const value = env[name]?.trim();
+  return value ? value : undefined;
+}
+
+function parseToken(
+  env: Env,
+  readFile: (path: string) => string,
+): { token: string; tokenSource: Config['tokenSource'] } {
+  const direct = optional(env, 'HCLOUD_TOKEN');
+  const file = optional(env, 'HCLOUD_TOKEN_FILE');
+  if (direct !== undefined && file !== undefined)
+    throw new ConfigError('HCLOUD_TOKEN_FILE: set either HCLOUD_TOKEN or HCLOUD_TOKEN_FILE, not both');
+  if (direct === undefined && file === undefined)
+    throw new ConfigError(
+      'HCLOUD_TOKEN: required (a Hetzner Cloud API token; or HCLOUD_TOKEN_FILE with a path to a file holding it)',
+    );
+  let token = direct;
+  if (file !== undefined) {
+    try {
+      token = readFile(file).trim();
+    } catch (error) {
+      throw new ConfigError(
+        `HCLOUD_TOKEN_FILE: cannot read "${file}": ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
+      );
+    }
+    if (token === '') throw new ConfigError(`HCLOUD_TOKEN_FILE: "${file}" is empty`);
+  }
+  const source = file === undefined ? 'HCLOUD_TOKEN' : 'HCLOUD_TOKEN_FILE';
+  // Never echo the value: it is a secret.
+  if (token === undefined || /\s/.test(token))
+    throw new ConfigError(`${source}: expected an API token without whitespace`);
+  return { token, tokenSource: source };
+}
+
+function parseEndpoint(env: Env): string {
+  const raw = optional(env, 'HCLOUD_ENDPOINT') ?? DEFAULT_ENDPOINT;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(
+      `HCLOUD_ENDPOINT: expected an http(s) URL such as ${DEFAULT_ENDPOINT}, got "${raw}"`,
+    );
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    throw new ConfigError(
+      `HCLOUD_ENDPOINT: expected an http(s) URL such as ${DEFAULT_ENDPOINT}, got "${raw}"`,
+    );
+  return raw.replace(/\/+$/, '');
+}
+
+const DURATION_UNITS: Readonly<Record<string, number>> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** Go's `time.ParseDuration` subset Kubernetes flags use: `5s`, `300ms`, `1m30s`, `1h`. */
+export function parseDuration(raw: string): number | undefined {
+  if (!/^(\d+(\.\d+)?(ms|s|m|h))+$/.test(raw)) return undefined;
+  let total = 0;
+  for (const [, amount = '0', unit = 's'] of raw.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g))
+    total += Number(amount) * (DURATION_UNITS[unit] ?? 0);
+  return Math.round(total);
+}
+
+function parseDurationSetting(
+  { name, raw }: { name: string; raw: string | undefined },
+  fallback: number,
+): number {
+  if (raw === undefined || raw === '') return fallback;
+  const ms = parseDuration(raw);
+  if (ms === undefined || ms < 10 || ms > 86_400_000)
+    throw new ConfigError(`${name}: expected a duration from 10ms to 24h such as 5s or 5m, got "${raw}"`);
+  return ms;
+}
+
+const SELECTOR_TERM =
+  /^\s*(!?[A-Za-z0-9][-A-Za-z0-9_./]*)\s*(?:(==|=|!=)\s*([-A-Za-z0-9_.]*)|\s(in|notin)\s*\(\s*([-A-Za-z0-9_.]*(\s*,\s*[-A-Za-z0-9_.]*)*)\s*\))?\s*$/;
+
+/** A Kubernetes label selector (equality and set based); passed to the API as the Nodes' list/watch filter. */
+function parseSelector({ name, raw }: { name: string; raw: string | undefined }): string | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  // Split on commas outside parentheses.
+  const terms = raw.split(/,(?![^(]*\))/);
+  for (const term of terms) {
+    const match = SELECTOR_TERM.exec(term);
+    if (!match || (match[1]?.startsWith('!') === true && match[2] !== undefined))
+      throw new ConfigError(
+        `${name}: expected a label selector such as "node-role.kubernetes.io/worker" or "pool in (a,b),!legacy", got "${raw}"`,
+      );
+  }
+  return raw;
+}
+
+function parseInteger(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = optional(env, name);
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw) || value < min || value > max)
+    throw new ConfigError(`${name}: expected an integer from ${min} to ${max}, got "${raw}"`);
+  return value;
+}
+
+function parseBoolean(env: Env, name: string, fallback: boolean): boolean {
+  const raw = optional(env, name)?.toLowerCase();
+  if (raw === undefined) return fallback;
+  if (raw === 'true' || raw === '1') return true;
+  if (raw === 'false' || raw === '0') return false;
+  throw new ConfigError(`${name}: expected true or false, got "${env[name] ?? ''}"`);
+}
+
+function parseEnum<T extends string, D extends T | undefined>(
+  env: Env,
+  name: string,
+  values: readonly T[],
+  fallback: D,
+): T | D {
+  const raw = optional(env, name)?.toLowerCase();
+  if (raw === undefined) return fallback;
+  if ((values as readonly string[]).includes(raw)) return raw as T;
+  throw new ConfigError(`${name}: expected one of ${values.join(', ')}, got "${env[name] ?? ''}"`);
+}
+
+function checkName(value: string, name: string, pattern: RegExp, max: number): void {
+  if (value.length > max || !pattern.test(value))
+    throw new ConfigError(`${name}: expected a DNS-1123 name of at most ${max} characters, got "${value}"`);
+}

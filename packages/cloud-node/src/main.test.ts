@@ -1,0 +1,100 @@
+/** The process's start-up failures: exit status 1 and one line naming the variable. */
+import { startFakeHcloud } from '@loopwright/testing';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+
+const MAIN = new URL('./main.ts', import.meta.url).pathname;
+const dir = mkdtempSync(join(tmpdir(), 'cloud-node-main-'));
+const kubeconfig = join(dir, 'kubeconfig');
+writeFileSync(
+  kubeconfig,
+  `apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
+users: [{name: u, user: {token: kube-token}}]
+contexts: [{name: ctx, context: {cluster: c, user: u}}]
+current-context: ctx
+`,
+);
+
+function run(env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--conditions=development', MAIN], {
+      env: {
+        PATH: process.env.PATH ?? '',
+        KUBECONFIG: kubeconfig,
+        LOG_FORMAT: 'json',
+        HEALTH_PORT: '0',
+        ...env,
+      },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('close', (code) => {
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+describe('main start-up failures', () => {
+  it('missing token: exit 1, one line naming HCLOUD_TOKEN', async () => {
+    const { code, stderr } = await run({});
+    assert.equal(code, 1);
+    assert.match(stderr, /^HCLOUD_TOKEN: required[^\n]*\n$/);
+  });
+
+  it('malformed variable: exit 1, one line naming it', async () => {
+    const { code, stderr } = await run({
+      HCLOUD_TOKEN: 'x'.repeat(64),
+      HCLOUD_INSTANCES_ADDRESS_FAMILY: 'ipv5',
+    });
+    assert.equal(code, 1);
+    assert.match(
+      stderr,
+      /^HCLOUD_INSTANCES_ADDRESS_FAMILY: expected one of ipv4, ipv6, dualstack, got "ipv5"\n$/,
+    );
+  });
+
+  it('a token the API rejects: exit 1 after one request, the token nowhere in the output', async () => {
+    const fake = await startFakeHcloud();
+    try {
+      const badToken = 'bad-token-0123456789abcdef0123456789abcdef0123456789abcdef01234567';
+      const { code, stdout, stderr } = await run({
+        HCLOUD_TOKEN: badToken,
+        HCLOUD_ENDPOINT: fake.url,
+        HCLOUD_DEBUG: 'true',
+      });
+      assert.equal(code, 1);
+      assert.match(
+        stderr,
+        /^HCLOUD_TOKEN: the Hetzner Cloud API rejected the token \(401 unauthorized[^\n]*\n$/,
+      );
+      assert.equal(fake.requests.count(), 1);
+      assert.ok(!stdout.includes(badToken) && !stderr.includes(badToken));
+      assert.match(stdout, /target cluster/); // the context is printed first
+    } finally {
+      await fake.close();
+    }
+  });
+
+  it('an unknown HCLOUD_NETWORK: exit 1 naming it', async () => {
+    const fake = await startFakeHcloud();
+    try {
+      const { code, stderr } = await run({
+        HCLOUD_TOKEN: fake.token,
+        HCLOUD_ENDPOINT: fake.url,
+        HCLOUD_NETWORK: 'nope',
+      });
+      assert.equal(code, 1);
+      assert.match(stderr, /^HCLOUD_NETWORK: no network with id or name "nope"/);
+    } finally {
+      await fake.close();
+    }
+  });
+});

@@ -1,0 +1,42 @@
+/** The Node fields the controllers read, as plain JSON (the informer caches raw API objects). */
+import type { KubeObject, ObjectMeta } from '@loopwright/informer';
+import type { NodeAddress } from './node-mapping.ts';
+
+export interface Taint {
+  key: string;
+  value?: string;
+  effect: string;
+  timeAdded?: string;
+}
+
+export interface NodeCondition {
+  type: string;
+  status: string;
+  reason?: string;
+}
+
+export interface Node extends KubeObject {
+  metadata?: ObjectMeta & { annotations?: Record<string, string>; creationTimestamp?: string };
+  spec?: { providerID?: string; taints?: Taint[] };
+  status?: { conditions?: NodeCondition[]; addresses?: NodeAddress[] };
+}
+
+export function hasTaint(node: Node, key: string): boolean {
+  return node.spec?.taints?.some((t) => t.key === key) ?? false;
+}
+
+/** kubelet's Ready condition: `True`, `False`, or `Unknown` (also when the condition is missing). */
+export function readyStatus(node: Node): 'True' | 'False' | 'Unknown' {
+  const status = node.status?.conditions?.find((c) => c.type === 'Ready')?.status;
+  return status === 'True' || status === 'False' ? status : 'Unknown';
+}
+
+export function nodeName(node: Node): string {
+  return node.metadata?.name ?? '';
+}
+
+/** The regarding reference of an Event about this Node. */
+export function nodeRef(node: Node): { apiVersion: string; kind: string; name: string; uid?: string } {
+  const uid = node.metadata?.uid;
+  return { apiVersion: 'v1', kind: 'Node', name: nodeName(node), ...(uid ? { uid } : {}) };
+}
