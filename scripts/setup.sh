@@ -27,12 +27,13 @@ case "$node_version" in
   *) fail "Node >= 22.19 is required and none was provisioned for this platform (found $node_version)" ;;
 esac
 
-# promtool (Debian package prometheus) checks our /metrics output; Prometheus itself scrapes in e2e.
+# Debian's prometheus package: promtool checks our /metrics output, and the e2e suite scrapes with it.
 if ! command -v promtool >/dev/null; then
   echo "setup: installing Debian package prometheus (promtool)"
   as_root apt-get update -qq
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null
 fi
 
+# etcd, kube-apiserver, kube-controller-manager and helm, built from Go modules once per machine.
 pnpm -s controlplane build
 echo "setup: done (node $node_version, pnpm $pnpm_version)"

@@ -1,6 +1,6 @@
 /**
  * `pnpm controlplane <command>`: the test control plane for humans.
- *   build   build (or find cached) etcd, kube-apiserver and kube-controller-manager
+ *   build   build (or find cached) etcd, kube-apiserver, kube-controller-manager and helm
  *   up      start a control plane in the background (state in .controlplane/ at the repo root)
  *   down    stop it
  *   env     print shell exports for it: eval "$(pnpm -s controlplane env)"
@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ensureControlPlaneBinaries, pinnedVersions } from './controlplane/binaries.ts';
 import { startControlPlane, type ControlPlane } from './controlplane/start.ts';
+import { ensureHelmBinary } from './helm/binary.ts';
 
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 const stateDir = join(repoRoot, '.controlplane');
@@ -70,6 +71,12 @@ async function main(command: string | undefined): Promise<void> {
       console.log(
         `kubernetes ${versions.kubernetes}, etcd ${versions.etcd}: ${Object.values(binaries).join(' ')}`,
       );
+      const helmBinary = await ensureHelmBinary({
+        log: (line) => {
+          console.log(line);
+        },
+      });
+      console.log(`helm: ${helmBinary}`);
       return;
     }
     case 'up': {

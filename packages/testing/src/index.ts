@@ -13,3 +13,4 @@ export {
 } from './kube.ts';
 export * from './hcloud/index.ts';
 export * from './mailgun/index.ts';
+export * from './helm/index.ts';

@@ -48,11 +48,22 @@ async function sourceFiles(dir: string): Promise<string[]> {
     .sort();
 }
 
-/** Cache key: pinned versions plus a hash of everything that goes into the build, Go toolchain included. */
+/**
+ * Stamps the release into the binaries as Kubernetes' own build does; without it the API server
+ * reports v0.0.0-master and charts with a `kubeVersion` constraint refuse to install.
+ */
+function ldflags(versions: PinnedVersions): string {
+  const [major = '', minor = ''] = versions.kubernetes.replace(/^v/, '').split('.');
+  const pkg = 'k8s.io/component-base/version';
+  return `-s -w -X ${pkg}.gitVersion=${versions.kubernetes} -X ${pkg}.gitMajor=${major} -X ${pkg}.gitMinor=${minor}`;
+}
+
+/** Cache key: pinned versions plus a hash of everything that goes into the build, Go toolchain and flags included. */
 async function cacheKey(versions: PinnedVersions): Promise<string> {
   const hash = createHash('sha256');
   const { stdout: goVersion } = await run('go', ['env', 'GOVERSION']);
   hash.update(goVersion);
+  hash.update(ldflags(versions));
   for (const file of await sourceFiles(controlPlaneModuleDir)) {
     hash.update(relative(controlPlaneModuleDir, file));
     hash.update(await readFile(file));
@@ -92,11 +103,15 @@ export async function ensureControlPlaneBinaries(options: EnsureOptions = {}): P
     `building kube-apiserver ${versions.kubernetes}, kube-controller-manager and etcd ${versions.etcd} (first use on this machine)`,
   );
   try {
-    await run('go', ['build', '-trimpath', '-ldflags=-s -w', '-o', staging + '/', './cmd/...'], {
-      cwd: controlPlaneModuleDir,
-      maxBuffer: 64 * 1024 * 1024,
-      env: { ...process.env, CGO_ENABLED: '0' },
-    });
+    await run(
+      'go',
+      ['build', '-trimpath', `-ldflags=${ldflags(versions)}`, '-o', staging + '/', './cmd/...'],
+      {
+        cwd: controlPlaneModuleDir,
+        maxBuffer: 64 * 1024 * 1024,
+        env: { ...process.env, CGO_ENABLED: '0' },
+      },
+    );
   } catch (error) {
     await rm(staging, { recursive: true, force: true });
     const stderr = (error as { stderr?: string }).stderr ?? '';

@@ -1,0 +1,124 @@
+/**
+ * Assertions shared by both charts' tests: the things every Loopwright chart must get right.
+ */
+import { helm, HelmError } from '@loopwright/testing';
+import assert from 'node:assert/strict';
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+import { chartPath, controllerContainer, one, type Manifest, type PolicyRule } from './charts.ts';
+
+type Chart = 'at-scheduler' | 'mailgun-cluster';
+
+export async function appVersion(chart: Chart): Promise<string> {
+  const meta = parse(await readFile(join(chartPath(chart), 'Chart.yaml'), 'utf8')) as { appVersion: string };
+  return meta.appVersion;
+}
+
+/** The restricted Pod Security profile, with the fixed UID the images use. */
+export function assertRestrictedPod(deployment: Manifest): void {
+  const pod = (deployment.spec as { template: { spec: Record<string, unknown> } }).template.spec;
+  assert.deepEqual(pod.securityContext, {
+    runAsNonRoot: true,
+    runAsUser: 65532,
+    runAsGroup: 65532,
+    fsGroup: 65532,
+    seccompProfile: { type: 'RuntimeDefault' },
+  });
+  const container = controllerContainer(deployment);
+  assert.deepEqual(container.securityContext, {
+    runAsNonRoot: true,
+    runAsUser: 65532,
+    runAsGroup: 65532,
+    readOnlyRootFilesystem: true,
+    allowPrivilegeEscalation: false,
+    capabilities: { drop: ['ALL'] },
+    seccompProfile: { type: 'RuntimeDefault' },
+  });
+}
+
+export function assertProbes(deployment: Manifest, port: number): void {
+  const container = controllerContainer(deployment);
+  assert.deepEqual(container.ports, [{ name: 'http', containerPort: port, protocol: 'TCP' }]);
+  const liveness = container.livenessProbe as { httpGet: unknown };
+  const readiness = container.readinessProbe as { httpGet: unknown };
+  assert.deepEqual(liveness.httpGet, { path: '/healthz', port: 'http' });
+  assert.deepEqual(readiness.httpGet, { path: '/readyz', port: 'http' });
+}
+
+/** No `*` anywhere, no Secrets in any cluster-wide rule, no CRD or webhook writes. */
+export function assertNoBroadRules(manifests: Manifest[]): void {
+  for (const m of manifests.filter((x) => x.kind === 'ClusterRole' || x.kind === 'Role')) {
+    for (const rule of m.rules as PolicyRule[]) {
+      for (const list of [rule.apiGroups, rule.resources, rule.verbs, rule.resourceNames])
+        assert.ok(!(list ?? []).includes('*'), `${m.kind} ${m.metadata.name} has a wildcard`);
+      if (m.kind === 'ClusterRole')
+        assert.ok(!(rule.resources ?? []).includes('secrets'), 'Secrets granted cluster-wide');
+      assert.ok(!(rule.apiGroups ?? []).includes('apiextensions.k8s.io'), 'CRD access granted');
+      assert.ok(!(rule.apiGroups ?? []).includes('admissionregistration.k8s.io'), 'webhook access granted');
+    }
+  }
+}
+
+/** Bindings point at the chart's ServiceAccount in the release namespace and at a rendered role. */
+export function assertBindings(manifests: Manifest[], serviceAccount: string, namespace: string): void {
+  const bindings = manifests.filter((m) => m.kind === 'ClusterRoleBinding' || m.kind === 'RoleBinding');
+  assert.ok(bindings.length > 0);
+  for (const binding of bindings) {
+    assert.deepEqual(binding.subjects, [{ kind: 'ServiceAccount', name: serviceAccount, namespace }]);
+    const ref = binding.roleRef as { kind: string; name: string };
+    one(
+      manifests.filter(
+        (m) => m.metadata.namespace === binding.metadata.namespace || m.kind === 'ClusterRole',
+      ),
+      ref.kind,
+      ref.name,
+    );
+  }
+}
+
+/** The CRDs come from crds/ unchanged, and no template carries a copy. */
+export async function assertCrdsFromSource(chart: Chart, manifests: Manifest[]): Promise<void> {
+  const dir = join(chartPath(chart), 'crds');
+  const files = (await readdir(dir)).filter((f) => f.endsWith('.yaml')).sort();
+  const rendered = manifests.filter((m) => m.kind === 'CustomResourceDefinition');
+  assert.equal(rendered.length, files.length);
+  for (const file of files) {
+    const source = parse(await readFile(join(dir, file), 'utf8')) as Manifest;
+    assert.deepEqual(one(rendered, 'CustomResourceDefinition', source.metadata.name), source);
+  }
+  for (const template of await readdir(join(chartPath(chart), 'templates')))
+    assert.doesNotMatch(
+      await readFile(join(chartPath(chart), 'templates', template), 'utf8'),
+      /CustomResourceDefinition/,
+      template,
+    );
+}
+
+/** Every env var the chart sets is one the controller's config parser reads (a typo would be silently ignored). */
+export async function assertEnvKnownToParser(
+  env: Record<string, string>,
+  configSource: string,
+): Promise<void> {
+  const source = await readFile(configSource, 'utf8');
+  for (const name of Object.keys(env))
+    assert.ok(source.includes(`'${name}'`), `${name} is not read by ${configSource}`);
+}
+
+/** helm template and helm lint both fail, naming the schema. */
+export async function assertSchemaRejects(
+  chart: Chart,
+  set: string,
+  extraArgs: string[] = [],
+): Promise<void> {
+  for (const command of [['template', 'rel'], ['lint']]) {
+    await assert.rejects(
+      helm([...command, chartPath(chart), ...extraArgs, '--set-json', set]),
+      (error: unknown) => {
+        assert.ok(error instanceof HelmError);
+        assert.match(error.stderr + error.stdout, /schema/i, `${command[0]} ${set}`);
+        return true;
+      },
+    );
+  }
+}

@@ -1,0 +1,212 @@
+/**
+ * The e2e suites' Kubernetes plumbing: raw API requests, ServiceAccount kubeconfigs from TokenRequest,
+ * the env a Deployment would give its container, and the controller as a child process.
+ */
+import { KubeConfig } from '@kubernetes/client-node';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { request as httpsRequest, type RequestOptions } from 'node:https';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { normalizeRules, type PolicyRule } from './charts.ts';
+
+export class ApiError extends Error {
+  override readonly name = 'ApiError';
+  readonly status: number;
+  constructor(method: string, path: string, status: number, body: string) {
+    super(`${method} ${path}: ${status} ${body.slice(0, 500)}`);
+    this.status = status;
+  }
+}
+
+/** One JSON request with the kubeconfig's credentials and CA. */
+export async function api<T = unknown>(
+  kc: KubeConfig,
+  method: string,
+  path: string,
+  body?: unknown,
+  contentType = 'application/json',
+): Promise<T> {
+  const cluster = kc.getCurrentCluster();
+  if (!cluster) throw new Error('kubeconfig has no current cluster');
+  const url = new URL(path, cluster.server);
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  const headers: Record<string, string> = { accept: 'application/json' };
+  if (payload !== undefined) headers['content-type'] = contentType;
+  const options: RequestOptions = { method, headers };
+  await kc.applyToHTTPSOptions(options);
+  return new Promise<T>((resolve, reject) => {
+    const req = httpsRequest(url, options, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        if ((res.statusCode ?? 0) >= 300) reject(new ApiError(method, path, res.statusCode ?? 0, text));
+        else resolve((text ? JSON.parse(text) : undefined) as T);
+      });
+    });
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+/** The admin kubeconfig file of the test run (set by the global setup); helm installs with it. */
+export function adminKubeconfigPath(): string {
+  const path = process.env.KUBECONFIG;
+  if (!path) throw new Error('KUBECONFIG is not set: run with --test-global-setup (pnpm run test)');
+  return path;
+}
+
+export interface ServiceAccountCredentials {
+  /** A kubeconfig file holding only the cluster (server + CA) and this token: no admin credential. */
+  kubeconfigPath: string;
+  kubeConfig: KubeConfig;
+  token: string;
+  /** Removes the kubeconfig file. */
+  remove(): Promise<void>;
+}
+
+/**
+ * Mints a token for the ServiceAccount through the TokenRequest API (what the kubelet does for a
+ * projected token) and writes a kubeconfig that holds nothing else, so a process given it has exactly
+ * the ServiceAccount's rights.
+ */
+export async function serviceAccountKubeconfig(
+  admin: KubeConfig,
+  namespace: string,
+  serviceAccount: string,
+): Promise<ServiceAccountCredentials> {
+  const review = await api<{ status: { token: string } }>(
+    admin,
+    'POST',
+    `/api/v1/namespaces/${namespace}/serviceaccounts/${serviceAccount}/token`,
+    { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } },
+  );
+  const token = review.status.token;
+  const cluster = admin.getCurrentCluster();
+  if (!cluster) throw new Error('admin kubeconfig has no current cluster');
+  const caData =
+    cluster.caData ?? (cluster.caFile ? readFileSync(cluster.caFile).toString('base64') : undefined);
+  const config = {
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [{ name: 'e2e', cluster: { server: cluster.server, 'certificate-authority-data': caData } }],
+    users: [{ name: serviceAccount, user: { token } }],
+    contexts: [{ name: 'e2e', context: { cluster: 'e2e', user: serviceAccount, namespace } }],
+    'current-context': 'e2e',
+  };
+  const dir = await mkdtemp(join(tmpdir(), 'loopwright-e2e-sa-'));
+  const kubeconfigPath = join(dir, 'kubeconfig');
+  await writeFile(kubeconfigPath, stringify(config), { mode: 0o600 });
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromFile(kubeconfigPath);
+  return { kubeconfigPath, kubeConfig, token, remove: () => rm(dir, { recursive: true, force: true }) };
+}
+
+/** What the ServiceAccount may do in `namespace`, asked as the ServiceAccount (SelfSubjectRulesReview). */
+export async function effectiveRules(
+  sa: KubeConfig,
+  namespace: string,
+): Promise<{ resourceRules: PolicyRule[]; nonResourceRules: PolicyRule[]; incomplete: boolean }> {
+  const review = await api<{
+    status: { resourceRules: PolicyRule[]; nonResourceRules: PolicyRule[]; incomplete: boolean };
+  }>(sa, 'POST', '/apis/authorization.k8s.io/v1/selfsubjectrulesreviews', {
+    apiVersion: 'authorization.k8s.io/v1',
+    kind: 'SelfSubjectRulesReview',
+    spec: { namespace },
+  });
+  return {
+    resourceRules: normalizeRules(review.status.resourceRules),
+    nonResourceRules: normalizeRules(review.status.nonResourceRules),
+    incomplete: review.status.incomplete,
+  };
+}
+
+interface EnvVar {
+  name: string;
+  value?: string;
+  valueFrom?: { fieldRef?: { fieldPath: string } };
+}
+
+/**
+ * The env the Deployment's `controller` container would get, read back from the API server: literal
+ * values as stored, downward-API `metadata.name`/`metadata.namespace` resolved for `podName`. Anything
+ * else (secretKeyRef...) is an error here, so a chart change cannot silently drop a variable.
+ */
+export async function deploymentEnv(
+  admin: KubeConfig,
+  namespace: string,
+  name: string,
+  podName: string,
+): Promise<Record<string, string>> {
+  const deployment = await api<{
+    spec: { template: { spec: { containers: { name: string; env?: EnvVar[] }[] } } };
+  }>(admin, 'GET', `/apis/apps/v1/namespaces/${namespace}/deployments/${name}`);
+  const container = deployment.spec.template.spec.containers.find((c) => c.name === 'controller');
+  if (!container) throw new Error(`Deployment ${name} has no controller container`);
+  const env: Record<string, string> = {};
+  for (const variable of container.env ?? []) {
+    const field = variable.valueFrom?.fieldRef?.fieldPath;
+    if (variable.value !== undefined) env[variable.name] = variable.value;
+    else if (field === 'metadata.name') env[variable.name] = podName;
+    else if (field === 'metadata.namespace') env[variable.name] = namespace;
+    else throw new Error(`cannot resolve env ${variable.name}: ${JSON.stringify(variable.valueFrom)}`);
+  }
+  return env;
+}
+
+export interface ControllerProcess {
+  /** Everything written to stdout and stderr so far. */
+  output(): string;
+  /** SIGTERM, then wait for the exit (SIGKILL after 10 s). */
+  stop(): Promise<void>;
+  child: ChildProcess;
+}
+
+/**
+ * Runs a controller from source with the real Node (this test's), an env that is exactly `env` (plus
+ * PATH/HOME: nothing from the test process, so the admin KUBECONFIG cannot leak in).
+ */
+export function startController(cwd: string, entry: string, env: Record<string, string>): ControllerProcess {
+  const child = spawn(process.execPath, ['--conditions=development', entry], {
+    cwd,
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  const exited = new Promise<void>((resolve) =>
+    child.once('exit', () => {
+      resolve();
+    }),
+  );
+  return {
+    child,
+    output: () => output,
+    stop: async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** A port that was free a moment ago on loopback. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => {
+        resolve(typeof address === 'object' && address ? address.port : 0);
+      });
+    });
+  });
+}

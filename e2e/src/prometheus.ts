@@ -1,0 +1,103 @@
+/**
+ * A real Prometheus (the Debian package's /usr/bin/prometheus) on loopback, with a temporary storage
+ * dir and a 1 s scrape interval, for asserting that a controller's /metrics is scrapable.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { freePort } from './kube.ts';
+
+export const prometheusBinary = process.env.PROMETHEUS_BINARY ?? '/usr/bin/prometheus';
+
+export interface Prometheus {
+  url: string;
+  /** GET an API path (e.g. `/api/v1/targets`), JSON `data` field. */
+  get<T>(path: string): Promise<T>;
+  output(): string;
+  stop(): Promise<void>;
+}
+
+export interface ScrapeTarget {
+  job: string;
+  /** host:port */
+  target: string;
+}
+
+export async function startPrometheus(targets: ScrapeTarget[]): Promise<Prometheus> {
+  if (!existsSync(prometheusBinary))
+    throw new Error(
+      `${prometheusBinary} not found: install the Debian package prometheus (scripts/setup.sh does)`,
+    );
+  const dir = await mkdtemp(join(tmpdir(), 'loopwright-prometheus-'));
+  const config = {
+    global: { scrape_interval: '1s', scrape_timeout: '1s', evaluation_interval: '1s' },
+    scrape_configs: targets.map((t) => ({ job_name: t.job, static_configs: [{ targets: [t.target] }] })),
+  };
+  await writeFile(join(dir, 'prometheus.yml'), stringify(config));
+  const port = await freePort();
+  const child = spawn(
+    prometheusBinary,
+    [
+      `--config.file=${join(dir, 'prometheus.yml')}`,
+      `--storage.tsdb.path=${join(dir, 'data')}`,
+      `--web.listen-address=127.0.0.1:${port}`,
+      '--log.level=warn',
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let output = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  const exited = new Promise<void>((resolve) =>
+    child.once('exit', () => {
+      resolve();
+    }),
+  );
+  const url = `http://127.0.0.1:${port}`;
+  return {
+    url,
+    output: () => output,
+    async get<T>(path: string): Promise<T> {
+      const response = await fetch(`${url}${path}`);
+      const body = (await response.json()) as { status: string; data: T; error?: string };
+      if (body.status !== 'success') throw new Error(`${path}: ${body.error ?? response.status}`);
+      return body.data;
+    },
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+        await exited;
+        clearTimeout(timer);
+      }
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export const promtoolBinary = process.env.PROMTOOL_BINARY ?? '/usr/bin/promtool';
+
+/**
+ * `promtool check metrics` on the text of a /metrics endpoint: resolves with promtool's findings
+ * (empty = clean), which it prints for exposition-format errors and for lint problems (naming, units,
+ * missing HELP) alike.
+ */
+export async function promtoolCheckMetrics(
+  metricsUrl: string,
+): Promise<{ exitCode: number | null; findings: string }> {
+  const text = await (await fetch(metricsUrl)).text();
+  const child = spawn(promtoolBinary, ['check', 'metrics'], { stdio: ['pipe', 'pipe', 'pipe'] });
+  let findings = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (findings += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (findings += chunk));
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('exit', (code) => {
+      resolve(code);
+    }),
+  );
+  child.stdin.end(text);
+  return { exitCode: await exited, findings: findings.trim() };
+}
