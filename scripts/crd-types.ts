@@ -79,7 +79,8 @@ function generateKind(kind: string, root: JsonSchema): string[] {
     '  kind?: string;',
     '  metadata?: ObjectMeta;',
   ]);
-  return interfaces.reverse();
+  // One blank line between interfaces, as Prettier would leave it.
+  return interfaces.reverse().flatMap((text, index) => (index === 0 ? [text] : ['', text]));
 }
 
 /** Pushes `name`'s interface after the interfaces of its nested objects (reversed by the caller). */
@@ -91,7 +92,7 @@ function emitInterface(name: string, schema: JsonSchema, out: string[], leading:
     const key = /^[A-Za-z_$][\w$]*$/.test(property) ? property : `'${property}'`;
     lines.push(...doc(child.description, '  '), `  ${key}${required.has(property) ? '' : '?'}: ${type};`);
   }
-  lines.push('}', '');
+  lines.push('}');
   out.push(lines.join('\n'));
 }
 

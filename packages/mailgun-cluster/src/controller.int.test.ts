@@ -8,12 +8,13 @@ import {
   eventually,
   loadTestKubeConfig,
   startMailgunPeer,
+  type MailgunFault,
   type MailgunPeer,
   type TestNamespace,
 } from '@loopwright/testing';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, describe, it } from 'node:test';
 import { MESSAGE_ID_ANNOTATION } from './decide.ts';
 import {
   Objects,
@@ -43,8 +44,10 @@ function controllerEnv(
     MAILGUN_API_KEY: API_KEY,
     MAILGUN_URL: peer.url,
     MAIL_RECIPIENT: 'ops@example.com',
-    MAILGUN_TIMEOUT_SECONDS: '1',
-    MAILGUN_EVENTS_SETTLE_SECONDS: '3',
+    // Generous enough that a loaded CI machine never turns a prompt answer into a timeout (which would
+    // rightly take the maybe-sent path and change what a test observes); the timeout tests shorten it.
+    MAILGUN_TIMEOUT_SECONDS: '5',
+    MAILGUN_EVENTS_SETTLE_SECONDS: '6',
     MAILGUN_UNAUTHORIZED_RETRY_SECONDS: '1',
     LEADER_ELECTION: 'false',
     HEALTH_PORT: '0',
@@ -84,6 +87,16 @@ async function expectExactlyOneMail(peer: MailgunPeer, objects: Objects, name: s
 before(async () => {
   kc = loadTestKubeConfig();
   await installCrds(kc);
+});
+
+afterEach((t) => {
+  // A failed test is explained by what the controllers logged, not only by the assertion.
+  // Node sets `passed` on every context; @types/node 24 declares it on suites only.
+  if ((t as { passed?: boolean }).passed !== false) return;
+  for (const [index, p] of processes.entries())
+    console.error(
+      `--- controller ${index} output (last 60 lines) ---\n${p.output().split('\n').slice(-60).join('\n')}`,
+    );
 });
 
 after(async () => {
@@ -361,26 +374,49 @@ describe('Mailgun failures', () => {
     await expectExactlyOneMail(peer, objects, 'unauthorized');
   });
 
+  // [name, fault, messages requests: a second send only when the first provably or settledly failed]
   const retryable = [
-    // [name, fault, messages requests: a second send only when the first provably or settledly failed]
     ['429', { status: 429 }, 2],
     ['500 before acceptance', { status: 500 }, 2],
     ['503 after the mail was accepted', { status: 503, afterAccept: true }, 1],
+  ] as const;
+  for (const [what, fault, requests] of retryable) itRetries(() => ctx, what, fault, requests);
+});
+
+describe('Mailgun timeouts', () => {
+  let ctx: Awaited<ReturnType<typeof setup>>;
+  before(async () => {
+    ctx = await setup('mailgun-timeouts');
+    run(
+      controllerEnv(ctx.peer, ctx.namespace, {
+        MAILGUN_TIMEOUT_SECONDS: '1',
+        MAILGUN_EVENTS_SETTLE_SECONDS: '3',
+      }),
+    );
+  });
+  const timeouts = [
     ['timeout after the mail was accepted', { hang: true as const, afterAccept: true }, 1],
     ['timeout before acceptance', { hang: true as const }, 2],
   ] as const;
-  for (const [what, fault, requests] of retryable) {
-    it(`${what}: retried, still exactly one mail`, async () => {
-      const { objects, peer } = ctx;
-      const name = `retry-${what.split(' ')[0] ?? ''}-${Math.random().toString(36).slice(2, 6)}`;
-      const before = peer.messageRequests();
-      peer.injectFaults(fault);
-      await objects.createOwnedPair(name);
-      await expectExactlyOneMail(peer, objects, name);
-      assert.equal(peer.messageRequests() - before, requests);
-    });
-  }
+  for (const [what, fault, requests] of timeouts) itRetries(() => ctx, what, fault, requests);
 });
+
+function itRetries(
+  context: () => Awaited<ReturnType<typeof setup>>,
+  what: string,
+  fault: MailgunFault,
+  requests: number,
+): void {
+  it(`${what}: retried, still exactly one mail`, async () => {
+    const { objects, peer } = context();
+    const name = `retry-${what.split(' ')[0] ?? ''}-${Math.random().toString(36).slice(2, 6)}`;
+    const before = peer.messageRequests();
+    peer.injectFaults(fault);
+    await objects.createOwnedPair(name);
+    await expectExactlyOneMail(peer, objects, name);
+    assert.equal(peer.messageRequests() - before, requests);
+  });
+}
 
 describe('configuration', () => {
   it('a missing variable exits 1 with one line naming it', async () => {

@@ -92,7 +92,7 @@ export function requestReconciler<T extends RequestObject>(
     uid: object.metadata?.uid ?? '',
   });
 
-  return async ({ object, namespace, name, log, signal }) => {
+  const reconcile: RequestReconciler<T> = async ({ object, namespace, name, log, signal }) => {
     if (!object || !namespace) return;
     const ref: ObjectRef = {
       group: INFRA_GROUP,
@@ -120,13 +120,22 @@ export function requestReconciler<T extends RequestObject>(
     const paused =
       kind.clusterOf(namespace, owner)?.spec?.paused === true ||
       object.metadata?.annotations?.[PAUSED_ANNOTATION] !== undefined;
-    /** Writes status when it would change; `extra` (attempt, id) always goes along. */
+    /**
+     * Writes status when it would change; `extra` (attempt, id) always goes along. Conditional on the
+     * version the decision was made from (the cached object's, or `resourceVersion`): the cache may lag
+     * behind our own last write, and a decision from an older version must never overwrite a newer one
+     * (e.g. turn a recorded Rejected back into ConfirmingDelivery, which would send again). Only
+     * `unconditional` writes (an accepted mail's id, which must land whatever changed) skip that.
+     */
     const writeStatus = async (
       updates: ConditionInput[],
       extra: Record<string, unknown> = {},
-      options: { resourceVersion?: string; base?: T } = {},
+      options: { resourceVersion?: string; base?: T; unconditional?: boolean } = {},
     ): Promise<T | undefined> => {
       const base = options.base ?? object;
+      const resourceVersion = options.unconditional
+        ? undefined
+        : (options.resourceVersion ?? base.metadata?.resourceVersion);
       let conditions = base.status?.conditions;
       for (const update of updates) conditions = setCondition(conditions, update, now());
       const messageID = (extra.messageID as string | undefined) ?? base.status?.messageID;
@@ -151,7 +160,7 @@ export function requestReconciler<T extends RequestObject>(
         { status },
         {
           subresource: 'status',
-          ...(options.resourceVersion ? { resourceVersion: options.resourceVersion } : {}),
+          ...(resourceVersion ? { resourceVersion } : {}),
         },
       );
     };
@@ -323,7 +332,11 @@ export function requestReconciler<T extends RequestObject>(
         message: `Mailgun accepted the request mail ${messageID}`,
         observedGeneration: generation,
       };
-      await writeStatus(withReady(accepted, messageID), { messageID }, claimed ? { base: claimed } : {});
+      await writeStatus(
+        withReady(accepted, messageID),
+        { messageID },
+        { ...(claimed ? { base: claimed } : {}), unconditional: true },
+      );
       crashPoint('after-status-patch');
       await deps.kube.mergePatch(ref, { metadata: { annotations: { [MESSAGE_ID_ANNOTATION]: messageID } } });
       deps.kube.event(regardingOf(object), {
@@ -381,6 +394,18 @@ export function requestReconciler<T extends RequestObject>(
         case 'retryable':
           throw error;
       }
+    }
+  };
+
+  return async (request) => {
+    try {
+      return await reconcile(request);
+    } catch (error) {
+      // A conditional write lost to a newer version: the cache is behind. The newer version's watch
+      // event reconciles again; the requeue covers an event that was already consumed.
+      if (!isConflict(error)) throw error;
+      request.log.debug('the object changed since the cached version; reconciling again');
+      return { requeue: true };
     }
   };
 }
