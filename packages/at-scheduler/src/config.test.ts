@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ConfigError, DEFAULT_IMAGE, parseConfig } from './config.ts';
+import { ConfigError, DEFAULT_IMAGE, VARIABLES, parseConfig } from './config.ts';
 
 describe('parseConfig', () => {
   it('defaults: all namespaces, 10 workers, pinned busybox, leader election, port 8080, info', () => {
@@ -68,5 +68,32 @@ describe('parseConfig', () => {
         JSON.stringify(env),
       );
     }
+  });
+});
+
+describe('VARIABLES (the --help table)', () => {
+  it('lists exactly the variables parseConfig reads', () => {
+    const read = new Set<string>();
+    const recording = (env: Record<string, string>): Record<string, string | undefined> =>
+      new Proxy(env, {
+        get: (target, key) => {
+          if (typeof key === 'string') read.add(key);
+          return Reflect.get(target, key) as unknown;
+        },
+      });
+    parseConfig(recording({}));
+    parseConfig(recording({ LEADER_ELECTION_NAMESPACE: 'le' }));
+    assert.deepEqual([...read].sort(), VARIABLES.map((variable) => variable.name).sort());
+  });
+
+  it('every documented default behaves exactly like leaving the variable unset', () => {
+    const withDefaults = VARIABLES.filter((variable) => variable.default !== undefined);
+    assert.ok(withDefaults.length > 0);
+    for (const { name, default: value = '' } of withDefaults)
+      assert.deepEqual(parseConfig({ [name]: value }), parseConfig({}), name);
+  });
+
+  it('one line per variable', () => {
+    for (const { name, description } of VARIABLES) assert.match(description, /^[^\n]+$/, name);
   });
 });

@@ -1,7 +1,9 @@
 /**
  * The controller's configuration, from environment variables, through one validated parser: the first
  * bad value throws {@link ConfigError} whose message is one line naming the variable and what it expects.
+ * {@link VARIABLES} lists what the parser reads, for `--help`; its tests keep the two in step.
  */
+import type { EnvVariable } from '@loopwright/runtime';
 
 export const LOG_LEVELS = ['error', 'warn', 'info', 'http', 'verbose', 'debug', 'silly'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -28,6 +30,42 @@ export interface Config {
 }
 
 export const DEFAULT_IMAGE = 'busybox:1.37.0';
+
+/** Every variable {@link parseConfig} reads; a `default` behaves exactly like leaving it unset. */
+export const VARIABLES: readonly EnvVariable[] = [
+  { name: 'AT_NAMESPACES', description: 'comma-separated namespaces to watch; unset: all namespaces' },
+  { name: 'AT_WORKERS', description: 'concurrent reconciles per watched namespace, 1..1000', default: '10' },
+  {
+    name: 'AT_DEFAULT_IMAGE',
+    description: 'image for Ats without spec.image; needs /bin/sh',
+    default: DEFAULT_IMAGE,
+  },
+  {
+    name: 'LEADER_ELECT',
+    description: 'false turns leader election off (one replica only!)',
+    default: 'true',
+  },
+  {
+    name: 'LEADER_ELECTION_NAMESPACE',
+    description: "namespace of the Lease; unset: POD_NAMESPACE, else the kubeconfig context's",
+  },
+  { name: 'POD_NAMESPACE', description: "the pod's namespace (downward API), for the Lease" },
+  { name: 'LEADER_ELECTION_LEASE_NAME', description: 'name of the Lease', default: 'at-scheduler' },
+  { name: 'HEALTH_PORT', description: 'port of /metrics, /healthz and /readyz', default: '8080' },
+  { name: 'LOG_LEVEL', description: LOG_LEVELS.join(', '), default: 'info' },
+  { name: 'LOG_FORMAT', description: 'json or console; unset: console on a terminal, else json' },
+  {
+    name: 'KUBE_API_QPS',
+    description: 'client-side limit of Kubernetes API requests per second',
+    default: '20',
+  },
+  { name: 'KUBE_API_BURST', description: 'burst of that limit', default: '30' },
+  { name: 'KUBECONFIG_CONTEXT', description: 'kubeconfig context to use instead of the current one' },
+  {
+    name: 'POD_NAME',
+    description: "the pod's name (downward API): Events' reportingInstance, Lease identity",
+  },
+];
 
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';

@@ -1,12 +1,26 @@
 /**
- * The at-scheduler process: config from the environment, the cluster from the kubeconfig precedence
- * (flag, KUBECONFIG, in-cluster, ~/.kube/config), then the runtime Manager with leader election,
- * metrics and health until SIGTERM. `pnpm nx serve at-scheduler` runs this against the current context.
+ * The at-scheduler process: `--help`/`--version` (exit before anything else), config from the
+ * environment, the cluster from the kubeconfig precedence (flag, KUBECONFIG, in-cluster,
+ * ~/.kube/config), then the runtime Manager with leader election, metrics and health until SIGTERM.
+ * `pnpm nx serve at-scheduler` runs this against the current context.
  */
-import { Manager, createLogger, describeContext, loadKubeConfig, runManager } from '@loopwright/runtime';
+import {
+  KUBE_CONFIG_VARIABLES,
+  Manager,
+  createLogger,
+  describeContext,
+  loadKubeConfig,
+  runCommandLine,
+  runManager,
+} from '@loopwright/runtime';
 import { kubeAtApi } from './api.ts';
-import { ConfigError, parseConfig, type Config } from './config.ts';
+import { ConfigError, VARIABLES, parseConfig, type Config } from './config.ts';
 import { CONTROLLER_NAME, createAtControllers } from './controller.ts';
+
+runCommandLine({
+  packageJson: new URL('../package.json', import.meta.url),
+  variables: [...VARIABLES, ...KUBE_CONFIG_VARIABLES],
+});
 
 function loadConfig(): Config {
   try {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ConfigError, parseConfig, parseDuration } from './config.ts';
+import { ConfigError, FLAGS, VARIABLES, parseConfig, parseDuration } from './config.ts';
 
 const TOKEN = { HCLOUD_TOKEN: 'a'.repeat(64) };
 
@@ -30,7 +30,10 @@ describe('parseConfig', () => {
         NODE_SELECTOR: 'a=b',
         POD_NAMESPACE: 'kube-system',
       },
-      ['--node-monitor-period=250ms', '--node-status-update-frequency', '1m30s'],
+      new Map([
+        ['--node-monitor-period', '250ms'],
+        ['--node-status-update-frequency', ' 1m30s '],
+      ]),
       (path) => (path === '/t' ? 'file-token\n' : ''),
     );
     assert.equal(config.token, 'file-token');
@@ -48,39 +51,37 @@ describe('parseConfig', () => {
   });
 
   it('a bad value is one line naming the variable, never echoing the token', () => {
-    const cases: [Record<string, string>, string[], RegExp][] = [
-      [{}, [], /^HCLOUD_TOKEN: required/],
-      [{ ...TOKEN, HCLOUD_TOKEN_FILE: '/t' }, [], /^HCLOUD_TOKEN_FILE: set either/],
-      [{ HCLOUD_TOKEN_FILE: '/missing' }, [], /^HCLOUD_TOKEN_FILE: cannot read "\/missing": ENOENT/],
-      [{ HCLOUD_TOKEN: 'has space' }, [], /^HCLOUD_TOKEN: expected an API token without whitespace$/],
-      [{ ...TOKEN, HCLOUD_ENDPOINT: 'ftp://x' }, [], /^HCLOUD_ENDPOINT: /],
+    const cases: [Record<string, string>, Record<string, string>, RegExp][] = [
+      [{}, {}, /^HCLOUD_TOKEN: required/],
+      [{ ...TOKEN, HCLOUD_TOKEN_FILE: '/t' }, {}, /^HCLOUD_TOKEN_FILE: set either/],
+      [{ HCLOUD_TOKEN_FILE: '/missing' }, {}, /^HCLOUD_TOKEN_FILE: cannot read "\/missing": ENOENT/],
+      [{ HCLOUD_TOKEN: 'has space' }, {}, /^HCLOUD_TOKEN: expected an API token without whitespace$/],
+      [{ ...TOKEN, HCLOUD_ENDPOINT: 'ftp://x' }, {}, /^HCLOUD_ENDPOINT: /],
       [
         { ...TOKEN, HCLOUD_INSTANCES_ADDRESS_FAMILY: 'ipv5' },
-        [],
+        {},
         /^HCLOUD_INSTANCES_ADDRESS_FAMILY: expected one of ipv4, ipv6, dualstack/,
       ],
       [
         { ...TOKEN, HCLOUD_INSTANCES_ZONE_LABEL_ENABLED: 'yes' },
-        [],
+        {},
         /^HCLOUD_INSTANCES_ZONE_LABEL_ENABLED: expected true or false/,
       ],
-      [{ ...TOKEN, HCLOUD_DEBUG: '2' }, [], /^HCLOUD_DEBUG: /],
-      [{ ...TOKEN, NODE_MONITOR_PERIOD: '5' }, [], /^NODE_MONITOR_PERIOD: expected a duration/],
+      [{ ...TOKEN, HCLOUD_DEBUG: '2' }, {}, /^HCLOUD_DEBUG: /],
+      [{ ...TOKEN, NODE_MONITOR_PERIOD: '5' }, {}, /^NODE_MONITOR_PERIOD: expected a duration/],
       [
         TOKEN,
-        ['--node-status-update-frequency=soon'],
+        { '--node-status-update-frequency': 'soon' },
         /^--node-status-update-frequency: expected a duration/,
       ],
-      [TOKEN, ['--node-selector=a b'], /^--node-selector: expected a label selector/],
-      [TOKEN, ['--verbose'], /^--verbose: unknown flag/],
-      [TOKEN, ['--node-selector'], /^--node-selector: expected a value/],
-      [{ ...TOKEN, HEALTH_PORT: '-1' }, [], /^HEALTH_PORT: /],
-      [{ ...TOKEN, LEADER_ELECTION_NAMESPACE: 'Kube' }, [], /^LEADER_ELECTION_NAMESPACE: /],
+      [TOKEN, { '--node-selector': 'a b' }, /^--node-selector: expected a label selector/],
+      [{ ...TOKEN, HEALTH_PORT: '-1' }, {}, /^HEALTH_PORT: /],
+      [{ ...TOKEN, LEADER_ELECTION_NAMESPACE: 'Kube' }, {}, /^LEADER_ELECTION_NAMESPACE: /],
     ];
-    for (const [env, argv, message] of cases) {
+    for (const [env, flags, message] of cases) {
       assert.throws(
         () =>
-          parseConfig(env, argv, (p) => {
+          parseConfig(env, new Map(Object.entries(flags)), (p) => {
             if (p === '/t') return 'x';
             throw Object.assign(new Error('no'), { code: 'ENOENT' });
           }),
@@ -90,7 +91,7 @@ describe('parseConfig', () => {
           !error.message.includes('\n') &&
           !error.message.includes('has space') &&
           !error.message.includes('a'.repeat(64)),
-        JSON.stringify([env, argv]),
+        JSON.stringify([env, flags]),
       );
     }
   });
@@ -115,5 +116,51 @@ describe('parseConfig', () => {
     assert.equal(parseDuration('1.5s'), 1500);
     assert.equal(parseDuration('5'), undefined);
     assert.equal(parseDuration('-5s'), undefined);
+  });
+});
+
+describe('VARIABLES and FLAGS (the --help tables)', () => {
+  it('VARIABLES lists exactly the variables parseConfig reads', () => {
+    const read = new Set<string>();
+    const recording = (env: Record<string, string>): Record<string, string | undefined> =>
+      new Proxy(env, {
+        get: (target, key) => {
+          if (typeof key === 'string') read.add(key);
+          return Reflect.get(target, key) as unknown;
+        },
+      });
+    parseConfig(recording(TOKEN));
+    parseConfig(recording({ ...TOKEN, LEADER_ELECTION_NAMESPACE: 'le' }));
+    assert.deepEqual([...read].sort(), VARIABLES.map((variable) => variable.name).sort());
+  });
+
+  it('every documented default behaves exactly like leaving the variable unset', () => {
+    const withDefaults = VARIABLES.filter((variable) => variable.default !== undefined);
+    assert.ok(withDefaults.length > 0);
+    for (const { name, default: value = '' } of withDefaults)
+      assert.deepEqual(parseConfig({ ...TOKEN, [name]: value }), parseConfig(TOKEN), name);
+  });
+
+  it('each flag overrides a listed variable, and wins over it', () => {
+    const names = new Set(VARIABLES.map((variable) => variable.name));
+    const values: Record<string, [string, string]> = {
+      NODE_MONITOR_PERIOD: ['1s', '2s'],
+      NODE_STATUS_UPDATE_FREQUENCY: ['1m', '2m'],
+      NODE_SELECTOR: ['a', 'b'],
+    };
+    assert.deepEqual(FLAGS.map((flag) => flag.variable).sort(), Object.keys(values).sort());
+    for (const { name, variable } of FLAGS) {
+      assert.ok(names.has(variable), variable);
+      const [fromEnv, fromFlag] = values[variable] ?? ['', ''];
+      assert.deepEqual(
+        parseConfig({ ...TOKEN, [variable]: fromEnv }, new Map([[name, fromFlag]])),
+        parseConfig({ ...TOKEN, [variable]: fromFlag }),
+        name,
+      );
+    }
+  });
+
+  it('one line per variable', () => {
+    for (const { name, description } of VARIABLES) assert.match(description, /^[^\n]+$/, name);
   });
 });

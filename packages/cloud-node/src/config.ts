@@ -1,10 +1,12 @@
 /**
  * The controller's configuration from the environment (HCCM's variable names, so users can switch) and a
  * few flags, through one validated parser: the first bad value throws {@link ConfigError}, one line naming
- * the variable and what it expects. `main.ts` prints it and exits 1.
+ * the variable and what it expects. `main.ts` prints it and exits 1. {@link VARIABLES} and {@link FLAGS}
+ * list what the parser reads, for `--help`; its tests keep them in step.
  */
 import { readFileSync } from 'node:fs';
 import { DEFAULT_ENDPOINT } from '@loopwright/hcloud';
+import type { EnvVariable, ValueFlag } from '@loopwright/runtime';
 import type { AddressFamily } from './node-mapping.ts';
 
 export const LOG_LEVELS = ['error', 'warn', 'info', 'http', 'verbose', 'debug', 'silly'] as const;
@@ -51,26 +53,99 @@ export class ConfigError extends Error {
 
 type Env = Record<string, string | undefined>;
 
-const FLAGS = {
+/** Every variable {@link parseConfig} reads; a `default` behaves exactly like leaving it unset. */
+export const VARIABLES: readonly EnvVariable[] = [
+  {
+    name: 'HCLOUD_TOKEN',
+    description: 'Hetzner Cloud API token (read-only suffices); required unless HCLOUD_TOKEN_FILE is set',
+  },
+  { name: 'HCLOUD_TOKEN_FILE', description: 'path of a file holding the token, instead of HCLOUD_TOKEN' },
+  { name: 'HCLOUD_ENDPOINT', description: 'Hetzner Cloud API base URL', default: DEFAULT_ENDPOINT },
+  {
+    name: 'HCLOUD_NETWORK',
+    description: "id or name of the private network whose IP is a Node's InternalIP",
+  },
+  {
+    name: 'HCLOUD_INSTANCES_ADDRESS_FAMILY',
+    description: "ipv4, ipv6 or dualstack: which of the server's public IPs are ExternalIPs",
+    default: 'ipv4',
+  },
+  {
+    name: 'HCLOUD_INSTANCES_ZONE_LABEL_ENABLED',
+    description: 'false: no topology zone labels',
+    default: 'true',
+  },
+  {
+    name: 'HCLOUD_DEBUG',
+    description: 'true: debug logs, one line per Hetzner API request',
+    default: 'false',
+  },
+  {
+    name: 'NODE_MONITOR_PERIOD',
+    description: 'how often NotReady Nodes are checked against their server (Go duration)',
+    default: '5s',
+  },
+  {
+    name: 'NODE_STATUS_UPDATE_FREQUENCY',
+    description: 'how often initialised Nodes get their addresses refreshed (Go duration)',
+    default: '5m',
+  },
+  { name: 'NODE_SELECTOR', description: 'label selector: only matching Nodes are touched; unset: all Nodes' },
+  {
+    name: 'LEADER_ELECT',
+    description: 'false turns leader election off (one replica only!)',
+    default: 'true',
+  },
+  {
+    name: 'LEADER_ELECTION_NAMESPACE',
+    description: "namespace of the Lease; unset: POD_NAMESPACE, else the kubeconfig context's",
+  },
+  { name: 'POD_NAMESPACE', description: "the pod's namespace (downward API), for the Lease" },
+  { name: 'LEADER_ELECTION_LEASE_NAME', description: 'name of the Lease', default: 'cloud-node' },
+  { name: 'HEALTH_PORT', description: 'port of /metrics, /healthz and /readyz', default: '8080' },
+  { name: 'LOG_LEVEL', description: `${LOG_LEVELS.join(', ')}; unset: info, or debug with HCLOUD_DEBUG` },
+  { name: 'LOG_FORMAT', description: 'json or console; unset: console on a terminal, else json' },
+  {
+    name: 'KUBE_API_QPS',
+    description: 'client-side limit of Kubernetes API requests per second',
+    default: '20',
+  },
+  { name: 'KUBE_API_BURST', description: 'burst of that limit', default: '30' },
+  { name: 'KUBECONFIG_CONTEXT', description: 'kubeconfig context to use instead of the current one' },
+  {
+    name: 'POD_NAME',
+    description: "the pod's name (downward API): Events' reportingInstance, Lease identity",
+  },
+];
+
+const FLAG_VARIABLES = {
   '--node-monitor-period': 'NODE_MONITOR_PERIOD',
   '--node-status-update-frequency': 'NODE_STATUS_UPDATE_FREQUENCY',
   '--node-selector': 'NODE_SELECTOR',
 } as const;
-type FlagName = keyof typeof FLAGS;
+type FlagName = keyof typeof FLAG_VARIABLES;
+
+/** The flags (HCCM's), each overriding its variable. */
+export const FLAGS: readonly ValueFlag[] = Object.entries(FLAG_VARIABLES).map(([name, variable]) => ({
+  name: name as FlagName,
+  variable,
+}));
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
+/** `flags`: the values of {@link FLAGS} given on the command line, by flag name (see `runCommandLine`). */
 export function parseConfig(
   env: Env = process.env,
-  argv: readonly string[] = [],
+  flags: ReadonlyMap<string, string> = new Map(),
   readFile: (path: string) => string = (p) => readFileSync(p, 'utf8'),
 ): Config {
-  const flags = parseFlags(argv);
-  const setting = (flag: FlagName): { name: string; raw: string | undefined } =>
-    flags.has(flag)
-      ? { name: flag, raw: flags.get(flag) }
-      : { name: FLAGS[flag], raw: optional(env, FLAGS[flag]) };
+  const setting = (flag: FlagName): { name: string; raw: string | undefined } => {
+    const value = flags.get(flag);
+    return value === undefined
+      ? { name: FLAG_VARIABLES[flag], raw: optional(env, FLAG_VARIABLES[flag]) }
+      : { name: flag, raw: value.trim() };
+  };
 
   const { token, tokenSource } = parseToken(env, readFile);
   const leaderElect = parseBoolean(env, 'LEADER_ELECT', true);
@@ -111,21 +186,6 @@ export function parseConfig(
     context: optional(env, 'KUBECONFIG_CONTEXT'),
     podName: optional(env, 'POD_NAME'),
   };
-}
-
-function parseFlags(argv: readonly string[]): Map<FlagName, string> {
-  const flags = new Map<FlagName, string>();
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] ?? '';
-    const eq = arg.indexOf('=');
-    const name = eq < 0 ? arg : arg.slice(0, eq);
-    if (!(name in FLAGS))
-      throw new ConfigError(`${name}: unknown flag (known: ${Object.keys(FLAGS).join(', ')})`);
-    const value = eq < 0 ? argv[++i] : arg.slice(eq + 1);
-    if (value === undefined) throw new ConfigError(`${name}: expected a value`);
-    flags.set(name as FlagName, value.trim());
-  }
-  return flags;
 }
 
 function optional(env: Env, name: string): string | undefined {

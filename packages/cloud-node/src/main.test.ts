@@ -1,11 +1,16 @@
-/** The process's start-up failures: exit status 1 and one line naming the variable. */
+/**
+ * The process's command line (--help, --version: exit 0 before any configuration or cluster access; a bad
+ * argument: exit 2) and its start-up failures: exit status 1 and one line naming the variable.
+ */
+import { KUBE_CONFIG_VARIABLES } from '@loopwright/runtime';
 import { startFakeHcloud } from '@loopwright/testing';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { FLAGS, VARIABLES } from './config.ts';
 
 const MAIN = new URL('./main.ts', import.meta.url).pathname;
 const dir = mkdtempSync(join(tmpdir(), 'cloud-node-main-'));
@@ -21,9 +26,12 @@ current-context: ctx
 `,
 );
 
-function run(env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function run(
+  env: Record<string, string>,
+  args: string[] = [],
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--conditions=development', MAIN], {
+    const child = spawn(process.execPath, ['--conditions=development', MAIN, ...args], {
       env: {
         PATH: process.env.PATH ?? '',
         KUBECONFIG: kubeconfig,
@@ -41,6 +49,52 @@ function run(env: Record<string, string>): Promise<{ code: number | null; stdout
     });
   });
 }
+
+describe('main command line', () => {
+  // No token and a kubeconfig that does not exist: any configuration or cluster access would fail.
+  const unconfigured = { KUBECONFIG: join(dir, 'missing') };
+
+  it('--help: exit 0, every variable the controller reads and every flag', async () => {
+    const { code, stdout, stderr } = await run(unconfigured, ['--help']);
+    assert.equal(code, 0, stderr);
+    assert.equal(stderr, '');
+    assert.match(stdout, /^Usage: cloud-node \[flags\]$/m);
+    for (const { name } of [...VARIABLES, ...KUBE_CONFIG_VARIABLES])
+      assert.match(stdout, new RegExp(`^ {2}${name} `, 'm'), name);
+    for (const { name, variable } of FLAGS)
+      assert.match(stdout, new RegExp(`^ {2}${name} <value> +overrides ${variable}$`, 'm'), name);
+  });
+
+  it('--version: exit 0, "<name> <version>" from package.json', async () => {
+    const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+      version: string;
+    };
+    assert.deepEqual(await run(unconfigured, ['--version']), {
+      code: 0,
+      stdout: `cloud-node ${version}\n`,
+      stderr: '',
+    });
+  });
+
+  it('an unknown argument or a flag without its value: exit 2, one line naming it', async () => {
+    assert.deepEqual(await run(unconfigured, ['--cloud-provider=hcloud']), {
+      code: 2,
+      stdout: '',
+      stderr: 'cloud-node: unknown argument "--cloud-provider" (see --help)\n',
+    });
+    assert.deepEqual(await run(unconfigured, ['--node-selector']), {
+      code: 2,
+      stdout: '',
+      stderr: 'cloud-node: --node-selector needs a value (see --help)\n',
+    });
+  });
+
+  it('a malformed flag value is a configuration error: exit 1 naming the flag', async () => {
+    const { code, stderr } = await run({ HCLOUD_TOKEN: 'x'.repeat(64) }, ['--node-monitor-period', 'soon']);
+    assert.equal(code, 1);
+    assert.match(stderr, /^--node-monitor-period: expected a duration[^\n]*\n$/);
+  });
+});
 
 describe('main start-up failures', () => {
   it('missing token: exit 1, one line naming HCLOUD_TOKEN', async () => {

@@ -1,20 +1,23 @@
 /**
- * The cloud-node process: config from the environment (HCCM's names) and flags, the token checked with
- * one cheap API call, then the runtime Manager (leader election, metrics, health) running the Node and
- * Node-lifecycle controllers until SIGTERM. `pnpm nx serve cloud-node` runs it against the current
- * kubeconfig context. Every start-up failure is one line on stderr and exit status 1.
+ * The cloud-node process: `--help`/`--version` (exit before anything else), config from the environment
+ * (HCCM's names) and flags, the token checked with one cheap API call, then the runtime Manager (leader
+ * election, metrics, health) running the Node and Node-lifecycle controllers until SIGTERM.
+ * `pnpm nx serve cloud-node` runs it against the current kubeconfig context. Every start-up failure is
+ * one line on stderr and exit status 1 (a bad argument: 2).
  */
 import { HcloudClient, HcloudError, isUnauthorized } from '@loopwright/hcloud';
 import {
+  KUBE_CONFIG_VARIABLES,
   Manager,
   createLogger,
   describeContext,
   loadKubeConfig,
   registerSecret,
+  runCommandLine,
   runManager,
 } from '@loopwright/runtime';
 import { RequestBudget } from './budget.ts';
-import { ConfigError, parseConfig, type Config } from './config.ts';
+import { ConfigError, FLAGS, VARIABLES, parseConfig, type Config } from './config.ts';
 import { createCloudNodeControllers } from './controllers.ts';
 import { createHcloudMetrics } from './hcloud-metrics.ts';
 import { kubeNodeApi } from './kube-nodes.ts';
@@ -26,9 +29,15 @@ function fail(message: string): never {
   process.exit(1);
 }
 
+const flags = runCommandLine({
+  packageJson: new URL('../package.json', import.meta.url),
+  variables: [...VARIABLES, ...KUBE_CONFIG_VARIABLES],
+  flags: FLAGS,
+});
+
 function loadConfig(): Config {
   try {
-    return parseConfig(process.env, process.argv.slice(2));
+    return parseConfig(process.env, flags);
   } catch (error) {
     if (error instanceof ConfigError) fail(error.message);
     throw error;

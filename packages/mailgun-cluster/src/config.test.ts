@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { ConfigError, parseConfig } from './config.ts';
+import { ConfigError, VARIABLES, parseConfig } from './config.ts';
 
 const valid = {
   MAILGUN_DOMAIN: 'mg.example.com',
@@ -33,6 +33,14 @@ describe('parseConfig', () => {
     assert.equal(config.watchNamespace, undefined);
     assert.equal(config.leaderElection, undefined);
     assert.equal(config.unauthorizedRetryMs, 300_000);
+    assert.equal(config.logLevel, 'info');
+    assert.equal(config.logFormat, undefined);
+  });
+
+  it('reads the log level and format', () => {
+    const config = parseConfig({ ...valid, LOG_LEVEL: 'Debug', LOG_FORMAT: 'json' });
+    assert.equal(config.logLevel, 'debug');
+    assert.equal(config.logFormat, 'json');
   });
 
   it('reads the key from MAILGUN_API_KEY_FILE, trimming the trailing newline', () => {
@@ -79,6 +87,8 @@ describe('parseConfig', () => {
     ['HEALTH_PORT', { HEALTH_PORT: '70000' }],
     ['WATCH_NAMESPACE', { WATCH_NAMESPACE: 'a,b' }],
     ['LEADER_ELECTION', { LEADER_ELECTION: 'maybe' }],
+    ['LOG_LEVEL', { LOG_LEVEL: 'loud' }],
+    ['LOG_FORMAT', { LOG_FORMAT: 'xml' }],
   ];
   for (const [variable, override] of bad) {
     it(`rejects ${JSON.stringify(override)} naming ${variable}`, () => {
@@ -93,5 +103,40 @@ describe('parseConfig', () => {
     const error = errorFor({ ...valid, MAIL_RECIPIENT: 'key-abc123' });
     assert.equal(error.variable, 'MAIL_RECIPIENT');
     assert.equal(errorFor({ ...valid, WORKERS: '0' }).message.includes('key-abc123'), false);
+  });
+});
+
+describe('VARIABLES (the --help table)', () => {
+  // Leader election at its default (on), which needs a namespace.
+  const leaderElected: Record<string, string> = {
+    ...Object.fromEntries(Object.entries(valid).filter(([name]) => name !== 'LEADER_ELECTION')),
+    POD_NAMESPACE: 'capi-system',
+  };
+
+  it('lists exactly the variables parseConfig reads', () => {
+    const read = new Set<string>();
+    const recording = (env: Record<string, string>): Record<string, string | undefined> =>
+      new Proxy(env, {
+        get: (target, key) => {
+          if (typeof key === 'string') read.add(key);
+          return Reflect.get(target, key) as unknown;
+        },
+      });
+    parseConfig(recording(valid));
+    parseConfig(recording(leaderElected));
+    assert.deepEqual([...read].sort(), VARIABLES.map((variable) => variable.name).sort());
+  });
+
+  it('every documented default behaves exactly like leaving the variable unset', () => {
+    const withDefaults = VARIABLES.filter((variable) => variable.default !== undefined);
+    assert.ok(withDefaults.length > 0);
+    for (const { name, default: value = '' } of withDefaults) {
+      assert.ok(!(name in leaderElected), name);
+      assert.deepEqual(parseConfig({ ...leaderElected, [name]: value }), parseConfig(leaderElected), name);
+    }
+  });
+
+  it('one line per variable', () => {
+    for (const { name, description } of VARIABLES) assert.match(description, /^[^\n]+$/, name);
   });
 });

@@ -1,9 +1,11 @@
 /**
  * The controller's configuration, from the environment, validated in one place. A missing or malformed
  * variable is a {@link ConfigError} naming it; `main.ts` prints that one line and exits 1.
+ * {@link VARIABLES} lists what the parser reads, for `--help`; its tests keep the two in step.
  */
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
+import { LOG_LEVELS, type EnvVariable, type LogFormat, type LogLevel } from '@loopwright/runtime';
 
 export interface Config {
   mailgun: {
@@ -32,7 +34,62 @@ export interface Config {
   instance: string;
   /** After a 401 the next attempt waits this long: an operator has to fix the key first. */
   unauthorizedRetryMs: number;
+  logLevel: LogLevel;
+  /** undefined: the logger decides (console on a terminal, else JSON). */
+  logFormat: LogFormat | undefined;
 }
+
+const DEFAULT_URL = 'https://api.mailgun.net';
+
+/** Every variable {@link parseConfig} reads; a `default` behaves exactly like leaving it unset. */
+export const VARIABLES: readonly EnvVariable[] = [
+  { name: 'MAILGUN_DOMAIN', description: 'Mailgun sending domain, e.g. mg.example.com; required' },
+  {
+    name: 'MAILGUN_API_KEY',
+    description: 'Mailgun sending API key (never logged); required unless MAILGUN_API_KEY_FILE is set',
+  },
+  {
+    name: 'MAILGUN_API_KEY_FILE',
+    description: 'path of a file holding the API key, instead of MAILGUN_API_KEY',
+  },
+  { name: 'MAIL_RECIPIENT', description: 'the address every request mail goes to; required' },
+  {
+    name: 'MAILGUN_URL',
+    description: 'Mailgun API base URL without /v3; EU accounts: https://api.eu.mailgun.net',
+    default: DEFAULT_URL,
+  },
+  { name: 'MAILGUN_TIMEOUT_SECONDS', description: 'per-request client timeout, 1..600', default: '30' },
+  {
+    name: 'MAILGUN_EVENTS_SETTLE_SECONDS',
+    description: 'after a send attempt, when a missing "accepted" event means never sent; > the timeout',
+    default: '1800',
+  },
+  {
+    name: 'MAILGUN_UNAUTHORIZED_RETRY_SECONDS',
+    description: 'wait after a 401 before trying again, 1..86400',
+    default: '300',
+  },
+  { name: 'WATCH_NAMESPACE', description: 'the one namespace to watch; unset: all namespaces' },
+  { name: 'WORKERS', description: 'concurrent reconciles per controller, 1..64', default: '1' },
+  { name: 'HEALTH_PORT', description: 'port of /metrics, /healthz and /readyz', default: '8080' },
+  {
+    name: 'LEADER_ELECTION',
+    description: 'false turns leader election off (one replica only!)',
+    default: 'true',
+  },
+  {
+    name: 'LEADER_ELECTION_NAMESPACE',
+    description: 'namespace of the Lease; unset: POD_NAMESPACE (one is required with leader election)',
+  },
+  { name: 'POD_NAMESPACE', description: "the pod's namespace (downward API), for the Lease" },
+  { name: 'LEADER_ELECTION_ID', description: 'name of the Lease', default: 'mailgun-cluster-controller' },
+  {
+    name: 'POD_NAME',
+    description: "the pod's name (downward API): Events' reportingInstance, Lease identity; unset: hostname",
+  },
+  { name: 'LOG_LEVEL', description: LOG_LEVELS.join(', '), default: 'info' },
+  { name: 'LOG_FORMAT', description: 'json or console; unset: console on a terminal, else json' },
+];
 
 /** One variable is missing or malformed; the message names it and says what is expected. */
 export class ConfigError extends Error {
@@ -67,6 +124,13 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     }
     return Number(raw);
   };
+  const oneOf = <T extends string>(name: string, values: readonly T[]): T | undefined => {
+    const raw = value(name)?.toLowerCase();
+    if (raw === undefined) return undefined;
+    if (!(values as readonly string[]).includes(raw))
+      throw new ConfigError(name, `expected one of ${values.join(', ')}, got "${env[name] ?? ''}"`);
+    return raw as T;
+  };
 
   const domain = required('MAILGUN_DOMAIN', 'the Mailgun sending domain, e.g. mg.example.com');
   if (!domainPattern.test(domain))
@@ -78,7 +142,7 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
   if (!emailPattern.test(recipient))
     throw new ConfigError('MAIL_RECIPIENT', `expected an email address, got "${recipient}"`);
 
-  const url = value('MAILGUN_URL') ?? 'https://api.mailgun.net';
+  const url = value('MAILGUN_URL') ?? DEFAULT_URL;
   let parsedUrl: URL;
   try {
     parsedUrl = new URL(url);
@@ -139,6 +203,8 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     leaderElection,
     instance: value('POD_NAME') ?? hostname(),
     unauthorizedRetryMs: integer('MAILGUN_UNAUTHORIZED_RETRY_SECONDS', 300, 1, 86_400) * 1000,
+    logLevel: oneOf('LOG_LEVEL', LOG_LEVELS) ?? 'info',
+    logFormat: oneOf('LOG_FORMAT', ['json', 'console'] as const),
   };
 }
 

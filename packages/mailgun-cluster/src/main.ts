@@ -1,12 +1,27 @@
 /**
- * The controller process: config from the environment (exit 1 with one line naming a bad variable),
- * then a Manager running the MailgunCluster and MailgunMachine controllers until SIGTERM.
+ * The controller process: `--help`/`--version` (exit before anything else), config from the environment
+ * (exit 1 with one line naming a bad variable), then a Manager running the MailgunCluster and
+ * MailgunMachine controllers until SIGTERM.
  */
-import { createLogger, loadKubeConfig, Manager, registerSecret, runManager } from '@loopwright/runtime';
-import { ConfigError, parseConfig, type Config } from './config.ts';
+import {
+  createLogger,
+  KUBE_CONFIG_VARIABLES,
+  KubeConfigError,
+  loadKubeConfig,
+  Manager,
+  registerSecret,
+  runCommandLine,
+  runManager,
+} from '@loopwright/runtime';
+import { ConfigError, parseConfig, VARIABLES, type Config } from './config.ts';
 import { createControllers } from './controllers.ts';
 import { RuntimeWriter } from './kube.ts';
 import { MailgunService } from './mailgun.ts';
+
+runCommandLine({
+  packageJson: new URL('../package.json', import.meta.url),
+  variables: [...VARIABLES, ...KUBE_CONFIG_VARIABLES],
+});
 
 let config: Config;
 try {
@@ -20,8 +35,19 @@ try {
 // The key, and the Basic credential mailgun.js builds from it, must never reach a log line or an Event.
 registerSecret(config.mailgun.apiKey);
 registerSecret(Buffer.from(`api:${config.mailgun.apiKey}`).toString('base64'));
-const logger = createLogger();
-const kubeConfig = loadKubeConfig();
+const logger = createLogger({
+  level: config.logLevel,
+  ...(config.logFormat ? { format: config.logFormat } : {}),
+});
+const kubeConfig = (() => {
+  try {
+    return loadKubeConfig();
+  } catch (error) {
+    if (!(error instanceof KubeConfigError)) throw error;
+    process.stderr.write(`mailgun-cluster: ${error.message}\n`);
+    process.exit(1);
+  }
+})();
 
 const manager = new Manager({
   kubeConfig,

@@ -24,3 +24,4 @@ export * from './errors/index.ts';
 export * from './kube/index.ts';
 export * from './log/index.ts';
 export * from './events/index.ts';
+export * from './cli/index.ts';
