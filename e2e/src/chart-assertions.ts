@@ -6,9 +6,14 @@ import assert from 'node:assert/strict';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { chartPath, controllerContainer, one, type Manifest, type PolicyRule } from './charts.ts';
-
-type Chart = 'at-scheduler' | 'mailgun-cluster';
+import {
+  chartPath,
+  controllerContainer,
+  one,
+  type ChartName as Chart,
+  type Manifest,
+  type PolicyRule,
+} from './charts.ts';
 
 export async function appVersion(chart: Chart): Promise<string> {
   const meta = parse(await readFile(join(chartPath(chart), 'Chart.yaml'), 'utf8')) as { appVersion: string };
@@ -121,4 +126,19 @@ export async function assertSchemaRejects(
       },
     );
   }
+}
+
+/** A chart without CRDs: none rendered (even with --include-crds), no crds/ directory, none in a template. */
+export async function assertNoCrds(chart: Chart, manifests: Manifest[]): Promise<void> {
+  assert.deepEqual(
+    manifests.filter((m) => m.kind === 'CustomResourceDefinition'),
+    [],
+  );
+  assert.ok(!(await readdir(chartPath(chart))).includes('crds'), `${chart} has a crds/ directory`);
+  for (const template of await readdir(join(chartPath(chart), 'templates')))
+    assert.doesNotMatch(
+      await readFile(join(chartPath(chart), 'templates', template), 'utf8'),
+      /CustomResourceDefinition/,
+      template,
+    );
 }

@@ -8,7 +8,10 @@ import { parseAllDocuments } from 'yaml';
 export const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 export const chartsDir = fileURLToPath(new URL('../../charts/', import.meta.url));
 
-export function chartPath(chart: 'at-scheduler' | 'mailgun-cluster'): string {
+/** The charts under charts/ that the e2e suites render and install. */
+export type ChartName = 'at-scheduler' | 'mailgun-cluster' | 'cloud-node';
+
+export function chartPath(chart: ChartName): string {
   return `${chartsDir}${chart}`;
 }
 
@@ -29,7 +32,7 @@ export interface RenderOptions {
 }
 
 /** `helm template` the chart and parse every document (CRDs from crds/ included via --include-crds). */
-export async function render(chart: 'at-scheduler' | 'mailgun-cluster', options: RenderOptions = {}) {
+export async function render(chart: ChartName, options: RenderOptions = {}) {
   const args = [
     'template',
     options.release ?? 'rel',

@@ -128,19 +128,33 @@ export async function effectiveRules(
 interface EnvVar {
   name: string;
   value?: string;
-  valueFrom?: { fieldRef?: { fieldPath: string } };
+  valueFrom?: {
+    fieldRef?: { fieldPath: string };
+    secretKeyRef?: { name: string; key: string; optional?: boolean };
+  };
+}
+
+export interface DeploymentEnvOptions {
+  /**
+   * Resolve `secretKeyRef` entries as kubelet does: the key's value from the Secret in the Deployment's
+   * namespace (read with `admin`: kubelet's part, not the controller's), an `optional` one that is
+   * missing (key or Secret) leaves the variable unset. Without this a `secretKeyRef` is an error.
+   */
+  resolveSecretKeyRefs?: boolean;
 }
 
 /**
  * The env the Deployment's `controller` container would get, read back from the API server: literal
- * values as stored, downward-API `metadata.name`/`metadata.namespace` resolved for `podName`. Anything
- * else (secretKeyRef...) is an error here, so a chart change cannot silently drop a variable.
+ * values as stored, downward-API `metadata.name`/`metadata.namespace` resolved for `podName`,
+ * `secretKeyRef` only with `options.resolveSecretKeyRefs`. Anything else is an error here, so a chart
+ * change cannot silently drop a variable.
  */
 export async function deploymentEnv(
   admin: KubeConfig,
   namespace: string,
   name: string,
   podName: string,
+  options: DeploymentEnvOptions = {},
 ): Promise<Record<string, string>> {
   const deployment = await api<{
     spec: { template: { spec: { containers: { name: string; env?: EnvVar[] }[] } } };
@@ -150,12 +164,39 @@ export async function deploymentEnv(
   const env: Record<string, string> = {};
   for (const variable of container.env ?? []) {
     const field = variable.valueFrom?.fieldRef?.fieldPath;
+    const secretRef = variable.valueFrom?.secretKeyRef;
     if (variable.value !== undefined) env[variable.name] = variable.value;
     else if (field === 'metadata.name') env[variable.name] = podName;
     else if (field === 'metadata.namespace') env[variable.name] = namespace;
-    else throw new Error(`cannot resolve env ${variable.name}: ${JSON.stringify(variable.valueFrom)}`);
+    else if (secretRef && options.resolveSecretKeyRefs) {
+      const value = await secretKey(admin, namespace, secretRef.name, secretRef.key);
+      if (value !== undefined) env[variable.name] = value;
+      else if (!secretRef.optional)
+        throw new Error(`env ${variable.name}: Secret ${secretRef.name} has no key ${secretRef.key}`);
+    } else throw new Error(`cannot resolve env ${variable.name}: ${JSON.stringify(variable.valueFrom)}`);
   }
   return env;
+}
+
+/** One key of a Secret, decoded; `undefined` when the Secret or the key does not exist. */
+async function secretKey(
+  admin: KubeConfig,
+  namespace: string,
+  name: string,
+  key: string,
+): Promise<string | undefined> {
+  try {
+    const secret = await api<{ data?: Record<string, string> }>(
+      admin,
+      'GET',
+      `/api/v1/namespaces/${namespace}/secrets/${name}`,
+    );
+    const encoded = secret.data?.[key];
+    return encoded === undefined ? undefined : Buffer.from(encoded, 'base64').toString('utf8');
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 404) return undefined;
+    throw error;
+  }
 }
 
 export interface ControllerProcess {

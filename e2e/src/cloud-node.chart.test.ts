@@ -1,0 +1,459 @@
+import { helm, HelmError } from '@loopwright/testing';
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { describe, test } from 'node:test';
+import {
+  assertBindings,
+  assertEnvKnownToParser,
+  assertNoBroadRules,
+  assertNoCrds,
+  assertProbes,
+  assertRestrictedPod,
+  assertSchemaRejects,
+  appVersion,
+} from './chart-assertions.ts';
+import {
+  chartPath,
+  controllerContainer,
+  envOf,
+  kinds,
+  normalizeRules,
+  one,
+  render,
+  repoRoot,
+  type Manifest,
+  type PolicyRule,
+} from './charts.ts';
+
+const chart = 'cloud-node';
+const expected = JSON.parse(
+  await readFile(new URL('../expected/cloud-node.rbac.json', import.meta.url), 'utf8'),
+) as { controller: PolicyRule[]; events: PolicyRule[]; leaderElection: PolicyRule[] };
+const configSource = `${repoRoot}packages/cloud-node/src/config.ts`;
+// The token's Secret is a required value without a sensible default; CI and these tests use this file.
+const ciValues = `${chartPath(chart)}/ci/test-values.yaml`;
+const rules = (m: Manifest) => normalizeRules(m.rules as PolicyRule[]);
+const renderCi = (values: Record<string, unknown> = {}) => render(chart, { valuesFiles: [ciValues], values });
+
+interface PodSpec {
+  serviceAccountName: string;
+  dnsPolicy?: string;
+  hostNetwork?: boolean;
+  priorityClassName?: string;
+  tolerations?: unknown[];
+  nodeSelector?: unknown;
+  affinity?: { podAntiAffinity?: unknown };
+  imagePullSecrets?: unknown;
+  volumes: { name: string; secret?: { secretName: string } }[];
+}
+interface PodTemplate {
+  metadata: Manifest['metadata'] & { annotations?: Record<string, string> };
+  spec: PodSpec;
+}
+const podTemplate = (deployment: Manifest) => (deployment.spec as { template: PodTemplate }).template;
+const rawEnv = (deployment: Manifest) => controllerContainer(deployment).env ?? [];
+
+/** What the chart tolerates whatever the values, in this order (HCCM's chart tolerates the same). */
+const requiredTolerations = [
+  { key: 'node.cloudprovider.kubernetes.io/uninitialized', value: 'true', effect: 'NoSchedule' },
+  { key: 'CriticalAddonsOnly', operator: 'Exists' },
+  { key: 'node-role.kubernetes.io/control-plane', operator: 'Exists', effect: 'NoSchedule' },
+  { key: 'node-role.kubernetes.io/master', operator: 'Exists', effect: 'NoSchedule' },
+  { key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoSchedule' },
+  { key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute' },
+];
+
+describe('cloud-node chart', () => {
+  test('helm lint passes with the CI values, also with --strict', async () => {
+    await helm(['lint', chartPath(chart), '--values', ciValues]);
+    await helm(['lint', '--strict', chartPath(chart), '--values', ciValues]);
+  });
+
+  test('the token Secret is required, and a created one needs the token; each message names the value', async () => {
+    for (const [values, message] of [
+      [{}, /hcloud.token.existingSecret/],
+      [{ 'hcloud.token.create': true }, /hcloud.token.value is required/],
+      [
+        { 'hcloud.token.existingSecret': 'hcloud', 'hcloud.network.value': 'k8s' },
+        /hcloud.network.value is only written to the Secret this chart creates/,
+      ],
+      [
+        {
+          'hcloud.token.create': true,
+          'hcloud.token.value': 'abc',
+          'hcloud.network.value': 'k8s',
+          'hcloud.network.secretKey': '',
+        },
+        /hcloud.network.secretKey is required/,
+      ],
+    ] as const)
+      await assert.rejects(render(chart, { values }), (error: unknown) => {
+        assert.ok(error instanceof HelmError);
+        assert.match(error.stderr, message);
+        return true;
+      });
+  });
+
+  test('render: exactly these objects, no CRDs, RBAC as expected (Events only in `default`)', async () => {
+    const manifests = await renderCi();
+    assert.deepEqual(kinds(manifests), [
+      'ClusterRole/rel-cloud-node',
+      'ClusterRoleBinding/rel-cloud-node',
+      'Deployment/controllers/rel-cloud-node',
+      'Role/controllers/rel-cloud-node-leader-election',
+      'Role/default/rel-cloud-node-events',
+      'RoleBinding/controllers/rel-cloud-node-leader-election',
+      'RoleBinding/default/rel-cloud-node-events',
+      'Service/controllers/rel-cloud-node-metrics',
+      'ServiceAccount/controllers/rel-cloud-node',
+    ]);
+    await assertNoCrds(chart, manifests);
+    assert.deepEqual(rules(one(manifests, 'ClusterRole')), normalizeRules(expected.controller));
+    assert.deepEqual(rules(one(manifests, 'Role', 'rel-cloud-node-events')), normalizeRules(expected.events));
+    assert.equal(one(manifests, 'Role', 'rel-cloud-node-events').metadata.namespace, 'default');
+    assert.deepEqual(
+      rules(one(manifests, 'Role', 'rel-cloud-node-leader-election')),
+      normalizeRules(expected.leaderElection),
+    );
+    assertNoBroadRules(manifests);
+    // Nothing on Secrets at all: the token reaches the pod as a volume, never through the API.
+    for (const m of manifests.filter((x) => x.kind === 'ClusterRole' || x.kind === 'Role'))
+      for (const rule of m.rules as PolicyRule[]) assert.ok(!(rule.resources ?? []).includes('secrets'));
+    assertBindings(manifests, 'rel-cloud-node', 'controllers');
+  });
+
+  test('Deployment: 2 replicas, restricted, probes, image, env matching the config parser', async () => {
+    const manifests = await renderCi();
+    const deployment = one(manifests, 'Deployment');
+    assert.equal((deployment.spec as { replicas: number }).replicas, 2);
+    assert.equal(podTemplate(deployment).spec.serviceAccountName, 'rel-cloud-node');
+    assertRestrictedPod(deployment);
+    assertProbes(deployment, 8080);
+    const container = controllerContainer(deployment);
+    assert.equal(container.image, `ghcr.io/loopwright/cloud-node:${await appVersion(chart)}`);
+    assert.deepEqual(container.resources, {
+      requests: { cpu: '50m', memory: '128Mi' },
+      limits: { memory: '256Mi' },
+    });
+    const env = envOf(container);
+    assert.deepEqual(env, {
+      POD_NAME: JSON.stringify({ fieldRef: { fieldPath: 'metadata.name' } }),
+      POD_NAMESPACE: JSON.stringify({ fieldRef: { fieldPath: 'metadata.namespace' } }),
+      HCLOUD_TOKEN_FILE: '/etc/hcloud/token',
+      HCLOUD_NETWORK: JSON.stringify({ secretKeyRef: { name: 'hcloud', key: 'network', optional: true } }),
+      HCLOUD_ENDPOINT: 'https://api.hetzner.cloud/v1',
+      HCLOUD_INSTANCES_ADDRESS_FAMILY: 'ipv4',
+      HCLOUD_INSTANCES_ZONE_LABEL_ENABLED: 'true',
+      HCLOUD_DEBUG: 'false',
+      NODE_MONITOR_PERIOD: '5s',
+      NODE_STATUS_UPDATE_FREQUENCY: '5m',
+      LEADER_ELECT: 'true',
+      LEADER_ELECTION_NAMESPACE: 'controllers',
+      LEADER_ELECTION_LEASE_NAME: 'cloud-node',
+      HEALTH_PORT: '8080',
+      KUBE_API_QPS: '20',
+      KUBE_API_BURST: '30',
+      LOG_LEVEL: 'info',
+      LOG_FORMAT: 'json',
+    });
+    await assertEnvKnownToParser(env, configSource);
+    const service = one(manifests, 'Service');
+    assert.deepEqual((service.spec as { ports: unknown }).ports, [
+      { name: 'metrics', port: 8080, targetPort: 'http', protocol: 'TCP' },
+    ]);
+  });
+
+  test('scheduling: tolerates uninitialized, not-ready and control-plane Nodes; DNS from the node; system-cluster-critical', async () => {
+    const pod = podTemplate(one(await renderCi(), 'Deployment')).spec;
+    assert.deepEqual(pod.tolerations, requiredTolerations);
+    assert.ok(
+      (pod.tolerations as { key: string; effect?: string }[]).some(
+        (t) => t.key === 'node.cloudprovider.kubernetes.io/uninitialized' && t.effect === 'NoSchedule',
+      ),
+    );
+    assert.equal(pod.dnsPolicy, 'Default');
+    assert.equal(pod.priorityClassName, 'system-cluster-critical');
+    assert.equal(pod.hostNetwork, undefined);
+    // The default affinity spreads the leader and its standby across nodes.
+    assert.ok(pod.affinity?.podAntiAffinity);
+  });
+
+  test('every configuration value reaches its env var', async () => {
+    const deployment = one(
+      await renderCi({
+        'hcloud.endpoint': 'http://hcloud.internal:8080/v1',
+        'hcloud.addressFamily': 'dualstack',
+        'hcloud.zoneLabels': false,
+        nodeLabelSelector: 'pool in (a,b),!legacy',
+        nodeMonitorPeriod: '10s',
+        nodeStatusUpdateFrequency: '1m30s',
+        'leaderElection.leaseName': 'my-lease',
+        healthPort: 9090,
+        'kubeApi.qps': 50,
+        'kubeApi.burst': 80,
+        logLevel: 'warn',
+        logFormat: 'console',
+        extraEnv: [{ name: 'NODE_OPTIONS', value: '--max-old-space-size=200' }],
+      }),
+      'Deployment',
+    );
+    const env = envOf(controllerContainer(deployment));
+    assert.equal(env.HCLOUD_ENDPOINT, 'http://hcloud.internal:8080/v1');
+    assert.equal(env.HCLOUD_INSTANCES_ADDRESS_FAMILY, 'dualstack');
+    assert.equal(env.HCLOUD_INSTANCES_ZONE_LABEL_ENABLED, 'false');
+    assert.equal(env.NODE_SELECTOR, 'pool in (a,b),!legacy');
+    assert.equal(env.NODE_MONITOR_PERIOD, '10s');
+    assert.equal(env.NODE_STATUS_UPDATE_FREQUENCY, '1m30s');
+    assert.equal(env.LEADER_ELECTION_LEASE_NAME, 'my-lease');
+    assert.equal(env.HEALTH_PORT, '9090');
+    assert.equal(env.KUBE_API_QPS, '50');
+    assert.equal(env.KUBE_API_BURST, '80');
+    assert.equal(env.LOG_LEVEL, 'warn');
+    assert.equal(env.LOG_FORMAT, 'console');
+    assert.equal(env.NODE_OPTIONS, '--max-old-space-size=200');
+    assertProbes(deployment, 9090);
+    // Every chart-owned variable (extraEnv is the user's) is one the parser reads.
+    await assertEnvKnownToParser(
+      Object.fromEntries(Object.entries(env).filter(([name]) => name !== 'NODE_OPTIONS')),
+      configSource,
+    );
+  });
+
+  test('hcloud.debug: HCLOUD_DEBUG=true and LOG_LEVEL debug, so the per-request lines are printed', async () => {
+    const env = envOf(
+      controllerContainer(one(await renderCi({ 'hcloud.debug': true, logLevel: 'warn' }), 'Deployment')),
+    );
+    assert.equal(env.HCLOUD_DEBUG, 'true');
+    assert.equal(env.LOG_LEVEL, 'debug');
+  });
+
+  test('existingSecret: the token mounted as a file, the network an optional key, no Secret rendered', async () => {
+    const manifests = await renderCi({
+      'hcloud.token.existingSecret': 'my-hcloud',
+      'hcloud.token.secretKey': 'api-token',
+      'hcloud.network.secretKey': 'private-network',
+    });
+    assert.equal(manifests.filter((m) => m.kind === 'Secret').length, 0);
+    const deployment = one(manifests, 'Deployment');
+    assert.deepEqual(
+      podTemplate(deployment).spec.volumes.find((v) => v.name === 'hcloud-token'),
+      {
+        name: 'hcloud-token',
+        secret: {
+          secretName: 'my-hcloud',
+          defaultMode: 0o440,
+          items: [{ key: 'api-token', path: 'token' }],
+        },
+      },
+    );
+    const container = controllerContainer(deployment);
+    assert.deepEqual(
+      (container.volumeMounts as unknown[]).find((v) => (v as { name: string }).name === 'hcloud-token'),
+      { name: 'hcloud-token', mountPath: '/etc/hcloud', readOnly: true },
+    );
+    const env = envOf(container);
+    assert.equal(env.HCLOUD_TOKEN_FILE, '/etc/hcloud/token');
+    // The token is never in an env var.
+    assert.equal(env.HCLOUD_TOKEN, undefined);
+    assert.ok(!rawEnv(deployment).some((e) => JSON.stringify(e.valueFrom ?? {}).includes('api-token')));
+    assert.equal(
+      env.HCLOUD_NETWORK,
+      JSON.stringify({ secretKeyRef: { name: 'my-hcloud', key: 'private-network', optional: true } }),
+    );
+    // No restart checksum: the chart does not know an existing Secret's content.
+    assert.equal(podTemplate(deployment).metadata.annotations, undefined);
+    // Without a network key, no HCLOUD_NETWORK at all.
+    const noNetwork = envOf(
+      controllerContainer(one(await renderCi({ 'hcloud.network.secretKey': '' }), 'Deployment')),
+    );
+    assert.equal(noNetwork.HCLOUD_NETWORK, undefined);
+  });
+
+  test('token.create: a Secret from values, referenced by the Deployment; the token only in the Secret', async () => {
+    const manifests = await render(chart, {
+      values: {
+        'hcloud.token.create': true,
+        'hcloud.token.value': 'token-secret-value',
+        'hcloud.network.value': 'k8s-net',
+      },
+    });
+    const secret = one(manifests, 'Secret');
+    assert.equal(secret.metadata.name, 'rel-cloud-node-hcloud');
+    assert.equal(secret.metadata.namespace, 'controllers');
+    assert.deepEqual(secret.data, {
+      token: Buffer.from('token-secret-value').toString('base64'),
+      network: Buffer.from('k8s-net').toString('base64'),
+    });
+    const deployment = one(manifests, 'Deployment');
+    assert.doesNotMatch(JSON.stringify(deployment), /token-secret-value/);
+    const pod = podTemplate(deployment);
+    assert.equal(
+      pod.spec.volumes.find((v) => v.name === 'hcloud-token')?.secret?.secretName,
+      'rel-cloud-node-hcloud',
+    );
+    assert.equal(
+      envOf(controllerContainer(deployment)).HCLOUD_NETWORK,
+      JSON.stringify({ secretKeyRef: { name: 'rel-cloud-node-hcloud', key: 'network', optional: true } }),
+    );
+    // A new token or network restarts the pods (the controller reads both once).
+    const checksum = pod.metadata.annotations?.['checksum/hcloud'];
+    assert.match(checksum ?? '', /^[a-f0-9]{64}$/);
+    const rotated = podTemplate(
+      one(
+        await render(chart, {
+          values: {
+            'hcloud.token.create': true,
+            'hcloud.token.value': 'another-token',
+            'hcloud.network.value': 'k8s-net',
+          },
+        }),
+        'Deployment',
+      ),
+    );
+    assert.notEqual(rotated.metadata.annotations?.['checksum/hcloud'], checksum);
+    // Without a network value the created Secret holds only the token (the optional key is absent).
+    const tokenOnly = one(
+      await render(chart, { values: { 'hcloud.token.create': true, 'hcloud.token.value': 't' } }),
+      'Secret',
+    );
+    assert.deepEqual(tokenOnly.data, { token: Buffer.from('t').toString('base64') });
+  });
+
+  test('leaseName scopes the Lease rule to that name', async () => {
+    const manifests = await renderCi({ 'leaderElection.leaseName': 'my-lease' });
+    const leaseRules = one(manifests, 'Role', 'rel-cloud-node-leader-election').rules as PolicyRule[];
+    assert.deepEqual(leaseRules[0]?.resourceNames, ['my-lease']);
+  });
+
+  test('leader election off: one replica, no Lease Role, LEADER_ELECT=false; two replicas refused', async () => {
+    const manifests = await renderCi({ 'leaderElection.enabled': false, replicaCount: 1 });
+    assert.equal(manifests.filter((m) => m.metadata.name.endsWith('leader-election')).length, 0);
+    const env = envOf(controllerContainer(one(manifests, 'Deployment')));
+    assert.equal(env.LEADER_ELECT, 'false');
+    assert.equal(env.LEADER_ELECTION_LEASE_NAME, undefined);
+    assert.equal(env.LEADER_ELECTION_NAMESPACE, undefined);
+    // Events are still recorded.
+    one(manifests, 'Role', 'rel-cloud-node-events');
+    await assert.rejects(renderCi({ 'leaderElection.enabled': false }), (error: unknown) => {
+      assert.ok(error instanceof HelmError);
+      assert.match(error.stderr, /needs replicaCount 1/);
+      return true;
+    });
+  });
+
+  test('ServiceMonitor, PodMonitor and PodDisruptionBudget are off by default and rendered when enabled', async () => {
+    const off = await renderCi();
+    for (const kind of ['ServiceMonitor', 'PodMonitor', 'PodDisruptionBudget'])
+      assert.equal(off.filter((m) => m.kind === kind).length, 0, kind);
+    const manifests = await renderCi({
+      'serviceMonitor.enabled': true,
+      'serviceMonitor.labels': { release: 'prom' },
+      'serviceMonitor.interval': '15s',
+      'podMonitor.enabled': true,
+      'podDisruptionBudget.enabled': true,
+    });
+    const sm = one(manifests, 'ServiceMonitor');
+    assert.equal(sm.metadata.labels?.release, 'prom');
+    assert.deepEqual((sm.spec as { endpoints: unknown }).endpoints, [
+      { port: 'metrics', path: '/metrics', interval: '15s' },
+    ]);
+    assert.deepEqual(
+      (sm.spec as { selector: { matchLabels: unknown } }).selector.matchLabels,
+      (one(manifests, 'Service').spec as { selector: unknown }).selector,
+    );
+    const pm = one(manifests, 'PodMonitor');
+    assert.deepEqual((pm.spec as { podMetricsEndpoints: unknown }).podMetricsEndpoints, [
+      { port: 'http', path: '/metrics', interval: '30s' },
+    ]);
+    assert.deepEqual(one(manifests, 'PodDisruptionBudget').spec, {
+      minAvailable: 1,
+      selector: {
+        matchLabels: { 'app.kubernetes.io/name': 'cloud-node', 'app.kubernetes.io/instance': 'rel' },
+      },
+    });
+    const maxUnavailable = one(
+      await renderCi({ 'podDisruptionBudget.enabled': true, 'podDisruptionBudget.maxUnavailable': '50%' }),
+      'PodDisruptionBudget',
+    );
+    assert.deepEqual((maxUnavailable.spec as { maxUnavailable: unknown }).maxUnavailable, '50%');
+  });
+
+  test('pod values: extra tolerations after the required ones, hostNetwork, placement, labels, pull secrets', async () => {
+    const affinity = {
+      nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [] } },
+    };
+    const deployment = one(
+      await renderCi({
+        tolerations: [{ key: 'dedicated', operator: 'Exists', effect: 'NoSchedule' }],
+        hostNetwork: true,
+        priorityClassName: '',
+        nodeSelector: { 'node-role.kubernetes.io/control-plane': '' },
+        affinity,
+        podAnnotations: { a: 'b' },
+        podLabels: { team: 'platform' },
+        imagePullSecrets: [{ name: 'regcred' }],
+        resources: { requests: { cpu: '1' } },
+        'image.digest': 'sha256:' + 'b'.repeat(64),
+      }),
+      'Deployment',
+    );
+    const template = podTemplate(deployment);
+    assert.deepEqual(template.spec.tolerations, [
+      ...requiredTolerations,
+      { key: 'dedicated', operator: 'Exists', effect: 'NoSchedule' },
+    ]);
+    assert.equal(template.spec.hostNetwork, true);
+    assert.equal(template.spec.dnsPolicy, 'Default');
+    assert.equal(template.spec.priorityClassName, undefined);
+    assert.deepEqual(template.spec.nodeSelector, { 'node-role.kubernetes.io/control-plane': '' });
+    assert.deepEqual(template.spec.affinity, affinity);
+    assert.deepEqual(template.spec.imagePullSecrets, [{ name: 'regcred' }]);
+    assert.deepEqual(template.metadata.annotations, { a: 'b' });
+    assert.equal(template.metadata.labels?.team, 'platform');
+    const container = controllerContainer(deployment);
+    // Maps merge with the defaults (helm semantics): the request changes, the memory settings stay.
+    assert.deepEqual(container.resources, {
+      requests: { cpu: '1', memory: '128Mi' },
+      limits: { memory: '256Mi' },
+    });
+    assert.equal(container.image, 'ghcr.io/loopwright/cloud-node@sha256:' + 'b'.repeat(64));
+    // Still the restricted securityContext (hostNetwork is a namespace-level Pod Security decision).
+    assertRestrictedPod(deployment);
+  });
+
+  test('an existing ServiceAccount, and rbac.create=false', async () => {
+    const manifests = await renderCi({ 'serviceAccount.create': false, 'serviceAccount.name': 'mine' });
+    assert.equal(manifests.filter((m) => m.kind === 'ServiceAccount').length, 0);
+    assert.equal(podTemplate(one(manifests, 'Deployment')).spec.serviceAccountName, 'mine');
+    assertBindings(manifests, 'mine', 'controllers');
+    const noRbac = await renderCi({ 'rbac.create': false });
+    assert.equal(noRbac.filter((m) => m.apiVersion.startsWith('rbac.')).length, 0);
+  });
+
+  test('values.schema.json rejects wrong types (helm template and helm lint fail)', async () => {
+    for (const set of [
+      'replicaCount="2"',
+      'hcloud.endpoint="api.hetzner.cloud"',
+      'hcloud.token.create="true"',
+      'hcloud.token.existingSecret=true',
+      'hcloud.token.secretKey=""',
+      'hcloud.token.value="has space"',
+      'hcloud.network.secretKey=1',
+      'hcloud.addressFamily="ipv5"',
+      'hcloud.zoneLabels="false"',
+      'hcloud.debug=1',
+      'nodeLabelSelector=["a"]',
+      'nodeMonitorPeriod=5',
+      'nodeStatusUpdateFrequency="5 minutes"',
+      'leaderElection.enabled="true"',
+      'leaderElection.leaseName="Not_A_Name"',
+      'hostNetwork="true"',
+      'healthPort=70000',
+      'logLevel="loud"',
+      'tolerations={}',
+      'podDisruptionBudget.enabled=1',
+      'unknownValue=1',
+    ])
+      await assertSchemaRejects(chart, set, ['--values', ciValues]);
+  });
+});
