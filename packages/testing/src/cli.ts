@@ -1,6 +1,7 @@
 /**
  * `pnpm controlplane <command>`: the test control plane for humans.
- *   build   build (or find cached) etcd, kube-apiserver, kube-controller-manager and helm
+ *   build   build (or find cached) etcd, kube-apiserver, kube-controller-manager, helm and the Mailgun
+ *           mock: `scripts/setup.sh` runs it, so neither tests nor `pnpm demo` compile anything later
  *   up      start a control plane in the background (state in .controlplane/ at the repo root)
  *   down    stop it
  *   env     print shell exports for it: eval "$(pnpm -s controlplane env)"
@@ -15,6 +16,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ensureControlPlaneBinaries, pinnedVersions } from './controlplane/binaries.ts';
 import { startControlPlane, type ControlPlane } from './controlplane/start.ts';
 import { ensureHelmBinary } from './helm/binary.ts';
+import { ensureMailgunMockBinary } from './mailgun/mock.ts';
 
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 const stateDir = join(repoRoot, '.controlplane');
@@ -77,6 +79,7 @@ async function main(command: string | undefined): Promise<void> {
         },
       });
       console.log(`helm: ${helmBinary}`);
+      console.log(`mailgun mock: ${await ensureMailgunMockBinary()}`);
       return;
     }
     case 'up': {

@@ -1,0 +1,58 @@
+/**
+ * The embedded control plane has no kubelet, so the At's pod would stay Pending for ever. In that mode
+ * (only) the demo plays kubelet for exactly that pod, through the pod status subresource as a kubelet
+ * does: Running, then Succeeded with the command container terminated with exit code 0. A cluster of
+ * KUBECONFIG has real kubelets: there the pod really runs.
+ */
+import { isNotFound, type KubeClient } from '@loopwright/runtime';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { AT_NAME, PATHS } from './names.ts';
+import type { At } from './rows.ts';
+
+const MERGE_PATCH = 'application/merge-patch+json';
+/** How long the stand-in lets the command "run": long enough for the table to show RUNNING. */
+const RUN_MS = 1500;
+
+function containerStatus(state: object, ready: boolean): object {
+  return { name: 'command', image: 'busybox', imageID: '', ready, restartCount: 0, state };
+}
+
+async function patchPodStatus(client: KubeClient, name: string, status: object): Promise<void> {
+  await client.requestJson('PATCH', `${PATHS.pods}/${name}/status`, {
+    body: { status },
+    contentType: MERGE_PATCH,
+  });
+}
+
+/** Waits for the At's pod, then reports it Running and Succeeded. Ends early when `signal` aborts. */
+export async function playKubelet(client: KubeClient, signal: AbortSignal): Promise<void> {
+  let podName: string | undefined;
+  while (podName === undefined) {
+    await sleep(250, undefined, { signal });
+    const at = await client.requestJson<At>('GET', `${PATHS.ats}/${AT_NAME}`);
+    const recorded = at.status?.podName;
+    // The At records the pod's name before creating it (at most once): wait for the pod itself.
+    if (recorded && (await client.requestJson('GET', `${PATHS.pods}/${recorded}`).catch(notFound)))
+      podName = recorded;
+  }
+  const startedAt = new Date().toISOString();
+  await patchPodStatus(client, podName, {
+    phase: 'Running',
+    containerStatuses: [containerStatus({ running: { startedAt } }, true)],
+  });
+  await sleep(RUN_MS, undefined, { signal });
+  await patchPodStatus(client, podName, {
+    phase: 'Succeeded',
+    containerStatuses: [
+      containerStatus(
+        { terminated: { exitCode: 0, reason: 'Completed', startedAt, finishedAt: new Date().toISOString() } },
+        false,
+      ),
+    ],
+  });
+}
+
+function notFound(error: unknown): undefined {
+  if (isNotFound(error)) return undefined;
+  throw error;
+}
