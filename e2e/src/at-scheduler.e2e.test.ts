@@ -28,7 +28,7 @@ import {
   type ControllerProcess,
   type ServiceAccountCredentials,
 } from './kube.ts';
-import { promtoolCheckMetrics, startPrometheus } from './prometheus.ts';
+import { assertScrapedByPrometheus, promtoolCheckMetrics } from './prometheus.ts';
 
 const expectedRules = JSON.parse(
   await readFile(new URL('../expected/at-scheduler.effective-rules.json', import.meta.url), 'utf8'),
@@ -266,38 +266,11 @@ for (const mode of ['allNamespaces', 'watchNamespaces'] as const)
     // One Prometheus run is enough; the metrics do not depend on the RBAC mode.
     if (mode === 'allNamespaces')
       test('Prometheus scrapes the controller: target up, reconcile and workqueue samples', async () => {
-        const prometheus = await startPrometheus([
-          { job: 'at-scheduler', target: `127.0.0.1:${healthPort}` },
-        ]);
-        try {
-          await eventually(
-            async () => {
-              const targets = await prometheus.get<{
-                activeTargets: { labels: { job: string }; health: string }[];
-              }>('/api/v1/targets');
-              assert.deepEqual(
-                targets.activeTargets.map((t) => [t.labels.job, t.health]),
-                [['at-scheduler', 'up']],
-              );
-              for (const metric of ['controller_runtime_reconcile_total', 'workqueue_adds_total']) {
-                const result = await prometheus.get<{ result: { metric: Record<string, string> }[] }>(
-                  `/api/v1/query?query=${encodeURIComponent(`${metric}{job="at-scheduler"}`)}`,
-                );
-                assert.ok(
-                  result.result.some(
-                    (r) => r.metric.controller === 'at-scheduler' || r.metric.name === 'at-scheduler',
-                  ),
-                  `${metric}: ${JSON.stringify(result.result)}`,
-                );
-              }
-            },
-            { timeoutMs: 30_000, intervalMs: 500 },
-          );
-        } catch (error) {
-          throw new Error(`prometheus output:\n${prometheus.output()}`, { cause: error });
-        } finally {
-          await prometheus.stop();
-        }
+        await assertScrapedByPrometheus({
+          job: 'at-scheduler',
+          port: healthPort,
+          controllers: ['at-scheduler'],
+        });
       });
 
     test('promtool check metrics passes on /metrics', async () => {

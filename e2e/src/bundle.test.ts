@@ -6,7 +6,13 @@
  * workspace around it) answers --version and --help, then starts against the test control plane with
  * leader election on (as the charts run it), serves /healthz and /readyz, and exits 0 on SIGTERM.
  */
-import { createTestNamespace, eventually, loadTestKubeConfig, startFakeHcloud } from '@loopwright/testing';
+import {
+  clusterApiStandInCrd,
+  createTestNamespace,
+  eventually,
+  loadTestKubeConfig,
+  startFakeHcloud,
+} from '@loopwright/testing';
 import type { KubeConfig } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -44,31 +50,6 @@ async function chartCrds(controller: Controller): Promise<Crd[]> {
   return Promise.all(files.map(async (file) => parse(await readFile(join(dir, file), 'utf8')) as Crd));
 }
 
-/** Cluster API's Cluster and Machine, reduced to a schema-less shape: mailgun-cluster watches both. */
-function capiTestCrd(kind: 'Cluster' | 'Machine'): Crd {
-  const plural = `${kind.toLowerCase()}s`;
-  return {
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name: `${plural}.cluster.x-k8s.io` },
-    spec: {
-      group: 'cluster.x-k8s.io',
-      scope: 'Namespaced',
-      names: { kind, plural, singular: kind.toLowerCase(), listKind: `${kind}List` },
-      versions: [
-        {
-          name: 'v1beta2',
-          served: true,
-          storage: true,
-          subresources: { status: {} },
-          schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
-        },
-      ],
-    },
-  };
-}
-
-/** Creates the CRDs unless present (other suites of the run install the same ones) and waits for them. */
 async function installCrds(admin: KubeConfig, crds: Crd[]): Promise<void> {
   const path = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
   for (const crd of crds) {
@@ -226,8 +207,8 @@ describeBundle('at-scheduler', async (admin, namespace) => {
 describeBundle('mailgun-cluster', async (admin, namespace) => {
   await installCrds(admin, [
     ...(await chartCrds('mailgun-cluster')),
-    capiTestCrd('Cluster'),
-    capiTestCrd('Machine'),
+    clusterApiStandInCrd('Cluster'),
+    clusterApiStandInCrd('Machine'),
   ]);
   return {
     env: {

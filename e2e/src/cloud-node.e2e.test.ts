@@ -38,7 +38,7 @@ import {
   type ControllerProcess,
   type ServiceAccountCredentials,
 } from './kube.ts';
-import { promtoolCheckMetrics, startPrometheus } from './prometheus.ts';
+import { assertScrapedByPrometheus, promtoolCheckMetrics } from './prometheus.ts';
 
 const expectedRules = JSON.parse(
   await readFile(new URL('../expected/cloud-node.effective-rules.json', import.meta.url), 'utf8'),
@@ -281,36 +281,12 @@ describe('cloud-node: helm install, ServiceAccount token, a tainted Node initial
   });
 
   test('Prometheus scrapes the controller: target up, reconcile and workqueue samples', async () => {
-    const prometheus = await startPrometheus([{ job: 'cloud-node', target: `127.0.0.1:${healthPort}` }]);
-    try {
-      await eventually(
-        async () => {
-          const targets = await prometheus.get<{
-            activeTargets: { labels: { job: string }; health: string }[];
-          }>('/api/v1/targets');
-          assert.deepEqual(
-            targets.activeTargets.map((t) => [t.labels.job, t.health]),
-            [['cloud-node', 'up']],
-          );
-          for (const metric of ['controller_runtime_reconcile_total', 'workqueue_adds_total']) {
-            const result = await prometheus.get<{ result: { metric: Record<string, string> }[] }>(
-              `/api/v1/query?query=${encodeURIComponent(`${metric}{job="cloud-node"}`)}`,
-            );
-            // Both controllers: the Node controller and the Node lifecycle controller.
-            for (const name of ['cloud-node', 'cloud-node-lifecycle'])
-              assert.ok(
-                result.result.some((r) => r.metric.controller === name || r.metric.name === name),
-                `${metric} of ${name}: ${JSON.stringify(result.result)}`,
-              );
-          }
-        },
-        { timeoutMs: 30_000, intervalMs: 500 },
-      );
-    } catch (error) {
-      throw new Error(`prometheus output:\n${prometheus.output()}`, { cause: error });
-    } finally {
-      await prometheus.stop();
-    }
+    // Both controllers: the Node controller and the Node lifecycle controller.
+    await assertScrapedByPrometheus({
+      job: 'cloud-node',
+      port: healthPort,
+      controllers: ['cloud-node', 'cloud-node-lifecycle'],
+    });
   });
 
   test('promtool check metrics passes on /metrics', async () => {

@@ -2,6 +2,8 @@
  * A real Prometheus (the Debian package's /usr/bin/prometheus) on loopback, with a temporary storage
  * dir and a 1 s scrape interval, for asserting that a controller's /metrics is scrapable.
  */
+import { eventually } from '@loopwright/testing';
+import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -100,4 +102,47 @@ export async function promtoolCheckMetrics(
   );
   child.stdin.end(text);
   return { exitCode: await exited, findings: findings.trim() };
+}
+
+/**
+ * Starts a Prometheus scraping one controller's `/metrics` as `job` and waits (30 s at most) until the
+ * target is `up` and `controller_runtime_reconcile_total` and `workqueue_adds_total` have samples for
+ * each of `controllers` (the runtime's `controller` / workqueue `name` label). A failure carries
+ * Prometheus's own output.
+ */
+export async function assertScrapedByPrometheus(options: {
+  job: string;
+  port: number;
+  controllers: readonly string[];
+}): Promise<void> {
+  const { job, port, controllers } = options;
+  const prometheus = await startPrometheus([{ job, target: `127.0.0.1:${port}` }]);
+  try {
+    await eventually(
+      async () => {
+        const targets = await prometheus.get<{
+          activeTargets: { labels: { job: string }; health: string }[];
+        }>('/api/v1/targets');
+        assert.deepEqual(
+          targets.activeTargets.map((t) => [t.labels.job, t.health]),
+          [[job, 'up']],
+        );
+        for (const metric of ['controller_runtime_reconcile_total', 'workqueue_adds_total']) {
+          const result = await prometheus.get<{ result: { metric: Record<string, string> }[] }>(
+            `/api/v1/query?query=${encodeURIComponent(`${metric}{job="${job}"}`)}`,
+          );
+          for (const name of controllers)
+            assert.ok(
+              result.result.some((r) => r.metric.controller === name || r.metric.name === name),
+              `${metric} of ${name}: ${JSON.stringify(result.result)}`,
+            );
+        }
+      },
+      { timeoutMs: 30_000, intervalMs: 500 },
+    );
+  } catch (error) {
+    throw new Error(`prometheus output:\n${prometheus.output()}`, { cause: error });
+  } finally {
+    await prometheus.stop();
+  }
 }

@@ -5,6 +5,7 @@
  * stand-ins of its two CRDs take its place, like in the controller's own tests.
  */
 import { isAlreadyExists, isNotFound, type KubeClient } from '@loopwright/runtime';
+import { CLUSTER_API_VERSION, clusterApiCrdName, clusterApiStandInCrd } from '@loopwright/testing';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -15,7 +16,6 @@ import { repoRoot } from './repo.ts';
 const MANAGED_KEY = 'app.kubernetes.io/managed-by';
 const CRDS = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
 /** The Cluster API version mailgun-cluster watches Clusters and Machines in. */
-const CAPI_VERSION = 'v1beta2';
 
 interface Crd {
   metadata: { name: string; labels?: Record<string, string> };
@@ -31,30 +31,6 @@ function chartCrds(): Crd[] {
       .sort()
       .map((file) => parse(readFileSync(join(dir, file), 'utf8')) as Crd);
   });
-}
-
-/** Cluster API's Cluster or Machine, reduced to what the demo writes; labelled as the demo's. */
-function capiStandIn(kind: 'Cluster' | 'Machine'): object {
-  const plural = `${kind.toLowerCase()}s`;
-  return {
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name: `${plural}.cluster.x-k8s.io`, labels: { ...MANAGED_BY } },
-    spec: {
-      group: 'cluster.x-k8s.io',
-      scope: 'Namespaced',
-      names: { kind, plural, singular: kind.toLowerCase(), listKind: `${kind}List` },
-      versions: [
-        {
-          name: CAPI_VERSION,
-          served: true,
-          storage: true,
-          subresources: { status: {} },
-          schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
-        },
-      ],
-    },
-  };
 }
 
 async function createUnlessPresent(client: KubeClient, body: object): Promise<boolean> {
@@ -91,21 +67,21 @@ export async function ensureCrds(client: KubeClient, signal: AbortSignal): Promi
     (created ? report.installed : report.present).push(crd.metadata.name);
   }
   for (const kind of ['Cluster', 'Machine'] as const) {
-    const name = `${kind.toLowerCase()}s.cluster.x-k8s.io`;
+    const name = clusterApiCrdName(kind);
     let existing: Crd | undefined;
     try {
       existing = await client.requestJson<Crd>('GET', `${CRDS}/${name}`);
     } catch (error) {
       if (!isNotFound(error)) throw error;
     }
-    if (existing && !existing.spec.versions.some((v) => v.name === CAPI_VERSION && v.served))
+    if (existing && !existing.spec.versions.some((v) => v.name === CLUSTER_API_VERSION && v.served))
       throw new Error(
-        `${name} does not serve ${CAPI_VERSION}: mailgun-cluster needs Cluster API v1.11 or newer`,
+        `${name} does not serve ${CLUSTER_API_VERSION}: mailgun-cluster needs Cluster API v1.11 or newer`,
       );
     if (existing) {
       report.present.push(name);
       if (existing.metadata.labels?.[MANAGED_KEY] === MANAGED_BY[MANAGED_KEY]) report.standIns.push(name);
-    } else if (await createUnlessPresent(client, capiStandIn(kind))) {
+    } else if (await createUnlessPresent(client, clusterApiStandInCrd(kind, MANAGED_BY))) {
       report.installed.push(name);
       report.standIns.push(name);
     } else report.present.push(name);

@@ -14,3 +14,10 @@ export {
 export * from './hcloud/index.ts';
 export * from './mailgun/index.ts';
 export * from './helm/index.ts';
+export {
+  CLUSTER_API_GROUP,
+  CLUSTER_API_VERSION,
+  clusterApiCrdName,
+  clusterApiStandInCrd,
+  type ClusterApiKind,
+} from './cluster-api.ts';
