@@ -309,6 +309,41 @@ describe('exactly one mail per cluster', () => {
     for (const name of names) assert.equal(await mailsFor(peer, name), 1, name);
   });
 
+  it('after a backup/restore that dropped status: the annotation keeps it from sending again', async () => {
+    const { objects, peer, namespace } = await setup('mailgun-restore');
+    run(controllerEnv(peer, namespace));
+    await objects.createOwnedPair('original');
+    await expectExactlyOneMail(peer, objects, 'original');
+    const backup = await objects.getMailgunCluster('original');
+    const messageID = backup.metadata?.annotations?.[MESSAGE_ID_ANNOTATION];
+    assert.ok(messageID);
+    // Restored as backup tools do: metadata (annotations, ownerRefs) and spec, no status, a new UID.
+    const owner = await objects.createCluster('restored');
+    await objects.api.createNamespacedCustomObject({
+      group: INFRA,
+      version: 'v1alpha1',
+      namespace,
+      plural: 'mailgunclusters',
+      body: {
+        apiVersion: `${INFRA}/v1alpha1`,
+        kind: 'MailgunCluster',
+        metadata: {
+          name: 'restored',
+          annotations: { [MESSAGE_ID_ANNOTATION]: messageID },
+          ownerReferences: [clusterOwner('restored', owner.uid)],
+        },
+        spec: backup.spec,
+      },
+    });
+    await eventually(async () => {
+      const restored = await objects.getMailgunCluster('restored');
+      assert.equal(restored.status?.messageID, messageID);
+      assert.equal(restored.status.conditions?.find((c) => c.type === 'RequestSent')?.status, 'True');
+    });
+    assert.equal(await mailsFor(peer, 'restored'), 0);
+    assert.equal(peer.messageRequests(), 1);
+  });
+
   for (const point of ['before-send', 'after-send', 'after-status-patch'] as const) {
     it(`when the controller is SIGKILLed ${point.replace(/-/g, ' ')} and restarted`, async () => {
       const { objects, peer, namespace } = await setup(`mailgun-crash-${point}`);
@@ -381,6 +416,46 @@ describe('Mailgun failures', () => {
     ['503 after the mail was accepted', { status: 503, afterAccept: true }, 1],
   ] as const;
   for (const [what, fault, requests] of retryable) itRetries(() => ctx, what, fault, requests);
+});
+
+describe('sustained Mailgun failures: held apart, not retried in a loop', () => {
+  // Every failed send writes status, and that write reconciles the object again at once: only the
+  // controller's own backoff keeps it from hammering Mailgun. Upper bounds only: a slow machine makes
+  // fewer attempts, never more.
+  const windowMs = 3000;
+
+  it('401: one attempt per MAILGUN_UNAUTHORIZED_RETRY_SECONDS', async () => {
+    const { objects, peer, namespace } = await setup('mailgun-401-loop');
+    const controller = run(controllerEnv(peer, namespace));
+    peer.setApiKey('key-rotated');
+    await objects.createOwnedPair('locked-out');
+    const attempts = () => controller.output().split('retrying slowly').length - 1;
+    await eventually(() => {
+      assert.ok(attempts() >= 1);
+    });
+    const first = attempts();
+    await sleep(windowMs);
+    // 1 s apart: at most 3 more in 3 s, plus one for timer jitter.
+    assert.ok(attempts() - first <= 4, `${attempts() - first} attempts in ${windowMs} ms`);
+  });
+
+  it('429: exponentially further apart', async () => {
+    const { objects, peer, namespace } = await setup('mailgun-429-loop');
+    run(controllerEnv(peer, namespace));
+    peer.injectFaults(...Array.from({ length: 100 }, () => ({ status: 429 })));
+    await objects.createOwnedPair('rate-limited');
+    await eventually(() => {
+      assert.ok(peer.messageRequests() >= 1);
+    });
+    const first = peer.messageRequests();
+    await sleep(windowMs);
+    // 1 s, 2 s, 4 s ...: at most 2 more in 3 s, plus one for timer jitter.
+    assert.ok(
+      peer.messageRequests() - first <= 3,
+      `${peer.messageRequests() - first} requests in ${windowMs} ms`,
+    );
+    assert.equal(await mailsFor(peer, 'rate-limited'), 0);
+  });
 });
 
 describe('Mailgun timeouts', () => {

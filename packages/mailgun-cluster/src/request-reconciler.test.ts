@@ -55,7 +55,7 @@ function mailService(send: MailService['send']): MailService & { sends: number }
   return service;
 }
 
-function reconcilerFor(server: FakeServer, mail: MailService) {
+function reconcilerFor(server: FakeServer, mail: MailService, now: () => Date = () => NOW) {
   return requestReconciler<MailgunCluster>(
     {
       kind: 'MailgunCluster',
@@ -78,7 +78,7 @@ function reconcilerFor(server: FakeServer, mail: MailService) {
       recipient: 'ops@example.com',
       eventsSettleMs: 60_000,
       unauthorizedRetryMs: 60_000,
-      now: () => NOW,
+      now,
     },
   );
 }
@@ -172,4 +172,29 @@ describe('requestReconciler with a cache behind the server', () => {
       '<id-1@mg.example.com>',
     );
   });
+
+  // Each failure writes status, and that write's watch event reconciles the object again at once: the
+  // reconciler itself must hold the next send back, the workqueue's backoff cannot.
+  for (const [what, error, waitMs] of [
+    ['401', new MailgunError('401', { kind: 'unauthorized', maybeSent: false, status: 401 }), 60_000],
+    ['429', new MailgunError('429', { kind: 'retryable', maybeSent: false, status: 429 }), 1000],
+  ] as const) {
+    it(`${what}: the reconcile its own status write triggers does not send again before the wait`, async () => {
+      const server = new FakeServer(fresh);
+      let clock = NOW.getTime();
+      const mail = mailService(() => Promise.reject(error));
+      const reconcile = reconcilerFor(server, mail, () => new Date(clock));
+      await reconcileWith(reconcile, fresh).catch((thrown: unknown) => {
+        assert.equal(thrown, error);
+      });
+      assert.equal(mail.sends, 1);
+      const writes = server.writes.length;
+      assert.deepEqual(await reconcileWith(reconcile, server.object), { requeueAfterMs: waitMs });
+      assert.equal(mail.sends, 1, 'not sent again');
+      assert.equal(server.writes.length, writes, 'no claim either');
+      clock += waitMs;
+      await reconcileWith(reconcile, server.object).catch(() => undefined);
+      assert.equal(mail.sends, 2, 'sent again once the wait is over');
+    });
+  }
 });

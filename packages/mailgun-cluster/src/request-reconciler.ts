@@ -18,6 +18,7 @@ import { MESSAGE_ID_ANNOTATION, RequestReason, decide, type SendAttempt } from '
 import { isConflict, type KubeWriter, type ObjectRef } from './kube.ts';
 import type { RequestMail, SendMarkers } from './mail.ts';
 import { MailgunError, type MailService } from './mailgun.ts';
+import { SendBackoff } from './send-backoff.ts';
 import { crashPoint } from './test-hooks.ts';
 
 export const INFRA_GROUP = 'infrastructure.cluster.x-k8s.io';
@@ -84,6 +85,7 @@ export function requestReconciler<T extends RequestObject>(
   deps: ReconcilerDeps,
 ): RequestReconciler<T> {
   const now = deps.now ?? (() => new Date());
+  const backoff = new SendBackoff();
   const regardingOf = (object: T) => ({
     apiVersion: `${INFRA_GROUP}/${INFRA_VERSION}`,
     kind: kind.kind,
@@ -92,8 +94,12 @@ export function requestReconciler<T extends RequestObject>(
     uid: object.metadata?.uid ?? '',
   });
 
-  const reconcile: RequestReconciler<T> = async ({ object, namespace, name, log, signal }) => {
-    if (!object || !namespace) return;
+  const reconcile: RequestReconciler<T> = async ({ key, object, namespace, name, log, signal }) => {
+    if (!object || !namespace) {
+      backoff.forget(key);
+      return;
+    }
+    const uid = object.metadata?.uid ?? '';
     const ref: ObjectRef = {
       group: INFRA_GROUP,
       version: INFRA_VERSION,
@@ -226,7 +232,7 @@ export function requestReconciler<T extends RequestObject>(
       case 'lookup': {
         const created = new Date(object.metadata?.creationTimestamp ?? decision.attempt.startedAt);
         const since = new Date(created.getTime() - LOOKUP_SKEW_MS);
-        const found = await deps.mail.findAccepted(object.metadata?.uid ?? '', since, signal);
+        const found = await deps.mail.findAccepted(uid, since, signal);
         if (found) {
           log.info('found the request mail of an unrecorded attempt through the events API', {
             attempt: decision.attempt.id,
@@ -261,6 +267,7 @@ export function requestReconciler<T extends RequestObject>(
     }
 
     async function record(messageID: string, fromLookup: boolean): Promise<void> {
+      backoff.forget(key);
       const extra = object?.status?.messageID === messageID && !fromLookup ? {} : { messageID };
       const accepted: ConditionInput = {
         type: ConditionType.RequestSent,
@@ -279,6 +286,11 @@ export function requestReconciler<T extends RequestObject>(
 
     async function claimAndSend(replaces: SendAttempt | undefined): Promise<ReconcileResult> {
       if (!object) return;
+      const waitMs = backoff.remainingMs(key, uid, now());
+      if (waitMs > 0) {
+        log.debug('backing off after a failed send', { waitMs });
+        return { requeueAfterMs: waitMs };
+      }
       const attempt: SendAttempt = { id: randomUUID(), startedAt: now().toISOString() };
       const sending: ConditionInput = {
         type: ConditionType.RequestSent,
@@ -310,7 +322,7 @@ export function requestReconciler<T extends RequestObject>(
       const owner = kind.getOwner(object.metadata?.namespace ?? '', ownerRef?.name ?? '');
       if (!owner) return { requeue: true };
       const mail = kind.mail(object, owner, deps.recipient, {
-        uid: object.metadata?.uid ?? '',
+        uid,
         attempt: attempt.id,
         object: `${kind.kind} ${namespace}/${name}`,
       });
@@ -323,6 +335,7 @@ export function requestReconciler<T extends RequestObject>(
         return failed(error, claimed);
       }
       crashPoint('after-send');
+      backoff.forget(key);
       log.info('Mailgun accepted the request mail', { attempt: attempt.id, messageID });
       // Not conditional: the mail is out, its id must be recorded whatever else changed meanwhile.
       const accepted: ConditionInput = {
@@ -368,6 +381,7 @@ export function requestReconciler<T extends RequestObject>(
       });
       switch (error.kind) {
         case 'rejected':
+          backoff.forget(key);
           deps.kube.event(regardingOf(object), {
             type: 'Warning',
             reason: RequestReason.Rejected,
@@ -390,8 +404,11 @@ export function requestReconciler<T extends RequestObject>(
             status: error.status,
             retryAfterMs: deps.unauthorizedRetryMs,
           });
+          backoff.failed(key, uid, now(), deps.unauthorizedRetryMs);
           return { requeueAfterMs: deps.unauthorizedRetryMs };
         case 'retryable':
+          // The thrown error is logged and counted; the backoff holds the sends apart.
+          backoff.failed(key, uid, now());
           throw error;
       }
     }
