@@ -14,6 +14,7 @@ export type {
 } from './controller/types.ts';
 export {
   CacheSyncTimeoutError,
+  GracefulShutdownTimeoutError,
   Manager,
   runManager,
   type LeaderElectionOptions,

@@ -288,4 +288,43 @@ describe('Controller on a real API server', () => {
     assert.equal(await run.stop(), 'stopped');
     assert.ok(finished, 'stop() resolved only after the reconcile finished');
   });
+  it('stops taking queued keys on shutdown: only the reconcile in hand finishes', async () => {
+    const reconciled: string[] = [];
+    let releaseFirst = (): void => undefined;
+    const firstBlocked = new Promise<void>((resolve) => {
+      releaseFirst = resolve;
+    });
+    const run = runController(kc, {
+      for: {
+        group: '',
+        version: 'v1',
+        plural: 'configmaps',
+        kind: 'ConfigMap',
+        namespace: ns.name,
+        labelSelector: 'suite=intake',
+      },
+      reconcile: async ({ name }) => {
+        reconciled.push(name);
+        if (name === 'intake-a') await firstBlocked;
+      },
+    });
+    const create = (name: string) =>
+      core.createNamespacedConfigMap({
+        namespace: ns.name,
+        body: { metadata: { name, labels: { suite: 'intake' } } },
+      });
+    await create('intake-a');
+    await eventually(() => {
+      assert.deepEqual(reconciled, ['intake-a']);
+    });
+    await create('intake-b');
+    await create('intake-c');
+    await eventually(async () => {
+      assert.equal(await counter(run.metrics, 'workqueue_depth', { name: 'test' }), 2);
+    });
+    const stopped = run.stop();
+    releaseFirst();
+    assert.equal(await stopped, 'stopped');
+    assert.deepEqual(reconciled, ['intake-a'], 'keys still queued at shutdown are left alone');
+  });
 });

@@ -68,8 +68,8 @@ export class Controller<T extends KubeObject = KubeObject> {
   }
 
   /**
-   * Runs until `context.signal` is aborted, then stops intake and resolves once every in-flight
-   * reconcile has finished (the Manager bounds how long it waits).
+   * Runs until `context.signal` is aborted, then stops intake (keys still queued are not reconciled)
+   * and resolves once every in-flight reconcile has finished (the Manager bounds how long it waits).
    */
   async run(context: ControllerContext): Promise<void> {
     const { factory, signal } = context;
@@ -109,10 +109,16 @@ export class Controller<T extends KubeObject = KubeObject> {
   }
 
   async #worker(worker: Worker<T>): Promise<void> {
-    const { queue } = worker;
+    const { queue, signal } = worker;
     for (;;) {
       const item = queue.tryGet() ?? (await queue.get());
       if (item.shutdown) return;
+      // A shut-down queue still hands out the keys it holds (client-go semantics); reconciling that
+      // backlog would stretch shutdown towards its bound. Stop intake: finish only what is in hand.
+      if (signal.aborted) {
+        queue.done(item.key);
+        return;
+      }
       try {
         await this.#reconcileKey(item.key, worker);
       } finally {

@@ -169,6 +169,22 @@ describe('KubeClient transport', () => {
     await client.close();
   });
 
+  it("defaults to controller-runtime's 20 qps, burst 30", async () => {
+    const clock = new FakeClock();
+    const metrics = recorder();
+    const client = new KubeClient(kubeConfig(), { clock, metrics: metrics.observer });
+    const calls = Array.from({ length: 31 }, () => client.fetch('/api/v1/namespaces/x'));
+    await clock.advance(0);
+    assert.equal(metrics.waits.length, 30, 'the burst goes at once');
+    assert.ok(metrics.waits.every((w) => w.durationSeconds === 0));
+    await clock.advance(49);
+    assert.equal(metrics.waits.length, 30, 'the 31st waits for the next token');
+    await clock.advance(1);
+    await Promise.all(calls);
+    assert.equal(metrics.waits[30]?.durationSeconds, 0.05, 'one token every 1/20 s');
+    await client.close();
+  });
+
   it('fetch sends exact bodies; mergePatchStatus targets /status with the merge-patch type and resourceVersion', async () => {
     const client = new KubeClient(kubeConfig(), { rateLimit: false });
     received.length = 0;

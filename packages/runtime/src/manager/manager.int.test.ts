@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import winston from 'winston';
 import { Controller } from '../controller/controller.ts';
-import { Manager, type ManagerExit } from './manager.ts';
+import { GracefulShutdownTimeoutError, Manager, type ManagerExit } from './manager.ts';
 
 const silent = winston.createLogger({ silent: true });
 // Short but valid durations: lease > renew deadline > 1.2 x retry.
@@ -117,6 +117,86 @@ describe('Manager with leader election on a real API server', () => {
     assert.ok(count('GET', '200') >= 2, 'lists, watches and Lease reads are counted');
     assert.ok(count('PUT', '200') >= 1, 'Lease acquisitions and renewals are counted');
     assert.equal(await b.stop(), 'stopped');
+  });
+
+  /** A manager whose one controller blocks every reconcile of ConfigMaps labelled `suite` until released. */
+  function stuckManager(suite: string, leaseName?: string) {
+    let release = (): void => undefined;
+    const blocked = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const state = { started: false, release };
+    const manager = new Manager({
+      kubeConfig: kc,
+      logger: silent,
+      health: false,
+      ...(leaseName === undefined
+        ? {}
+        : { leaderElection: { namespace: ns.name, leaseName, identity: suite, ...fast } }),
+      gracefulShutdownTimeoutMs: 300,
+    });
+    manager.add(
+      new Controller<V1ConfigMap>({
+        name: `cm-${suite}`,
+        for: {
+          group: '',
+          version: 'v1',
+          plural: 'configmaps',
+          kind: 'ConfigMap',
+          namespace: ns.name,
+          labelSelector: `suite=${suite}`,
+        },
+        // Ignores the shutdown signal, as a reconcile stuck in a slow call would.
+        reconcile: async () => {
+          state.started = true;
+          await blocked;
+        },
+      }),
+    );
+    return { manager, state };
+  }
+
+  it('keeps the Lease and fails when reconciles outlive the graceful shutdown timeout', async () => {
+    const { manager, state } = stuckManager('stuck', 'stuck');
+    const abort = new AbortController();
+    const done = manager.start(abort.signal);
+    try {
+      await eventually(async () => {
+        assert.equal(await holder('stuck'), 'stuck');
+      });
+      await kc.makeApiClient(CoreV1Api).createNamespacedConfigMap({
+        namespace: ns.name,
+        body: { metadata: { name: 'stuck', labels: { suite: 'stuck' } } },
+      });
+      await eventually(() => {
+        assert.ok(state.started);
+      });
+      abort.abort();
+      await assert.rejects(done, GracefulShutdownTimeoutError);
+      // Released, a standby would start reconciling while this reconcile may still write.
+      assert.equal(await holder('stuck'), 'stuck', 'the Lease is left to expire');
+    } finally {
+      state.release();
+    }
+  });
+
+  it('fails without leader election too when reconciles outlive the graceful shutdown timeout', async () => {
+    const { manager, state } = stuckManager('stuck-alone');
+    const abort = new AbortController();
+    const done = manager.start(abort.signal);
+    try {
+      await kc.makeApiClient(CoreV1Api).createNamespacedConfigMap({
+        namespace: ns.name,
+        body: { metadata: { name: 'stuck-alone', labels: { suite: 'stuck-alone' } } },
+      });
+      await eventually(() => {
+        assert.ok(state.started);
+      });
+      abort.abort();
+      await assert.rejects(done, GracefulShutdownTimeoutError);
+    } finally {
+      state.release();
+    }
   });
 
   it('reports lost leadership when another holder takes the Lease', async () => {

@@ -54,14 +54,25 @@ export class CacheSyncTimeoutError extends Error {
 }
 
 /**
+ * In-flight reconciles outlived `gracefulShutdownTimeoutMs`. They may still be writing, so the Lease is
+ * not released (it expires after its duration, once the process has exited), as controller-runtime
+ * returns an error instead of releasing when its grace period runs out.
+ */
+export class GracefulShutdownTimeoutError extends Error {
+  override readonly name = 'GracefulShutdownTimeoutError';
+}
+
+/**
  * Runs a process's controllers, as controller-runtime's Manager:
  * informers start on every replica (so a standby is warm and ready), controllers run only while this
  * replica leads; health and metrics are served throughout.
  *
  * Shutdown (the signal given to `start` aborts, e.g. on SIGTERM): controllers stop taking keys,
  * in-flight reconciles get `gracefulShutdownTimeoutMs` to finish, the Lease is released so a standby
- * takes over at once, informers stop, `start` resolves `'stopped'`. Losing leadership resolves
- * `'lost-leadership'` at once, without waiting for reconciles: the caller must exit (see `runManager`).
+ * takes over at once, informers stop, `start` resolves `'stopped'`. If reconciles are still running
+ * when the grace period ends, the Lease is kept and `start` rejects {@link GracefulShutdownTimeoutError}.
+ * Losing leadership resolves `'lost-leadership'` at once, without waiting for reconciles: the caller
+ * must exit (see `runManager`).
  */
 export class Manager {
   readonly factory: SharedInformerFactory;
@@ -196,6 +207,13 @@ export class Manager {
     const identity = this.identity;
     // Set from the elector's callback, which the compiler cannot follow.
     const leadership = { started: false };
+    let abandonWork: ((error: unknown) => void) | undefined;
+    const shutdownTimedOut = new Promise<never>((_resolve, reject) => {
+      abandonWork = reject;
+    });
+    // After a lost leadership `start` has already returned when the abandoned work times out: that late
+    // rejection is for nobody, and must not become an unhandled one.
+    shutdownTimedOut.catch(() => undefined);
     const elector = new LeaderElector({
       lock: new LeaseLock({
         kc: this.#options.kubeConfig,
@@ -215,14 +233,19 @@ export class Manager {
         onStartedLeading: (leading) => {
           leadership.started = true;
           log.info('started leading', { lease: `${election.namespace}/${election.leaseName}`, identity });
-          return this.#runControllers(leading);
+          return this.#runControllers(leading).catch((error: unknown) => {
+            // Reconciles are still running: the elector must not see the work as settled, since it
+            // would then release the Lease and a standby would start while they still write.
+            abandonWork?.(error);
+            return new Promise<never>(() => undefined);
+          });
         },
         onStoppedLeading: () => log.info('stopped leading', { identity }),
         onNewLeader: (leader) => log.info('new leader observed', { leader }),
       },
     });
     log.info('waiting for leadership', { lease: `${election.namespace}/${election.leaseName}`, identity });
-    await elector.run(signal);
+    await Promise.race([elector.run(signal), shutdownTimedOut]);
     if (leadership.started && !signal.aborted) {
       log.error('leadership lost; exiting so that no work overlaps the new leader');
       return 'lost-leadership';
@@ -230,7 +253,10 @@ export class Manager {
     return 'stopped';
   }
 
-  /** Runs every controller until `signal` aborts; then waits for in-flight reconciles, bounded. */
+  /**
+   * Runs every controller until `signal` aborts; then waits for in-flight reconciles, bounded: rejects
+   * {@link GracefulShutdownTimeoutError} when they outlive `gracefulShutdownTimeoutMs`.
+   */
   async #runControllers(signal: AbortSignal): Promise<void> {
     const { logger, metrics } = { logger: this.#options.logger, metrics: this.metrics };
     const running = Promise.all(
@@ -257,14 +283,18 @@ export class Manager {
     );
     const outcome = await Promise.race([running.then(() => 'drained' as const), timedOut]);
     clearTimeout(timer);
-    if (outcome === 'timeout')
-      logger.warn('in-flight reconciles did not finish within the graceful shutdown timeout', { graceMs });
+    if (outcome === 'timeout') {
+      throw new GracefulShutdownTimeoutError(
+        `in-flight reconciles did not finish within the graceful shutdown timeout of ${graceMs} ms`,
+      );
+    }
   }
 }
 
 /**
  * Runs a manager as a process's main loop: SIGTERM/SIGINT shut it down gracefully (exit 0); lost
- * leadership or a start-up failure exit 1. Never returns.
+ * leadership, a start-up failure or reconciles outliving the graceful shutdown timeout exit 1.
+ * Never returns.
  */
 export async function runManager(manager: Manager, logger: Logger): Promise<never> {
   const controller = new AbortController();
