@@ -295,6 +295,25 @@ describe('cloud-node: helm install, ServiceAccount token, a tainted Node initial
     assert.equal(result.exitCode, 0);
   });
 
+  test('/metrics: Hetzner API requests by templated endpoint and code, and the remaining budget', async () => {
+    const text = await (await fetch(`http://127.0.0.1:${healthPort}/metrics`)).text();
+    const requests = (endpoint: string, code: string): number => {
+      const sample = text
+        .split('\n')
+        .find(
+          (line) =>
+            line.startsWith('hcloud_api_requests_total{') &&
+            line.includes(`endpoint="${endpoint}"`) &&
+            line.includes(`code="${code}"`),
+        );
+      return sample === undefined ? 0 : Number(sample.split(' ').at(-1));
+    };
+    assert.equal(requests('/locations', '200'), 1, 'the start-up token check: one request');
+    assert.ok(requests('/servers', '200') >= 1, 'the server lookups of the initialisation');
+    const remaining = /^hcloud_ratelimit_remaining (\d+)$/m.exec(text)?.[1];
+    assert.ok(remaining !== undefined && Number(remaining) > 3000 && Number(remaining) < 3600, remaining);
+  });
+
   test('no 403, and neither the Hetzner token nor the ServiceAccount token in the controller output', () => {
     const output = controller.output();
     assert.ok(output.length > 0);

@@ -221,6 +221,53 @@ describe('cloud-node controllers on a real control plane', () => {
     assert.equal((await getNode(name('nodeip'))).spec?.providerID, undefined);
   });
 
+  it('a server re-created under the same name: the Node gets the new server, never a cached old one', async () => {
+    const old = fake.servers.add({ name: name('recreated') });
+    // A Ready Node of the old server keeps address refreshes, and so sweeps, going: wait for a sweep
+    // that lists the old server, so the directory holds a snapshot naming it.
+    const since = Date.now();
+    await createNode(name('recreated-peer'), { providerID: `hcloud://${old.id}`, ready: 'True' });
+    await eventually(
+      () => {
+        assert.ok(fake.requests.count({ endpoint: '/v1/servers', status: 200, since }) > 0);
+      },
+      { timeoutMs: 4 * REFRESH_MS },
+    );
+    fake.servers.delete(old.id);
+    const fresh = fake.servers.add({ name: name('recreated') });
+    await createNode(name('recreated'), { taints: [uninitialized] });
+    await eventually(async () => {
+      const node = await getNode(name('recreated'));
+      assert.equal(
+        node.spec?.taints?.some((t) => t.key === UNINITIALIZED_TAINT),
+        false,
+      );
+      assert.equal(node.spec.providerID, `hcloud://${fresh.id}`);
+      assert.equal(node.status?.addresses?.[1]?.address, fresh.public_net.ipv4?.ip);
+    });
+  });
+
+  it('an API failure during initialisation is a Warning naming it; the Node is initialised once it heals', async () => {
+    const server = fake.servers.add({ name: name('apifail') });
+    fake.faults.unauthorized(true);
+    try {
+      await createNode(name('apifail'), { taints: [uninitialized] });
+      await eventually(async () => {
+        assert.ok(
+          (await events(name('apifail'))).some(
+            (e) => e.type === 'Warning' && e.reason === 'HcloudAPIError' && /unauthorized/.test(e.note ?? ''),
+          ),
+        );
+      });
+      assert.ok((await getNode(name('apifail'))).spec?.taints?.some((t) => t.key === UNINITIALIZED_TAINT));
+    } finally {
+      fake.faults.clear();
+    }
+    await eventually(async () => {
+      assert.equal((await getNode(name('apifail'))).spec?.providerID, `hcloud://${server.id}`);
+    });
+  });
+
   it('a NotReady Node whose server is deleted is deleted; a Ready one never is', async () => {
     const a = fake.servers.add().id;
     const b = fake.servers.add().id;

@@ -211,6 +211,20 @@ async function removeTaint(
   log.info('taint removed', { taint: key });
 }
 
+/**
+ * How old data may be to find a Node's server by name: taken after the Node was created, and within one
+ * monitor period. A server deleted and re-created under the same name (a replaced machine registering
+ * its Node again) would otherwise be matched to the old server from an earlier listing: the Node would
+ * get the old id and addresses, and the lifecycle controller would then delete it as gone. Names are
+ * unique in a project and a Node's server exists before the Node registers, so data from after the
+ * Node's creation names the right server. `creationTimestamp` has whole seconds (hence + 1 s) and comes
+ * from the API server's clock: a skew of this process's clock widens or narrows the window by as much.
+ */
+function nameLookupMaxAgeMs(node: Node, periodMs: number, now: number): number {
+  const created = Date.parse(node.metadata?.creationTimestamp ?? '');
+  return Number.isNaN(created) ? periodMs : Math.min(periodMs, now - (created + 1000));
+}
+
 /** Initialisation of Nodes carrying the uninitialized taint, with a growing retry delay per Node. */
 class Initialiser {
   readonly #options: CloudNodeControllerOptions;
@@ -252,15 +266,27 @@ class Initialiser {
     const name = nodeName(node);
     const providerId = parseProviderId(node.spec?.providerID);
     const ref = providerId.kind === 'hcloud' ? { id: providerId.serverId } : { name };
-    // Any snapshot holding the server will do (labels and addresses do not go stale in seconds); a miss
-    // is re-checked with one direct request, never answered from an older listing.
+    // By id, any snapshot holding the server will do: ids are never reused, and labels and addresses do
+    // not go stale in seconds. By name, see nameLookupMaxAgeMs. A miss is re-checked with one direct
+    // request, never answered from an older listing.
     const lookup = await options.directory.lookup(ref, {
-      maxAgeMs: Number.POSITIVE_INFINITY,
+      maxAgeMs:
+        'id' in ref
+          ? Number.POSITIVE_INFINITY
+          : nameLookupMaxAgeMs(node, options.nodeMonitorPeriodMs, (options.now ?? Date.now)()),
       priority: 'urgent',
       signal,
     });
     if (lookup.state === 'unknown') {
       log.info('initialisation postponed', { reason: lookup.reason, retryAfterMs: lookup.retryAfterMs });
+      // A failing API (revoked token, outage) is named on the Node; waiting for the budget is routine.
+      if (lookup.cause === 'api-error')
+        options.recorder.event(nodeRef(node), {
+          type: 'Warning',
+          reason: 'HcloudAPIError',
+          action: 'InitializeNode',
+          note: `cannot look up the Hetzner Cloud server: ${lookup.reason}; the Node keeps the ${UNINITIALIZED_TAINT} taint`,
+        });
       return { requeueAfterMs: lookup.retryAfterMs };
     }
     if (lookup.state === 'gone') {

@@ -33,6 +33,7 @@ export { formatProviderId, parseProviderId, type ProviderId } from './provider-i
 export {
   ServerDirectory,
   type Lookup,
+  type NotNowCause,
   type LookupOptions,
   type ServerDirectoryOptions,
   type ServerRef,

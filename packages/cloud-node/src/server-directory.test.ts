@@ -84,10 +84,10 @@ describe('ServerDirectory on the fake API', () => {
   it('errors are unknown, never gone, and back off instead of retrying at once', async () => {
     fake.faults.next({ status: 503, times: 100 });
     const first = await directory.lookup({ id: 999_999 }, urgent);
-    assert.equal(first.state, 'unknown');
+    assert.ok(first.state === 'unknown' && first.cause === 'api-error');
     const sent = fake.requests.count();
     const second = await directory.lookup({ id: 999_999 }, urgent);
-    assert.ok(second.state === 'unknown' && second.retryAfterMs > 0);
+    assert.ok(second.state === 'unknown' && second.retryAfterMs > 0 && second.cause === 'api-error');
     assert.equal(fake.requests.count(), sent, 'no request while backing off');
     fake.faults.clear();
     fake.faults.unauthorized(true);
@@ -102,7 +102,7 @@ describe('ServerDirectory on the fake API', () => {
     clock.advance(1000);
     fake.requests.clear();
     const result = await directory.snapshot({ maxAgeMs: 500, priority: 'refresh' });
-    assert.ok(!result.ok && result.retryAfterMs > 60_000);
+    assert.ok(!result.ok && result.retryAfterMs > 60_000 && result.cause === 'budget');
     assert.equal(fake.requests.count(), 0);
   });
 

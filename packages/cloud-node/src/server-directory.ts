@@ -28,8 +28,19 @@ export interface Snapshot {
   readonly takenAt: number;
 }
 
-export type SnapshotResult =
-  { ok: true; snapshot: Snapshot } | { ok: false; retryAfterMs: number; reason: string };
+/**
+ * Why there is no answer now: `budget` = deliberately waiting for the rate limit to refill (routine);
+ * `api-error` = the API failed (5xx, timeout, 401, 429...) and lookups back off.
+ */
+export type NotNowCause = 'budget' | 'api-error';
+
+interface NotNow {
+  retryAfterMs: number;
+  reason: string;
+  cause: NotNowCause;
+}
+
+export type SnapshotResult = { ok: true; snapshot: Snapshot } | ({ ok: false } & NotNow);
 
 export type ServerRef = { id: number } | { name: string };
 
@@ -37,7 +48,7 @@ export type Lookup =
   | { state: 'exists'; server: Server; fetchedAt: number }
   /** For an id: the API answered 404 not_found. For a name: no server has it. */
   | { state: 'gone'; fetchedAt: number }
-  | { state: 'unknown'; reason: string; retryAfterMs: number };
+  | ({ state: 'unknown' } & NotNow);
 
 export interface LookupOptions {
   /** Accept data this old (ms). `Infinity`: any snapshot that has the server will do. */
@@ -80,6 +91,10 @@ interface Pending {
 }
 
 const PER_PAGE = 50;
+
+function waitForBudget(retryAfterMs: number): NotNow {
+  return { retryAfterMs, reason: 'API budget: waiting for the rate limit to refill', cause: 'budget' };
+}
 
 function keyOf(ref: ServerRef): string {
   return 'id' in ref ? `id:${ref.id}` : `name:${ref.name}`;
@@ -135,8 +150,7 @@ export class ServerDirectory {
     const blocked = this.#blocked();
     if (blocked) return { ok: false, ...blocked };
     const delay = this.#budget.delayMs(options.priority, this.sweepCost);
-    if (delay > 0)
-      return { ok: false, retryAfterMs: delay, reason: 'API budget: waiting for the rate limit to refill' };
+    if (delay > 0) return { ok: false, ...waitForBudget(delay) };
     return this.#startSweep(options.priority);
   }
 
@@ -174,10 +188,14 @@ export class ServerDirectory {
     });
   }
 
-  #blocked(): { retryAfterMs: number; reason: string } | undefined {
+  #blocked(): NotNow | undefined {
     const wait = this.#blockedUntil - this.#now();
     return wait > 0
-      ? { retryAfterMs: wait, reason: `Hetzner Cloud API failing (${this.#lastError}); backing off` }
+      ? {
+          retryAfterMs: wait,
+          reason: `Hetzner Cloud API failing (${this.#lastError}); backing off`,
+          cause: 'api-error',
+        }
       : undefined;
   }
 
@@ -214,7 +232,12 @@ export class ServerDirectory {
         return { ok: true, snapshot };
       } catch (error) {
         const reason = this.#failed(error);
-        return { ok: false, retryAfterMs: Math.max(1, this.#blockedUntil - this.#now()), reason };
+        return {
+          ok: false,
+          retryAfterMs: Math.max(1, this.#blockedUntil - this.#now()),
+          reason,
+          cause: 'api-error',
+        };
       } finally {
         this.#sweep = undefined;
       }
@@ -229,9 +252,6 @@ export class ServerDirectory {
     this.#pending = [];
     if (batch.length === 0) return;
     const priority: Priority = batch.some((p) => p.priority === 'urgent') ? 'urgent' : 'refresh';
-    const unknown = (retryAfterMs: number, reason: string): void => {
-      for (const p of batch) p.resolve({ state: 'unknown', reason, retryAfterMs });
-    };
 
     // A sweep answers everything a listing can answer; below its page count, single lookups are cheaper.
     const sweepable = batch.filter((p) => !p.needsPoint);
@@ -242,7 +262,8 @@ export class ServerDirectory {
     if (useSweep) {
       const settled = await (this.#sweep ?? this.#guardedSweep(priority));
       if (!settled.ok) {
-        unknown(settled.retryAfterMs, settled.reason);
+        const { retryAfterMs, reason, cause } = settled;
+        for (const p of batch) p.resolve({ state: 'unknown', retryAfterMs, reason, cause });
         return;
       }
       rest = [];
@@ -259,12 +280,7 @@ export class ServerDirectory {
     const confirmsOnly = useSweep || rest.every((p) => p.needsPoint);
     const delay = this.#budget.delayMs(priority, rest.length, { unpaced: confirmsOnly });
     if (delay > 0) {
-      for (const p of rest)
-        p.resolve({
-          state: 'unknown',
-          reason: 'API budget: waiting for the rate limit to refill',
-          retryAfterMs: delay,
-        });
+      for (const p of rest) p.resolve({ state: 'unknown', ...waitForBudget(delay) });
       return;
     }
     this.#budget.spend(priority, rest.length);
@@ -274,8 +290,7 @@ export class ServerDirectory {
   /** A sweep if the budget allows it now; otherwise the reason to wait. */
   async #guardedSweep(priority: Priority): Promise<SnapshotResult> {
     const delay = this.#budget.delayMs(priority, this.sweepCost);
-    if (delay > 0)
-      return { ok: false, retryAfterMs: delay, reason: 'API budget: waiting for the rate limit to refill' };
+    if (delay > 0) return { ok: false, ...waitForBudget(delay) };
     return this.#startSweep(priority);
   }
 
@@ -313,7 +328,12 @@ export class ServerDirectory {
       return { state: 'gone', fetchedAt: at };
     } catch (error) {
       const reason = this.#failed(error);
-      return { state: 'unknown', reason, retryAfterMs: Math.max(1, this.#blockedUntil - this.#now()) };
+      return {
+        state: 'unknown',
+        reason,
+        retryAfterMs: Math.max(1, this.#blockedUntil - this.#now()),
+        cause: 'api-error',
+      };
     }
   }
 
