@@ -430,8 +430,21 @@ describe('cloud-node chart', () => {
     assert.equal(noRbac.filter((m) => m.apiVersion.startsWith('rbac.')).length, 0);
   });
 
+  test('terminationGracePeriodSeconds: 60 by default (reconcile grace, then the Lease release), configurable', async () => {
+    const gracePeriod = async (values: Record<string, unknown>) =>
+      (
+        one(await renderCi(values), 'Deployment').spec as {
+          template: { spec: { terminationGracePeriodSeconds?: number } };
+        }
+      ).template.spec.terminationGracePeriodSeconds;
+    assert.equal(await gracePeriod({}), 60);
+    assert.equal(await gracePeriod({ terminationGracePeriodSeconds: 90 }), 90);
+  });
+
   test('values.schema.json rejects wrong types (helm template and helm lint fail)', async () => {
     for (const set of [
+      'terminationGracePeriodSeconds="60"',
+      'terminationGracePeriodSeconds=0',
       'replicaCount="2"',
       'hcloud.endpoint="api.hetzner.cloud"',
       'hcloud.token.create="true"',

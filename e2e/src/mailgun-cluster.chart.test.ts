@@ -227,8 +227,21 @@ describe('mailgun-cluster chart', () => {
     for (const kind of ['ServiceMonitor', 'PodMonitor', 'PodDisruptionBudget']) one(on, kind);
   });
 
+  test('terminationGracePeriodSeconds: 60 by default (reconcile grace, then the Lease release), configurable', async () => {
+    const gracePeriod = async (values: Record<string, unknown>) =>
+      (
+        one(await renderCi(values), 'Deployment').spec as {
+          template: { spec: { terminationGracePeriodSeconds?: number } };
+        }
+      ).template.spec.terminationGracePeriodSeconds;
+    assert.equal(await gracePeriod({}), 60);
+    assert.equal(await gracePeriod({ terminationGracePeriodSeconds: 90 }), 90);
+  });
+
   test('values.schema.json rejects wrong types (helm template and helm lint fail)', async () => {
     for (const set of [
+      'terminationGracePeriodSeconds="60"',
+      'terminationGracePeriodSeconds=0',
       'workers="1"',
       'workers=65',
       'mailgun.timeoutSeconds="30"',
