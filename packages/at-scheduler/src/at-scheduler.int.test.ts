@@ -12,12 +12,13 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { kubeAtApi, type AtApi } from './api.ts';
-import { createAtControllers } from './controller.ts';
+import { createAtControllers, podCacheScope } from './controller.ts';
 import { installCrd, loadAtCrd, type AtCrd } from './crd.ts';
 import type { At } from './generated/at-types.ts';
 import type { StartObservation } from './reconcile.ts';
 import { AT_UID_LABEL, POD_SELECTOR, type Pod } from './resource.ts';
 import { parseSchedule } from './schedule.ts';
+import type { Lister } from '@loopwright/informer';
 import { KubeApiError, KubeClient, Manager, createSilentLogger } from '@loopwright/runtime';
 
 const ATS = (ns: string): string => `/apis/cnat.programming-kubernetes.info/v1alpha1/namespaces/${ns}/ats`;
@@ -26,6 +27,8 @@ const MERGE = 'application/merge-patch+json';
 
 interface Running {
   starts: StartObservation[];
+  /** The controller's pod cache (the label-selected informer it reads). */
+  podCache: Pick<Lister<Pod>, 'get' | 'list'>;
   /** Status patches per At name. */
   statusWrites: Map<string, number>;
   stop(): Promise<void>;
@@ -63,10 +66,13 @@ function startController(kc: KubeConfig, namespace: string): Running {
   })) {
     manager.add(controller);
   }
+  // The same scope as the controller's pod informer, so the same shared informer.
+  const podCache = manager.factory.forResource<Pod>(podCacheScope(namespace)).lister;
   const abort = new AbortController();
   const done = manager.start(abort.signal);
   return {
     starts,
+    podCache,
     statusWrites,
     stop: async () => {
       abort.abort();
@@ -149,6 +155,11 @@ describe('at-scheduler on a real control plane', () => {
     client = new KubeClient(kc, { rateLimit: false });
     await installCrd(client);
     ns = await createTestNamespace(kc, 'at');
+    // Pod Security admission enforces the restricted profile here: every At pod below must pass it.
+    await client.requestJson('PATCH', `/api/v1/namespaces/${ns.name}`, {
+      contentType: MERGE,
+      body: { metadata: { labels: { 'pod-security.kubernetes.io/enforce': 'restricted' } } },
+    });
     controller = startController(kc, ns.name);
   });
   after(async () => {
@@ -158,7 +169,22 @@ describe('at-scheduler on a real control plane', () => {
   });
 
   it("applies the book's sample unchanged; a past schedule runs at once in a locked-down pod; success is recorded", async () => {
-    const at = await createAt('example-at', { schedule: '2019-04-12T10:12:00Z', command: 'echo YAY' });
+    // The book's manifest as printed, sent the way `kubectl apply --server-side -f` sends it.
+    const bookSample = [
+      'apiVersion: cnat.programming-kubernetes.info/v1alpha1',
+      'kind: At',
+      'metadata: {name: example-at}',
+      'spec: {schedule: "2019-04-12T10:12:00Z", command: "echo YAY"}',
+      '',
+    ].join('\n');
+    const applied = await client.fetch(`${ATS(ns.name)}/example-at?fieldManager=kubectl`, {
+      method: 'PATCH',
+      headers: { 'Content-Type': 'application/apply-patch+yaml', Accept: 'application/json' },
+      body: bookSample,
+    });
+    const appliedBody = await applied.text();
+    assert.equal(applied.status, 201, appliedBody);
+    const at = JSON.parse(appliedBody) as At;
     await eventually(async () => {
       assert.equal((await getAt('example-at')).status?.phase, 'RUNNING');
     });
@@ -168,6 +194,16 @@ describe('at-scheduler on a real control plane', () => {
     await eventually(async () => {
       assert.equal((await podsOf(at)).length, 1);
     });
+    // Admitted under the namespace's enforced restricted profile, which does refuse a default pod:
+    await assert.rejects(
+      client.requestJson('POST', `${PODS(ns.name)}?dryRun=All`, {
+        body: {
+          metadata: { name: 'unrestricted' },
+          spec: { containers: [{ name: 'c', image: 'busybox:1.37.0' }] },
+        },
+      }),
+      (error: unknown) => error instanceof KubeApiError && error.reason === 'Forbidden',
+    );
     const pod = await getPod('example-at-pod');
     const spec = pod.spec as {
       restartPolicy: string;
@@ -389,7 +425,20 @@ describe('at-scheduler on a real control plane', () => {
     await client.requestJson('POST', PODS(ns.name), {
       body: {
         metadata: { name: 'squatted-pod', labels: { app: 'someone-else' } },
-        spec: { containers: [{ name: 'c', image: 'busybox:1.37.0' }] },
+        spec: {
+          securityContext: {
+            runAsNonRoot: true,
+            runAsUser: 1000,
+            seccompProfile: { type: 'RuntimeDefault' },
+          },
+          containers: [
+            {
+              name: 'c',
+              image: 'busybox:1.37.0',
+              securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+            },
+          ],
+        },
       },
     });
     const at = await createAt('squatted', { schedule: '2019-04-12T10:12:00Z', command: 'true' });
@@ -407,6 +456,10 @@ describe('at-scheduler on a real control plane', () => {
     const foreign = await getPod('squatted-pod');
     assert.equal(foreign.metadata?.ownerReferences, undefined);
     assert.equal(foreign.metadata?.labels?.app, 'someone-else');
+    // The controller caches only the pods it created (label selector), not the namespace's other pods.
+    assert.equal(controller.podCache.get(ns.name, 'squatted-pod'), undefined);
+    for (const cached of controller.podCache.list(ns.name))
+      assert.equal(cached.metadata?.labels?.['app.kubernetes.io/managed-by'], 'at-scheduler');
 
     await client.requestJson('DELETE', `${PODS(ns.name)}/squatted-pod`);
     await eventually(
@@ -416,6 +469,12 @@ describe('at-scheduler on a real control plane', () => {
       { timeoutMs: 15_000 },
     );
     assert.equal(condition(await getAt('squatted'), 'PodNotOwned'), 'False');
+    await eventually(() => {
+      assert.equal(
+        controller.podCache.get(ns.name, 'squatted-pod')?.metadata?.labels?.[AT_UID_LABEL],
+        at.metadata?.uid,
+      );
+    });
   });
 
   it('a stored schedule that does not parse is reported once (condition + Event), not retried in a loop; a fix runs it', async () => {
@@ -463,6 +522,47 @@ describe('at-scheduler on a real control plane', () => {
     await eventually(async () => {
       assert.equal(condition(await getAt('garbled'), 'InvalidSchedule'), 'False');
     });
+  });
+
+  it('a pod the API server refuses returns the At to PENDING (condition + Event) and is retried later, not in a loop', async () => {
+    // Requests above limits: pod validation refuses the create (422), and would every time.
+    const at = await createAt('refused', {
+      schedule: '2019-04-12T10:12:00Z',
+      command: 'true',
+      resources: { requests: { memory: '128Mi' }, limits: { memory: '64Mi' } },
+    });
+    await eventually(async () => {
+      assert.ok(
+        (await eventsFor('refused')).some((e) => e.reason === 'PodCreateFailed' && e.type === 'Warning'),
+      );
+    });
+    // Each attempt writes RUNNING then PENDING, and each write is a watch event: without a retry delay
+    // the At's own status writes would re-enqueue it at once, as fast as the API server answers.
+    await sleep(2000);
+    assert.equal(controller.statusWrites.get('refused'), 2, 'one attempt, then a wait before the next');
+    const scheduledOf = async (): Promise<{ reason: string; lastTransitionTime: string }> => {
+      const scheduled = (await getAt('refused')).status?.conditions?.find((c) => c.type === 'Scheduled');
+      assert.ok(scheduled);
+      return scheduled;
+    };
+    const refused = await getAt('refused');
+    assert.equal(refused.status?.phase, 'PENDING');
+    assert.equal(refused.status.podName, undefined);
+    const first = await scheduledOf();
+    assert.equal(first.reason, 'PodCreateFailed');
+    assert.equal((await podsOf(at)).length, 0);
+    // The next attempt comes POD_CREATE_RETRY_MS (10 s) after the first failure, and paces the one after it.
+    await eventually(
+      () => {
+        assert.equal(controller.statusWrites.get('refused'), 4);
+      },
+      { timeoutMs: 15_000 },
+    );
+    const second = await scheduledOf();
+    assert.equal(second.reason, 'PodCreateFailed');
+    assert.ok(Date.parse(second.lastTransitionTime) > Date.parse(first.lastTransitionTime));
+    await sleep(1000);
+    assert.equal(controller.statusWrites.get('refused'), 4, 'the second failure waits as well');
   });
 
   // Last: the garbage collector discovers a new CRD's resource only on its periodic resync (~30 s).

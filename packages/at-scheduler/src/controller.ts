@@ -3,6 +3,7 @@
  * of AT_NAMESPACES), each watching the Ats of its scope and only the pods this controller created
  * (label selector), so the cache never holds the cluster's other pods.
  */
+import type { ListWatchScope } from '@loopwright/informer';
 import { Controller, type EventRecorder, type Manager } from '@loopwright/runtime';
 import type { AtApi } from './api.ts';
 import type { At } from './generated/at-types.ts';
@@ -23,11 +24,22 @@ export interface AtControllerOptions {
 
 export const CONTROLLER_NAME = 'at-scheduler';
 
+/** The pods one namespace scope caches and watches: only those this controller created. */
+export function podCacheScope(namespace: string | undefined): ListWatchScope {
+  return {
+    group: '',
+    version: 'v1',
+    plural: 'pods',
+    labelSelector: POD_SELECTOR,
+    ...(namespace === undefined ? {} : { namespace }),
+  };
+}
+
 export function createAtControllers(options: AtControllerOptions): Controller<At>[] {
   const scopes: (string | undefined)[] = options.namespaces ?? [undefined];
   return scopes.map((namespace) => {
     const scope = namespace === undefined ? {} : { namespace };
-    const podScope = { group: '', version: 'v1', plural: 'pods', labelSelector: POD_SELECTOR, ...scope };
+    const podScope = podCacheScope(namespace);
     const pods = options.manager.factory.forResource<Pod>(podScope).lister;
     return new Controller<At>({
       name: namespace === undefined ? CONTROLLER_NAME : `${CONTROLLER_NAME}-${namespace}`,

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { AtStatusCondition } from './generated/at-types.ts';
 import {
+  POD_CREATE_RETRY_MS,
   POD_NOT_OWNED_RECHECK_MS,
   START_GRACE_MS,
   decide,
@@ -190,6 +191,33 @@ describe('decide: new or PENDING At', () => {
         scheduleMs: SCHEDULE_MS,
       });
     }
+  });
+
+  it('a pod create the API server refused is retried POD_CREATE_RETRY_MS after that failure, at once after a spec change', () => {
+    const failedAt = '2030-01-01T00:00:01Z';
+    const refused = at({
+      phase: 'PENDING',
+      conditions: [
+        { ...condition('Scheduled', 'False'), reason: 'PodCreateFailed', lastTransitionTime: failedAt },
+      ],
+    });
+    // Its own status writes wake the At right after the failure: it must not try again then.
+    const soon = Date.parse(failedAt) + 100;
+    assert.deepEqual(decide(refused, absent, soon), {
+      type: 'wait',
+      afterMs: POD_CREATE_RETRY_MS - 100,
+      recordPending: false,
+    });
+    assert.deepEqual(decide(refused, absent, Date.parse(failedAt) + POD_CREATE_RETRY_MS), {
+      type: 'start',
+      createPod: true,
+      scheduleMs: SCHEDULE_MS,
+    });
+    // A spec change (e.g. fixed resources) is a new generation: retried at once.
+    assert.equal(decide({ ...refused, generation: 2 }, absent, soon).type, 'start');
+    // Other reasons for Scheduled=False do not delay the start.
+    const waited = at({ phase: 'PENDING', conditions: [condition('Scheduled', 'False')] });
+    assert.equal(decide(waited, absent, soon).type, 'start');
   });
 
   it('an unparseable stored schedule is reported once per generation, then nothing until the spec changes', () => {

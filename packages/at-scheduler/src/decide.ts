@@ -24,6 +24,16 @@ export const START_GRACE_MS = 5_000;
 /** How often a due At whose pod name is taken by a foreign pod checks whether the name is free again. */
 export const POD_NOT_OWNED_RECHECK_MS = 10_000;
 
+/** The `Scheduled=False` reason written when the API server refused the pod (4xx: no pod exists). */
+export const POD_CREATE_FAILED = 'PodCreateFailed';
+
+/**
+ * How long after a refused pod create (quota, admission, invalid spec) the create is tried again, for the
+ * same generation; a spec change retries at once. The wait must come from the status, not from the
+ * queue's backoff: the failed attempt's own status writes are watch events that re-enqueue the At at once.
+ */
+export const POD_CREATE_RETRY_MS = 10_000;
+
 export interface AtView {
   generation: number;
   /** metadata.deletionTimestamp is set: garbage collection removes the pod; nothing to do. */
@@ -126,6 +136,16 @@ function decidePending(at: AtView, pod: ObservedPod, nowMs: number): Action {
       recordPending: needsRecord,
       scheduleMs: schedule.epochMs,
     };
+  }
+
+  const scheduled = findCondition(conditions, ConditionType.Scheduled);
+  if (
+    scheduled?.status === 'False' &&
+    scheduled.reason === POD_CREATE_FAILED &&
+    scheduled.observedGeneration === at.generation
+  ) {
+    const retryMs = Date.parse(scheduled.lastTransitionTime) + POD_CREATE_RETRY_MS;
+    if (retryMs > nowMs) return { type: 'wait', afterMs: retryMs - nowMs, recordPending: false };
   }
 
   const notOwned = findCondition(conditions, ConditionType.PodNotOwned);

@@ -21,7 +21,7 @@ import {
 import type { Logger } from 'winston';
 import type { AtApi } from './api.ts';
 import { ConditionType, findCondition, setConditions, type ConditionChange } from './conditions.ts';
-import { decide, observePod, type Action, type AtView } from './decide.ts';
+import { POD_CREATE_FAILED, decide, observePod, type Action, type AtView } from './decide.ts';
 import type { At } from './generated/at-types.ts';
 import { podNameFor } from './names.ts';
 import { buildPod } from './pod.ts';
@@ -224,19 +224,21 @@ class Step {
         this.#signal,
       );
     } catch (error) {
-      return this.#createFailed(error, recorded.metadata?.resourceVersion ?? '');
+      return this.#createFailed(error, recorded);
     }
     this.#log.info('started the command', { pod: this.#podName, lateMs: issuedMs - scheduleMs });
     this.#event('Normal', 'Started', 'CreatePod', `created pod ${this.#podName}`);
     return undefined;
   }
 
-  /** After RUNNING was recorded: undo it only when the create certainly made no pod of ours. */
-  async #createFailed(
-    error: unknown,
-    resourceVersion: string,
-  ): Promise<{ requeueAfterMs: number } | undefined> {
+  /**
+   * After RUNNING was recorded (`recorded`: the At as that write left it): undo it only when the create
+   * certainly made no pod of ours. The undo is based on `recorded`, so its conditions transition from
+   * RUNNING (Scheduled's lastTransitionTime is when this attempt failed, which paces the retry).
+   */
+  async #createFailed(error: unknown, recorded: At): Promise<{ requeueAfterMs: number } | undefined> {
     const { namespace } = this.#at.metadata;
+    const resourceVersion = recorded.metadata?.resourceVersion ?? '';
     if (isAlreadyExists(error)) {
       const existing = await this.#options.api.getPod(namespace, this.#podName, this.#signal);
       const owner = existing?.metadata?.ownerReferences?.find((ref) => ref.controller === true);
@@ -247,44 +249,53 @@ class Step {
         return undefined;
       }
       // Not ours (or gone again): nothing of ours runs under this name, so going back to PENDING is safe.
-      await this.#reportPodNotOwned(resourceVersion, { revert: true });
+      await this.#reportPodNotOwned(resourceVersion, recorded);
       return { requeueAfterMs: 10_000 };
     }
     const status = toKubeApiError(error)?.status;
     if (status !== undefined && status >= 400 && status < 500) {
-      // The API server refused the request (quota, admission, invalid): no pod exists; retry from PENDING.
+      // The API server refused the request (quota, admission, invalid): no pod exists; back to PENDING,
+      // and `decide` retries POD_CREATE_RETRY_MS after this Scheduled=False transition.
       const message = `creating pod ${this.#podName} failed: ${(error as Error).message}`;
       await this.#patch(
         {
           phase: 'PENDING',
           podName: null,
           startTime: null,
-          conditions: this.#conditions([
-            { type: ConditionType.Scheduled, status: 'False', reason: 'PodCreateFailed', message },
-            { type: ConditionType.Running, status: 'False', reason: 'PodCreateFailed', message },
-          ]),
+          conditions: this.#conditions(
+            [
+              { type: ConditionType.Scheduled, status: 'False', reason: POD_CREATE_FAILED, message },
+              { type: ConditionType.Running, status: 'False', reason: POD_CREATE_FAILED, message },
+            ],
+            recorded,
+          ),
         },
         resourceVersion,
       );
-      this.#event('Warning', 'PodCreateFailed', 'CreatePod', message);
+      this.#event('Warning', POD_CREATE_FAILED, 'CreatePod', message);
     }
     // Otherwise (network error, 5xx) the pod may exist: RUNNING stays, the next reconcile looks it up.
     throw error;
   }
 
-  async #reportPodNotOwned(resourceVersion: string, { revert = false } = {}): Promise<void> {
+  /** `revertFrom`: the At as the RUNNING write left it, when that write is to be undone. */
+  async #reportPodNotOwned(resourceVersion: string, revertFrom?: At): Promise<void> {
+    const revert = revertFrom !== undefined;
     const message = `pod ${this.#podName} exists and is not controlled by this At; it is not adopted. Delete or rename it to let the At run`;
     await this.#patch(
       {
         phase: 'PENDING',
         ...(revert ? { podName: null, startTime: null } : {}),
-        conditions: this.#conditions([
-          { type: ConditionType.PodNotOwned, status: 'True', reason: 'PodNotOwned', message },
-          { type: ConditionType.Scheduled, status: 'False', reason: 'PodNotOwned', message },
-          ...(revert
-            ? [{ type: ConditionType.Running, status: 'False', reason: 'PodNotOwned', message } as const]
-            : []),
-        ]),
+        conditions: this.#conditions(
+          [
+            { type: ConditionType.PodNotOwned, status: 'True', reason: 'PodNotOwned', message },
+            { type: ConditionType.Scheduled, status: 'False', reason: 'PodNotOwned', message },
+            ...(revert
+              ? [{ type: ConditionType.Running, status: 'False', reason: 'PodNotOwned', message } as const]
+              : []),
+          ],
+          revertFrom,
+        ),
       },
       resourceVersion,
     );
@@ -329,9 +340,10 @@ class Step {
     return this.#options.pods.get(this.#at.metadata.namespace, this.#podName)?.metadata?.uid;
   }
 
-  #conditions(changes: ConditionChange[]): ReturnType<typeof setConditions> {
+  /** `base`: the At whose conditions change; default the one this reconcile decided from. */
+  #conditions(changes: ConditionChange[], base: At = this.#at): ReturnType<typeof setConditions> {
     return setConditions(
-      this.#at.status?.conditions,
+      base.status?.conditions,
       changes,
       this.#at.metadata.generation ?? 0,
       new Date(this.#now()).toISOString(),
