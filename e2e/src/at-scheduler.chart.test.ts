@@ -274,8 +274,21 @@ describe('at-scheduler chart', () => {
     assert.equal(noRbac.filter((m) => m.apiVersion.startsWith('rbac.')).length, 0);
   });
 
+  test('terminationGracePeriodSeconds: 60 by default (reconcile grace, then the Lease release), configurable', async () => {
+    const gracePeriod = async (values: Record<string, unknown>) =>
+      (
+        one(await render(chart, { values }), 'Deployment').spec as {
+          template: { spec: { terminationGracePeriodSeconds?: number } };
+        }
+      ).template.spec.terminationGracePeriodSeconds;
+    assert.equal(await gracePeriod({}), 60);
+    assert.equal(await gracePeriod({ terminationGracePeriodSeconds: 90 }), 90);
+  });
+
   test('values.schema.json rejects wrong types (helm template and helm lint fail)', async () => {
     for (const set of [
+      'terminationGracePeriodSeconds="60"',
+      'terminationGracePeriodSeconds=0',
       'workers="ten"',
       'replicaCount="2"',
       'watchNamespaces="team-a"',

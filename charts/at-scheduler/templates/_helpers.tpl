@@ -60,6 +60,12 @@ ClusterRole (all namespaces) and in each per-namespace Role (watchNamespaces).
 - apiGroups: [cnat.programming-kubernetes.info]
   resources: [ats/status]
   verbs: [patch]
+# The pod's controller ownerReference sets blockOwnerDeletion (foreground deletion of an At waits for
+# its pod); where the OwnerReferencesPermissionEnforcement admission plugin runs (OpenShift, hardened
+# clusters), that needs update on the owner's finalizers, or every pod create is refused.
+- apiGroups: [cnat.programming-kubernetes.info]
+  resources: [ats/finalizers]
+  verbs: [update]
 # list/watch: the label-selected pod informer; get: the live lookup before concluding a pod is gone
 # or when a create hits an existing name; create: the command's pod; delete: ttlSecondsAfterFinished.
 - apiGroups: ['']

@@ -148,6 +148,9 @@ async function startApiServer(
       `--secure-port=${port}`,
       `--cert-dir=${certDir}`,
       '--authorization-mode=RBAC',
+      // Hardened clusters (OpenShift among them) run it: an ownerReference with blockOwnerDeletion then
+      // needs update on the owner's finalizers, so the e2e suites prove the charts' RBAC covers that.
+      '--enable-admission-plugins=OwnerReferencesPermissionEnforcement',
       `--token-auth-file=${join(dir, 'tokens.csv')}`,
       `--service-account-issuer=https://kubernetes.default.svc.cluster.local`,
       `--service-account-key-file=${join(dir, 'sa.pub')}`,
