@@ -65,6 +65,7 @@ logger.info('target cluster', {
   server: context.server,
   user: context.user,
   source: context.source,
+  nodes: config.nodeSelector ?? 'all',
 });
 
 const manager = new Manager({

@@ -5,6 +5,7 @@
  */
 import {
   createLogger,
+  describeContext,
   KUBE_CONFIG_VARIABLES,
   KubeConfigError,
   loadKubeConfig,
@@ -69,7 +70,10 @@ for (const controller of createControllers(manager.factory, {
 })) {
   manager.add(controller);
 }
+const context = describeContext(kubeConfig);
 logger.info('starting mailgun-cluster', {
+  context: context.context,
+  server: context.server,
   domain: config.mailgun.domain,
   url: config.mailgun.url,
   namespace: config.watchNamespace ?? '(all)',
