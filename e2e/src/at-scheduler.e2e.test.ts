@@ -10,6 +10,7 @@ import {
   helm,
   loadTestKubeConfig,
   type TestNamespace,
+  freeLoopbackPort,
 } from '@loopwright/testing';
 import type { KubeConfig } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
@@ -22,7 +23,6 @@ import {
   api,
   deploymentEnv,
   effectiveRules,
-  freePort,
   serviceAccountKubeconfig,
   startController,
   type ControllerProcess,
@@ -72,7 +72,7 @@ for (const mode of ['allNamespaces', 'watchNamespaces'] as const)
       cleanups.push(() => work.cleanup());
       other = await createTestNamespace(admin, 'e2e-at-other');
       cleanups.push(() => other.cleanup());
-      healthPort = await freePort();
+      healthPort = await freeLoopbackPort();
       // The chart as a user installs it; only the health port differs (a free loopback port here).
       const installed = await helm(
         [

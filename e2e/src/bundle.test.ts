@@ -12,6 +12,7 @@ import {
   eventually,
   loadTestKubeConfig,
   startFakeHcloud,
+  freeLoopbackPort,
 } from '@loopwright/testing';
 import type { KubeConfig } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
@@ -37,7 +38,7 @@ import {
   type PackageJson,
 } from './bundle.ts';
 import { chartsDir, repoRoot } from './charts.ts';
-import { adminKubeconfigPath, api, ApiError, freePort } from './kube.ts';
+import { adminKubeconfigPath, api, ApiError } from './kube.ts';
 
 interface Crd {
   metadata: { name: string };
@@ -164,7 +165,7 @@ function describeBundle(
     test('starts against the API server, answers /healthz and /readyz, exits 0 on SIGTERM', async (t) => {
       const { env, close } = await prepare(admin, namespace);
       if (close) cleanups.push(close);
-      const healthPort = await freePort();
+      const healthPort = await freeLoopbackPort();
       const bundle: BundleProcess = startBundle(bundleDir, {
         ...env,
         KUBECONFIG: adminKubeconfigPath(),
@@ -217,7 +218,7 @@ describeBundle('mailgun-cluster', async (admin, namespace) => {
       MAILGUN_API_KEY: `key-${randomBytes(16).toString('hex')}`,
       MAIL_RECIPIENT: 'clusters@example.com',
       // Nothing is sent: the namespace holds no MailgunCluster. A closed port, should that change.
-      MAILGUN_URL: `http://127.0.0.1:${await freePort()}`,
+      MAILGUN_URL: `http://127.0.0.1:${await freeLoopbackPort()}`,
     },
   };
 });

@@ -17,6 +17,7 @@ import {
   startFakeHcloud,
   type FakeHcloud,
   type TestNamespace,
+  freeLoopbackPort,
 } from '@loopwright/testing';
 import type { KubeConfig } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
@@ -32,7 +33,6 @@ import {
   ApiError,
   deploymentEnv,
   effectiveRules,
-  freePort,
   serviceAccountKubeconfig,
   startController,
   type ControllerProcess,
@@ -96,7 +96,7 @@ describe('cloud-node: helm install, ServiceAccount token, a tainted Node initial
     cleanups.push(() => fake.close());
     // The controller resolves HCLOUD_NETWORK at start (and exits if the project has no such network).
     networkId = fake.networks.add({ name: NETWORK, ip_range: '10.0.0.0/16' }).id;
-    healthPort = await freePort();
+    healthPort = await freeLoopbackPort();
     // The token (and the network) live in a Secret the user created, shaped like HCCM's `hcloud` Secret;
     // the chart only references it.
     await api(admin, 'POST', `/api/v1/namespaces/${system.name}/secrets`, {

@@ -14,6 +14,7 @@ import {
   startMailgunPeer,
   type MailgunPeer,
   type TestNamespace,
+  freeLoopbackPort,
 } from '@loopwright/testing';
 import type { KubeConfig } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
@@ -29,7 +30,6 @@ import {
   ApiError,
   deploymentEnv,
   effectiveRules,
-  freePort,
   serviceAccountKubeconfig,
   startController,
   type ControllerProcess,
@@ -101,7 +101,7 @@ describe('mailgun-cluster: helm install, ServiceAccount token, one request mail'
     cleanups.push(() => work.cleanup());
     peer = await startMailgunPeer({ apiKey });
     cleanups.push(() => peer.stop());
-    healthPort = await freePort();
+    healthPort = await freeLoopbackPort();
     // The key lives in a Secret the user created; the chart only references it.
     await api(admin, 'POST', `/api/v1/namespaces/${system.name}/secrets`, {
       apiVersion: 'v1',

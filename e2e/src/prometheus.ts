@@ -2,7 +2,7 @@
  * A real Prometheus (the Debian package's /usr/bin/prometheus) on loopback, with a temporary storage
  * dir and a 1 s scrape interval, for asserting that a controller's /metrics is scrapable.
  */
-import { eventually } from '@loopwright/testing';
+import { eventually, freeLoopbackPort } from '@loopwright/testing';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -10,7 +10,6 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { freePort } from './kube.ts';
 
 export const prometheusBinary = process.env.PROMETHEUS_BINARY ?? '/usr/bin/prometheus';
 
@@ -39,7 +38,7 @@ export async function startPrometheus(targets: ScrapeTarget[]): Promise<Promethe
     scrape_configs: targets.map((t) => ({ job_name: t.job, static_configs: [{ targets: [t.target] }] })),
   };
   await writeFile(join(dir, 'prometheus.yml'), stringify(config));
-  const port = await freePort();
+  const port = await freeLoopbackPort();
   const child = spawn(
     prometheusBinary,
     [

@@ -3,10 +3,10 @@
  * configured only through its documented environment variables, logging to a file of its own so that
  * the table stays readable.
  */
+import { freeLoopbackPort } from '@loopwright/testing';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MAIL_RECIPIENT, MAILGUN_DOMAIN, NAMESPACE, NODE_LABEL } from './names.ts';
@@ -56,21 +56,6 @@ export function controllerSpecs({ hcloud, mailgun }: ThirdParties): ControllerSp
       },
     },
   ];
-}
-
-/** A loopback port that was free a moment ago. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => {
-        if (address && typeof address === 'object') resolve(address.port);
-        else reject(new Error('could not determine a free port'));
-      });
-    });
-  });
 }
 
 export class ControllerProcess {
@@ -129,7 +114,12 @@ export class ControllerProcess {
   }
 
   static async start(spec: ControllerSpec, logDir: string, kubeconfig: string): Promise<ControllerProcess> {
-    return new ControllerProcess(spec, join(logDir, `${spec.name}.log`), await freePort(), kubeconfig);
+    return new ControllerProcess(
+      spec,
+      join(logDir, `${spec.name}.log`),
+      await freeLoopbackPort(),
+      kubeconfig,
+    );
   }
 
   get pid(): number | undefined {

@@ -4,9 +4,10 @@
  * does: Running, then Succeeded with the command container terminated with exit code 0. A cluster of
  * KUBECONFIG has real kubelets: there the pod really runs.
  */
-import { isNotFound, type KubeClient } from '@loopwright/runtime';
+import type { KubeClient } from '@loopwright/runtime';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AT_NAME, PATHS } from './names.ts';
+import { getIfExists } from './read.ts';
 import type { At } from './rows.ts';
 
 const MERGE_PATCH = 'application/merge-patch+json';
@@ -32,8 +33,7 @@ export async function playKubelet(client: KubeClient, signal: AbortSignal): Prom
     const at = await client.requestJson<At>('GET', `${PATHS.ats}/${AT_NAME}`);
     const recorded = at.status?.podName;
     // The At records the pod's name before creating it (at most once): wait for the pod itself.
-    if (recorded && (await client.requestJson('GET', `${PATHS.pods}/${recorded}`).catch(notFound)))
-      podName = recorded;
+    if (recorded && (await getIfExists(client, `${PATHS.pods}/${recorded}`))) podName = recorded;
   }
   const startedAt = new Date().toISOString();
   await patchPodStatus(client, podName, {
@@ -50,9 +50,4 @@ export async function playKubelet(client: KubeClient, signal: AbortSignal): Prom
       ),
     ],
   });
-}
-
-function notFound(error: unknown): undefined {
-  if (isNotFound(error)) return undefined;
-  throw error;
 }

@@ -9,6 +9,7 @@ import type { FakeHcloud } from '@loopwright/testing';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { getIfExists } from './read.ts';
 import {
   AT_COMMAND,
   AT_DELAY_MS,
@@ -26,15 +27,6 @@ interface Meta {
   metadata: { uid: string; labels?: Record<string, string>; annotations?: Record<string, string> };
 }
 
-async function get<T>(client: KubeClient, path: string): Promise<T | undefined> {
-  try {
-    return await client.requestJson<T>('GET', path);
-  } catch (error) {
-    if (isNotFound(error)) return undefined;
-    throw error;
-  }
-}
-
 async function deleteIfPresent(client: KubeClient, path: string): Promise<boolean> {
   try {
     await client.requestJson('DELETE', path, { body: { propagationPolicy: 'Background' } });
@@ -47,7 +39,7 @@ async function deleteIfPresent(client: KubeClient, path: string): Promise<boolea
 
 async function waitGone(client: KubeClient, path: string, timeoutMs: number, signal?: AbortSignal) {
   for (const deadline = Date.now() + timeoutMs; Date.now() < deadline;) {
-    if (!(await get(client, path))) return true;
+    if (!(await getIfExists(client, path))) return true;
     await sleep(250, undefined, signal ? { signal } : {});
   }
   return false;
@@ -84,7 +76,7 @@ export async function clearLeftovers(
     [`namespace ${NAMESPACE}`, PATHS.namespace],
     [`Node ${NODE_NAME}`, `${PATHS.nodes}/${NODE_NAME}`],
   ] as const) {
-    const existing = await get<Meta>(client, path);
+    const existing = await getIfExists<Meta>(client, path);
     if (!existing) continue;
     if (!ours(existing))
       throw new Error(`${what} exists and was not created by the demo; the demo leaves it alone and stops`);
@@ -107,7 +99,7 @@ export async function createNamespace(client: KubeClient, signal: AbortSignal): 
     },
   });
   for (const deadline = Date.now() + 30_000; Date.now() < deadline;) {
-    if (await get(client, `${PATHS.serviceAccounts}/default`)) return;
+    if (await getIfExists(client, `${PATHS.serviceAccounts}/default`)) return;
     await sleep(200, undefined, { signal });
   }
   throw new Error(`namespace ${NAMESPACE} has no default ServiceAccount after 30s`);

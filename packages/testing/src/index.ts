@@ -1,4 +1,5 @@
 export { startControlPlane, type ControlPlane, type ControlPlaneOptions } from './controlplane/start.ts';
+export { freeLoopbackPort } from './controlplane/ports.ts';
 export {
   ensureControlPlaneBinaries,
   pinnedVersions,
@@ -21,3 +22,4 @@ export {
   clusterApiStandInCrd,
   type ClusterApiKind,
 } from './cluster-api.ts';
+export { variablesRead } from './env-reads.ts';
