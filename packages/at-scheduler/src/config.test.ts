@@ -1,3 +1,4 @@
+import { variablesRead } from '@loopwright/testing';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ConfigError, DEFAULT_IMAGE, VARIABLES, parseConfig } from './config.ts';
@@ -73,17 +74,10 @@ describe('parseConfig', () => {
 
 describe('VARIABLES (the --help table)', () => {
   it('lists exactly the variables parseConfig reads', () => {
-    const read = new Set<string>();
-    const recording = (env: Record<string, string>): Record<string, string | undefined> =>
-      new Proxy(env, {
-        get: (target, key) => {
-          if (typeof key === 'string') read.add(key);
-          return Reflect.get(target, key) as unknown;
-        },
-      });
-    parseConfig(recording({}));
-    parseConfig(recording({ LEADER_ELECTION_NAMESPACE: 'le' }));
-    assert.deepEqual([...read].sort(), VARIABLES.map((variable) => variable.name).sort());
+    assert.deepEqual(
+      variablesRead((env) => parseConfig(env), {}, { LEADER_ELECTION_NAMESPACE: 'le' }),
+      VARIABLES.map((variable) => variable.name).sort(),
+    );
   });
 
   it('every documented default behaves exactly like leaving the variable unset', () => {

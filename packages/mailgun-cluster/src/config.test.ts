@@ -1,3 +1,4 @@
+import { variablesRead } from '@loopwright/testing';
 import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -114,17 +115,10 @@ describe('VARIABLES (the --help table)', () => {
   };
 
   it('lists exactly the variables parseConfig reads', () => {
-    const read = new Set<string>();
-    const recording = (env: Record<string, string>): Record<string, string | undefined> =>
-      new Proxy(env, {
-        get: (target, key) => {
-          if (typeof key === 'string') read.add(key);
-          return Reflect.get(target, key) as unknown;
-        },
-      });
-    parseConfig(recording(valid));
-    parseConfig(recording(leaderElected));
-    assert.deepEqual([...read].sort(), VARIABLES.map((variable) => variable.name).sort());
+    assert.deepEqual(
+      variablesRead((env) => parseConfig(env), valid, leaderElected),
+      VARIABLES.map((variable) => variable.name).sort(),
+    );
   });
 
   it('every documented default behaves exactly like leaving the variable unset', () => {
