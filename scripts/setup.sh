@@ -27,13 +27,23 @@ case "$node_version" in
   *) fail "Node >= 22.19 is required and none was provisioned for this platform (found $node_version)" ;;
 esac
 
-# Debian's prometheus package: promtool checks our /metrics output, and the e2e suite scrapes with it.
-if ! command -v promtool >/dev/null; then
-  echo "setup: installing Debian package prometheus (promtool)"
+# Debian's packages: prometheus (promtool checks our /metrics output, the e2e suites scrape with it), and
+# what the single-node cluster runs on: containerd and runc for containers, the CNI plugins (bridge,
+# host-local, loopback), nftables and conntrack for kube-proxy, iproute2 for the node's bridge, openssl
+# for its certificates, busybox-static for the At's default image. Their services are not started: the
+# node runs its own containerd.
+debian_packages=(prometheus containerd runc containernetworking-plugins nftables iptables conntrack iproute2
+  openssl busybox-static)
+missing=()
+for package in "${debian_packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed' || missing+=("$package")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing Debian packages ${missing[*]}"
   as_root apt-get update -qq
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-# etcd, kube-apiserver, kube-controller-manager and helm, built from Go modules once per machine.
+# etcd, the Kubernetes control-plane and node binaries and helm, built from Go modules once per machine.
 pnpm -s controlplane build
 echo "setup: done (node $node_version, pnpm $pnpm_version)"

@@ -1,9 +1,10 @@
 /**
- * `pnpm controlplane <command>`: the test control plane for humans.
- *   build   build (or find cached) etcd, kube-apiserver, kube-controller-manager, helm and the Mailgun
- *           mock: `scripts/setup.sh` runs it, so neither tests nor `pnpm demo` compile anything later
- *   up      start a control plane in the background (state in .controlplane/ at the repo root)
- *   down    stop it
+ * `pnpm controlplane <command>` and `pnpm cluster <command>` (this file with `--node`): the test control
+ * plane, or the single-node cluster, for humans.
+ *   build   build (or find cached) etcd and the Kubernetes binaries (control plane and node), helm and the
+ *           Mailgun mock: `scripts/setup.sh` runs it, so neither tests nor `pnpm demo` compile anything later
+ *   up      start one in the background (state in .controlplane/ or .cluster/ at the repo root)
+ *   down    stop it (a node puts the machine back as it found it)
  *   env     print shell exports for it: eval "$(pnpm -s controlplane env)"
  *   run     start one in the foreground until Ctrl-C
  */
@@ -15,11 +16,15 @@ import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ensureControlPlaneBinaries, pinnedVersions } from './controlplane/binaries.ts';
 import { startControlPlane, type ControlPlane } from './controlplane/start.ts';
+import { startCluster } from './node/cluster.ts';
 import { ensureHelmBinary } from './helm/binary.ts';
 import { ensureMailgunMockBinary } from './mailgun/mock.ts';
 
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
-const stateDir = join(repoRoot, '.controlplane');
+const withNode = process.argv.includes('--node');
+const what = withNode ? 'cluster' : 'control plane';
+const scriptName = withNode ? 'cluster' : 'controlplane';
+const stateDir = join(repoRoot, withNode ? '.cluster' : '.controlplane');
 const statePath = join(stateDir, 'state.json');
 
 interface State {
@@ -46,7 +51,8 @@ function exportsFor(state: State): string {
 /** Runs a control plane until SIGINT/SIGTERM, then stops it. Used by `run` and, detached, by `up`. */
 async function runForeground(onUp: (cp: ControlPlane) => Promise<void> | void): Promise<void> {
   const log = (line: string): void => void process.stderr.write(`${line}\n`);
-  const cp = await startControlPlane({ dir: join(stateDir, 'data'), log });
+  const options = { dir: join(stateDir, 'data'), log };
+  const cp = withNode ? await startCluster(options) : await startControlPlane(options);
   let stopping = false;
   const shutdown = (): void => {
     if (stopping) return;
@@ -85,7 +91,7 @@ async function main(command: string | undefined): Promise<void> {
     case 'up': {
       const existing = await readState();
       if (existing) {
-        console.error(`control plane already running at ${existing.server}`);
+        console.error(`${what} already running at ${existing.server}`);
         process.stdout.write(exportsFor(existing));
         return;
       }
@@ -94,7 +100,12 @@ async function main(command: string | undefined): Promise<void> {
       const logFd = openSync(join(stateDir, 'supervisor.log'), 'a');
       const child = spawn(
         process.execPath,
-        ['--conditions=development', fileURLToPath(import.meta.url), 'supervise'],
+        [
+          '--conditions=development',
+          fileURLToPath(import.meta.url),
+          'supervise',
+          ...(withNode ? ['--node'] : []),
+        ],
         {
           detached: true,
           stdio: ['ignore', logFd, logFd],
@@ -104,14 +115,14 @@ async function main(command: string | undefined): Promise<void> {
       for (let waited = 0; waited < 600_000; waited += 200) {
         const state = await readState();
         if (state) {
-          console.error(`control plane up at ${state.server}; stop it with: pnpm controlplane down`);
+          console.error(`${what} up at ${state.server}; stop it with: pnpm ${scriptName} down`);
           process.stdout.write(exportsFor(state));
           return;
         }
         if (child.exitCode !== null) break;
         await sleep(200);
       }
-      throw new Error(`control plane did not start; see ${join(stateDir, 'supervisor.log')}`);
+      throw new Error(`${what} did not start; see ${join(stateDir, 'supervisor.log')}`);
     }
     case 'supervise':
       return runForeground(async (cp) => {
@@ -121,34 +132,34 @@ async function main(command: string | undefined): Promise<void> {
     case 'run':
       return runForeground((cp) => {
         console.log(
-          `Control plane up at ${cp.server}. In another shell:\n  export KUBECONFIG=${cp.kubeconfigPath}\nCtrl-C stops it.`,
+          `${withNode ? 'Cluster' : 'Control plane'} up at ${cp.server}. In another shell:\n  export KUBECONFIG=${cp.kubeconfigPath}\nCtrl-C stops it.`,
         );
       });
     case 'down': {
       const state = await readState();
       if (!state) {
-        console.error('no control plane running');
+        console.error(`no ${what} running`);
         await rm(stateDir, { recursive: true, force: true });
         return;
       }
       process.kill(state.pid, 'SIGTERM');
       while (await readState()) await sleep(100);
-      console.error('control plane stopped');
+      console.error(`${what} stopped`);
       return;
     }
     case 'env': {
       const state = await readState();
-      if (!state) throw new Error('no control plane running: start one with `pnpm controlplane up`');
+      if (!state) throw new Error(`no ${what} running: start one with \`pnpm ${scriptName} up\``);
       process.stdout.write(exportsFor(state));
       return;
     }
     default:
-      console.error('usage: pnpm controlplane build|up|down|env|run');
+      console.error(`usage: pnpm ${scriptName} build|up|down|env|run`);
       process.exitCode = 2;
   }
 }
 
-main(process.argv[2]).catch((error: unknown) => {
+main(process.argv.slice(2).find((arg) => !arg.startsWith('--'))).catch((error: unknown) => {
   console.error(error instanceof Error ? error.message : String(error));
   process.exit(1);
 });

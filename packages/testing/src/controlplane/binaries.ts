@@ -12,7 +12,17 @@ const run = promisify(execFile);
 /** The Go module that pins the control-plane versions (go.mod is the single source of truth). */
 export const controlPlaneModuleDir = fileURLToPath(new URL('../../controlplane/', import.meta.url));
 
-export const binaryNames = ['etcd', 'kube-apiserver', 'kube-controller-manager'] as const;
+export const binaryNames = [
+  'etcd',
+  'kube-apiserver',
+  'kube-controller-manager',
+  // A node's: the scheduler binds pods to it, the kubelet runs them, kube-proxy serves Services, and
+  // pause is the pod sandbox's process.
+  'kube-scheduler',
+  'kubelet',
+  'kube-proxy',
+  'pause',
+] as const;
 export type BinaryName = (typeof binaryNames)[number];
 export type ControlPlaneBinaries = Record<BinaryName, string>;
 
@@ -72,11 +82,7 @@ async function cacheKey(versions: PinnedVersions): Promise<string> {
 }
 
 function binariesIn(dir: string): ControlPlaneBinaries {
-  return {
-    etcd: join(dir, 'etcd'),
-    'kube-apiserver': join(dir, 'kube-apiserver'),
-    'kube-controller-manager': join(dir, 'kube-controller-manager'),
-  };
+  return Object.fromEntries(binaryNames.map((name) => [name, join(dir, name)])) as ControlPlaneBinaries;
 }
 
 export interface EnsureOptions {
@@ -85,7 +91,7 @@ export interface EnsureOptions {
 }
 
 /**
- * Returns the paths of the pinned etcd, kube-apiserver and kube-controller-manager, building them with
+ * Returns the paths of the pinned etcd and Kubernetes binaries (control plane and node), building them with
  * the Go toolchain on first use. Builds land in a temporary directory and are renamed into place, so
  * concurrent callers (parallel test runs) never see a half-written binary.
  */
@@ -100,7 +106,7 @@ export async function ensureControlPlaneBinaries(options: EnsureOptions = {}): P
   const staging = await mkdtemp(join(cacheRoot(), '.build-'));
   const started = performance.now();
   log(
-    `building kube-apiserver ${versions.kubernetes}, kube-controller-manager and etcd ${versions.etcd} (first use on this machine)`,
+    `building Kubernetes ${versions.kubernetes} (${binaryNames.filter((name) => name !== 'etcd').join(', ')}) and etcd ${versions.etcd} (first use on this machine)`,
   );
   try {
     await run(

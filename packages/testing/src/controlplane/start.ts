@@ -19,9 +19,30 @@ export interface ControlPlane {
   server: string;
   /** The admin bearer token in the kubeconfig. */
   adminToken: string;
+  /** PEM file of the CA that signed the API server's serving certificate. */
+  caPath: string;
   /** Directory holding certificates, keys, data and the processes' logs. */
   dir: string;
+  /** Bearer tokens of the `users` asked for in the options, by user name. */
+  tokens: Record<string, string>;
   stop(): Promise<void>;
+}
+
+/** A user authenticated by a static bearer token, e.g. a kubelet as `system:node:<name>`. */
+export interface StaticUser {
+  name: string;
+  groups: string[];
+}
+
+/**
+ * What a node needs from the control plane: an API server that pods reach through the `kubernetes`
+ * Service, the Node authorizer, and a client certificate to call the kubelet with (logs, exec).
+ */
+export interface NodeAccess {
+  /** The address to serve and advertise on (the node bridge's); it becomes the Service's endpoint. */
+  address: string;
+  kubeletClientCertFile: string;
+  kubeletClientKeyFile: string;
 }
 
 export interface ControlPlaneOptions {
@@ -34,6 +55,10 @@ export interface ControlPlaneOptions {
   log?: (line: string) => void;
   /** How long to wait for each component to become healthy. */
   startTimeoutMs?: number;
+  /** Extra users with static tokens (returned in `tokens`). */
+  users?: StaticUser[];
+  /** Serve a node (see NodeAccess); default: loopback only, no `kubernetes` Service endpoint. */
+  node?: NodeAccess;
 }
 
 const defaultControllers = [
@@ -82,7 +107,8 @@ async function waitHealthy(
   throw new Error(`${process.name} not healthy after ${timeoutMs} ms:\n${await process.tail()}`);
 }
 
-function kubeconfigYaml(server: string, caPem: string, token: string): string {
+/** A kubeconfig for one bearer token, verifying the server with the given CA. */
+export function kubeconfigYaml(server: string, caPem: string, token: string): string {
   return stringify({
     apiVersion: 'v1',
     kind: 'Config',
@@ -128,37 +154,58 @@ async function startEtcd(
   return { etcd, url };
 }
 
+/** The flags that differ between a loopback-only control plane and one serving a node. */
+function addressingArgs(node: NodeAccess | undefined): string[] {
+  if (!node)
+    return [
+      '--bind-address=127.0.0.1',
+      '--advertise-address=127.0.0.1',
+      '--authorization-mode=RBAC',
+      '--enable-admission-plugins=OwnerReferencesPermissionEnforcement',
+      // The default reconciler publishes the advertise address as an Endpoint, and loopback is invalid there.
+      '--endpoint-reconciler-type=none',
+    ];
+  return [
+    `--bind-address=${node.address}`,
+    `--advertise-address=${node.address}`,
+    '--authorization-mode=Node,RBAC',
+    '--enable-admission-plugins=NodeRestriction,OwnerReferencesPermissionEnforcement',
+    // Logs and exec reach the kubelet by the Node's InternalIP; any other type would make the API server
+    // resolve the node name through the machine's resolver, off the machine.
+    '--kubelet-preferred-address-types=InternalIP',
+    `--kubelet-client-certificate=${node.kubeletClientCertFile}`,
+    `--kubelet-client-key=${node.kubeletClientKeyFile}`,
+  ];
+}
+
 async function startApiServer(
   bin: ControlPlaneBinaries,
   dir: string,
   etcdUrl: string,
   adminToken: string,
   timeoutMs: number,
+  node: NodeAccess | undefined,
 ): Promise<{ apiserver: ManagedProcess; server: string; caPem: string }> {
   const port = await freeLoopbackPort();
-  const server = `https://127.0.0.1:${port}`;
+  const server = `https://${node?.address ?? '127.0.0.1'}:${port}`;
   const certDir = join(dir, 'pki');
   const apiserver = new ManagedProcess(
     'kube-apiserver',
     bin['kube-apiserver'],
     [
       `--etcd-servers=${etcdUrl}`,
-      '--bind-address=127.0.0.1',
-      '--advertise-address=127.0.0.1',
+      // Hardened clusters (OpenShift among them) run OwnerReferencesPermissionEnforcement: an
+      // ownerReference with blockOwnerDeletion then needs update on the owner's finalizers, so the e2e
+      // suites prove the charts' RBAC covers that.
+      ...addressingArgs(node),
       `--secure-port=${port}`,
       `--cert-dir=${certDir}`,
-      '--authorization-mode=RBAC',
-      // Hardened clusters (OpenShift among them) run it: an ownerReference with blockOwnerDeletion then
-      // needs update on the owner's finalizers, so the e2e suites prove the charts' RBAC covers that.
-      '--enable-admission-plugins=OwnerReferencesPermissionEnforcement',
       `--token-auth-file=${join(dir, 'tokens.csv')}`,
       `--service-account-issuer=https://kubernetes.default.svc.cluster.local`,
       `--service-account-key-file=${join(dir, 'sa.pub')}`,
       `--service-account-signing-key-file=${join(dir, 'sa.key')}`,
       '--service-cluster-ip-range=10.96.0.0/16',
       '--api-audiences=https://kubernetes.default.svc.cluster.local',
-      // The default reconciler publishes the advertise address as an Endpoint, and loopback is invalid there.
-      '--endpoint-reconciler-type=none',
       '--v=1',
     ],
     join(dir, 'kube-apiserver.log'),
@@ -182,11 +229,15 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
   await mkdir(dir, { recursive: true });
 
   const adminToken = randomBytes(24).toString('hex');
-  await writeFile(
-    join(dir, 'tokens.csv'),
-    `${adminToken},loopwright-admin,loopwright-admin,system:masters\n`,
-    { mode: 0o600 },
-  );
+  const tokens: Record<string, string> = {};
+  for (const user of options.users ?? []) tokens[user.name] = randomBytes(24).toString('hex');
+  const tokenLines = [
+    `${adminToken},loopwright-admin,loopwright-admin,system:masters`,
+    ...(options.users ?? []).map(
+      (user) => `${tokens[user.name]},${user.name},${user.name},"${user.groups.join(',')}"`,
+    ),
+  ];
+  await writeFile(join(dir, 'tokens.csv'), tokenLines.map((line) => `${line}\n`).join(''), { mode: 0o600 });
   const { publicKey, privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   await writeFile(join(dir, 'sa.key'), privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
   await writeFile(join(dir, 'sa.pub'), publicKey.export({ type: 'spki', format: 'pem' }));
@@ -204,7 +255,14 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
   try {
     const { etcd, url: etcdUrl } = await startEtcd(bin, dir, timeoutMs);
     processes.push(etcd);
-    const { apiserver, server, caPem } = await startApiServer(bin, dir, etcdUrl, adminToken, timeoutMs);
+    const { apiserver, server, caPem } = await startApiServer(
+      bin,
+      dir,
+      etcdUrl,
+      adminToken,
+      timeoutMs,
+      options.node,
+    );
     processes.push(apiserver);
     const kubeconfigPath = join(dir, 'kubeconfig');
     await writeFile(kubeconfigPath, kubeconfigYaml(server, caPem, adminToken), { mode: 0o600 });
@@ -230,7 +288,15 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     if (controllerManager.exited)
       throw new Error(`kube-controller-manager exited:\n${await controllerManager.tail()}`);
     log(`control plane up: ${server} (kubeconfig ${kubeconfigPath})`);
-    return { kubeconfigPath, server, adminToken, dir, stop };
+    return {
+      kubeconfigPath,
+      server,
+      adminToken,
+      caPath: join(dir, 'pki', 'apiserver.crt'),
+      dir,
+      tokens,
+      stop,
+    };
   } catch (error) {
     await stop();
     throw error;

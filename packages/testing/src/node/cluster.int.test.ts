@@ -1,0 +1,165 @@
+/**
+ * The single-node cluster: a Ready node, real containers under the restricted Pod Security profile,
+ * Services reaching the API server from a pod, nothing routed off the machine, and a stop that leaves
+ * the machine exactly as it was.
+ */
+import { CoreV1Api, KubeConfig, type V1Pod } from '@kubernetes/client-node';
+import assert from 'node:assert/strict';
+import { readdir, readFile } from 'node:fs/promises';
+import { after, before, describe, test } from 'node:test';
+import { busyboxStandIn } from '../images/busybox.ts';
+import { writeImageArchive } from '../images/oci-image.ts';
+import { eventually } from '../kube.ts';
+import { processesInCgroupRoot } from './cgroups.ts';
+import { startCluster, type Cluster } from './cluster.ts';
+import { machineDifferences, readMachineState, type MachineState } from './machine.ts';
+
+const namespace = 'node-test';
+
+async function shimProcesses(): Promise<string[]> {
+  const found: string[] = [];
+  for (const pid of await readdir('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+    if (/containerd-shim|kubelet|kube-proxy|kube-scheduler|loopwright-containerd/.test(cmdline))
+      found.push(`${pid} ${cmdline.replaceAll('\0', ' ')}`);
+  }
+  return found;
+}
+
+describe('a real single-node cluster', () => {
+  let machineBefore: MachineState;
+  let cluster: Cluster;
+  let core: CoreV1Api;
+
+  before(async () => {
+    machineBefore = await readMachineState();
+    cluster = await startCluster({ log: (line) => process.stderr.write(`[node] ${line}\n`) });
+    const kc = new KubeConfig();
+    kc.loadFromFile(cluster.kubeconfigPath);
+    core = kc.makeApiClient(CoreV1Api);
+    const busybox = await busyboxStandIn(`${cluster.dir}/images/blobs`);
+    await cluster.importImage(
+      (await writeImageArchive(busybox, `${cluster.dir}/images/busybox.tar`)).archivePath,
+    );
+    await core.createNamespace({
+      body: {
+        metadata: {
+          name: namespace,
+          labels: { 'pod-security.kubernetes.io/enforce': 'restricted' },
+        },
+      },
+    });
+    await eventually(() => core.readNamespacedServiceAccount({ name: 'default', namespace }), {
+      timeoutMs: 30_000,
+    });
+  });
+  // Only a failed run gets here with the cluster up; the last test stops it and asserts the restore.
+  after(() => cluster.stop());
+
+  async function runPod(name: string, script: string, extra: Partial<V1Pod['spec']> = {}): Promise<V1Pod> {
+    await core.createNamespacedPod({
+      namespace,
+      body: {
+        metadata: { name },
+        spec: {
+          restartPolicy: 'Never',
+          securityContext: {
+            runAsNonRoot: true,
+            runAsUser: 1000,
+            seccompProfile: { type: 'RuntimeDefault' },
+          },
+          containers: [
+            {
+              name: 'main',
+              image: 'busybox:1.37.0',
+              imagePullPolicy: 'IfNotPresent',
+              command: ['/bin/sh', '-c', script],
+              terminationMessagePolicy: 'FallbackToLogsOnError',
+              securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+            },
+          ],
+          ...extra,
+        },
+      },
+    });
+    let pod: V1Pod | undefined;
+    await eventually(
+      async () => {
+        pod = await core.readNamespacedPod({ name, namespace });
+        assert.match(pod.status?.phase ?? '', /^(Succeeded|Failed)$/);
+      },
+      { timeoutMs: 60_000, intervalMs: 250 },
+    );
+    return pod as V1Pod;
+  }
+
+  test('the node is Ready, v1.36.3, at the bridge address', async () => {
+    const node = await core.readNode({ name: cluster.nodeName });
+    assert.equal(node.status?.conditions?.find((c) => c.type === 'Ready')?.status, 'True');
+    assert.equal(node.status.nodeInfo?.kubeletVersion, 'v1.36.3');
+    assert.match(node.status.nodeInfo.containerRuntimeVersion, /^containerd:\/\//);
+    assert.deepEqual(
+      node.status.addresses?.find((a) => a.type === 'InternalIP')?.address,
+      cluster.network.hostAddress,
+    );
+  });
+
+  test('a restricted pod runs its command in a container: exit code, logs, no privileges', async () => {
+    const pod = await runPod(
+      'restricted',
+      'grep -E "^(CapEff|NoNewPrivs|Seccomp):" /proc/self/status; exit 3',
+    );
+    assert.equal(pod.status?.phase, 'Failed');
+    const terminated = pod.status.containerStatuses?.[0]?.state?.terminated;
+    assert.equal(terminated?.exitCode, 3);
+    const logs = await core.readNamespacedPodLog({ name: 'restricted', namespace });
+    assert.match(logs, /CapEff:\s+0000000000000000/);
+    assert.match(logs, /NoNewPrivs:\s+1/);
+    assert.match(logs, /Seccomp:\s+2/);
+    // FallbackToLogsOnError: the kubelet put the tail of the log into the termination message.
+    assert.equal(terminated.message, logs);
+  });
+
+  test('a pod that is not restricted is refused by Pod Security admission', async () => {
+    await assert.rejects(
+      core.createNamespacedPod({
+        namespace,
+        body: {
+          metadata: { name: 'unrestricted' },
+          // Runs as the image's user (root), may escalate, keeps its capabilities: baseline, not restricted.
+          spec: { containers: [{ name: 'main', image: 'busybox:1.37.0' }] },
+        },
+      }),
+      /violates PodSecurity \W*restricted:latest/,
+    );
+  });
+
+  test('a pod reaches the API server through the kubernetes Service, and has no route off the machine', async () => {
+    const pod = await runPod(
+      'network',
+      [
+        'echo service=$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT',
+        'echo | nc -w 3 $KUBERNETES_SERVICE_HOST $KUBERNETES_SERVICE_PORT && echo api=reachable',
+        'ip route',
+        // An address outside the node: the kernel must find no route for it (asked, not sent to).
+        'ip route get 192.0.2.1 2>&1 | grep -q unreachable && echo outside=unreachable',
+      ].join('; '),
+    );
+    const logs = await core.readNamespacedPodLog({ name: 'network', namespace });
+    assert.equal(pod.status?.phase, 'Succeeded', logs);
+    assert.match(logs, /service=10\.96\.0\.1:443/);
+    assert.match(logs, /api=reachable/);
+    assert.doesNotMatch(logs, /^default/m);
+    assert.match(logs, /outside=unreachable/);
+  });
+
+  test('stop() leaves the machine as it was: processes, cgroups, mounts, links, rules, sysctls, files', async () => {
+    const nodeProcessesBefore = await shimProcesses();
+    assert.ok(nodeProcessesBefore.length >= 3, 'the node processes were found while it ran');
+    await cluster.stop();
+    assert.deepEqual(await processesInCgroupRoot('loopwright'), []);
+    assert.deepEqual(await shimProcesses(), []);
+    assert.deepEqual(machineDifferences(machineBefore, await readMachineState()), []);
+  });
+});

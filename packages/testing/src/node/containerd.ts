@@ -1,0 +1,114 @@
+/**
+ * A private containerd for the node: its own root, state, socket and CNI configuration, so it neither
+ * meets nor changes a containerd the machine may already run.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
+import { ManagedProcess } from '../controlplane/process.ts';
+
+const run = promisify(execFile);
+
+/** The namespace the CRI plugin keeps Kubernetes' images and containers in. */
+export const criNamespace = 'k8s.io';
+
+export interface ContainerdPaths {
+  dir: string;
+  socket: string;
+  cniConfDir: string;
+}
+
+export interface ContainerdOptions extends ContainerdPaths {
+  /** The pod sandbox image; it must be imported before the first pod starts. */
+  sandboxImage: string;
+}
+
+/** The socket's file name: how the node's shims are told from any other containerd's. */
+export const containerdSocketName = 'loopwright-containerd.sock';
+
+export function containerdPaths(dir: string): ContainerdPaths {
+  return { dir, socket: join(dir, containerdSocketName), cniConfDir: join(dir, 'cni', 'net.d') };
+}
+
+function config(options: ContainerdOptions): string {
+  return `version = 2
+root = "${join(options.dir, 'root')}"
+state = "${join(options.dir, 'state')}"
+# Only what the CRI plugin needs: no snapshotter that probes the machine's block devices or filesystems.
+disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.zfs", "io.containerd.tracing.processor.v1.otlp", "io.containerd.internal.v1.tracing"]
+
+[grpc]
+  address = "${options.socket}"
+
+[ttrpc]
+  address = "${options.socket}.ttrpc"
+
+[plugins."io.containerd.internal.v1.opt"]
+  path = "${join(options.dir, 'opt')}"
+
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = "${options.sandboxImage}"
+  # root here lacks CAP_SYS_RESOURCE: a sandbox asking for oom_score_adj -998 fails to start
+  # ("can't get final child's PID from pipe"); this clamps it to what the process may set.
+  restrict_oom_score_adj = true
+  enable_selinux = false
+  [plugins."io.containerd.grpc.v1.cri".containerd]
+    snapshotter = "overlayfs"
+    default_runtime_name = "runc"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+        SystemdCgroup = false
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = "/usr/lib/cni"
+    conf_dir = "${options.cniConfDir}"
+    max_conf_num = 1
+`;
+}
+
+/** `ctr` against this containerd, in the CRI namespace. */
+export async function ctr(socket: string, ...args: string[]): Promise<string> {
+  const { stdout } = await run('ctr', ['--address', socket, '--namespace', criNamespace, ...args], {
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  return stdout;
+}
+
+export async function startContainerd(
+  options: ContainerdOptions,
+  timeoutMs: number,
+): Promise<ManagedProcess> {
+  await mkdir(options.cniConfDir, { recursive: true });
+  const configPath = join(options.dir, 'config.toml');
+  await writeFile(configPath, config(options));
+  // Debian's containerd does not know our exit-with-parent switch: setpriv asks the kernel for it.
+  const containerd = new ManagedProcess(
+    'containerd',
+    'setpriv',
+    ['--pdeathsig', 'TERM', '--', '/usr/bin/containerd', '--config', configPath, '--log-level', 'warn'],
+    join(options.dir, 'containerd.log'),
+  );
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (containerd.exited) throw new Error(`containerd exited during start-up:\n${await containerd.tail()}`);
+    if (
+      existsSync(options.socket) &&
+      (await ctr(options.socket, 'version').then(
+        () => true,
+        () => false,
+      ))
+    )
+      return containerd;
+    if (Date.now() > deadline)
+      throw new Error(`containerd not up after ${timeoutMs} ms:\n${await containerd.tail()}`);
+    await sleep(100);
+  }
+}
+
+/** Imports an OCI image archive under the name its index annotates (`io.containerd.image.name`). */
+export async function importImage(socket: string, archivePath: string): Promise<void> {
+  await ctr(socket, 'images', 'import', '--all-platforms', archivePath);
+}
