@@ -16,7 +16,8 @@ import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ensureControlPlaneBinaries, pinnedVersions } from './controlplane/binaries.ts';
 import { startControlPlane, type ControlPlane } from './controlplane/start.ts';
-import { startCluster } from './node/cluster.ts';
+import { startCluster, type Cluster } from './node/cluster.ts';
+import { testNodeExports, testNodeOf, type TestNode } from './node/test-node.ts';
 import { ensureHelmBinary } from './helm/binary.ts';
 import { ensureMailgunMockBinary } from './mailgun/mock.ts';
 
@@ -31,6 +32,7 @@ interface State {
   pid: number;
   server: string;
   kubeconfigPath: string;
+  node?: TestNode;
 }
 
 async function readState(): Promise<State | undefined> {
@@ -45,11 +47,17 @@ async function readState(): Promise<State | undefined> {
 }
 
 function exportsFor(state: State): string {
-  return `export KUBECONFIG=${state.kubeconfigPath}\nexport LOOPWRIGHT_CONTROLPLANE=1\n`;
+  const exports = state.node
+    ? testNodeExports(state.kubeconfigPath, state.node)
+    : { KUBECONFIG: state.kubeconfigPath, LOOPWRIGHT_CONTROLPLANE: '1' };
+  // Single-quoted for the shell: the node's JSON has double quotes.
+  return Object.entries(exports)
+    .map(([name, value]) => `export ${name}='${value}'\n`)
+    .join('');
 }
 
 /** Runs a control plane until SIGINT/SIGTERM, then stops it. Used by `run` and, detached, by `up`. */
-async function runForeground(onUp: (cp: ControlPlane) => Promise<void> | void): Promise<void> {
+async function runForeground(onUp: (cp: ControlPlane | Cluster) => Promise<void> | void): Promise<void> {
   const log = (line: string): void => void process.stderr.write(`${line}\n`);
   const options = { dir: join(stateDir, 'data'), log };
   const cp = withNode ? await startCluster(options) : await startControlPlane(options);
@@ -126,7 +134,12 @@ async function main(command: string | undefined): Promise<void> {
     }
     case 'supervise':
       return runForeground(async (cp) => {
-        const state: State = { pid: process.pid, server: cp.server, kubeconfigPath: cp.kubeconfigPath };
+        const state: State = {
+          pid: process.pid,
+          server: cp.server,
+          kubeconfigPath: cp.kubeconfigPath,
+          ...('nodeName' in cp ? { node: testNodeOf(cp) } : {}),
+        };
         await writeFile(statePath, JSON.stringify(state));
       });
     case 'run':

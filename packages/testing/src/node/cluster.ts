@@ -12,10 +12,9 @@ import { ensureControlPlaneBinaries } from '../controlplane/binaries.ts';
 import { freeLoopbackPort } from '../controlplane/ports.ts';
 import { ManagedProcess } from '../controlplane/process.ts';
 import { kubeconfigYaml, startControlPlane, type ControlPlane } from '../controlplane/start.ts';
-import { writeImageArchive } from '../images/oci-image.ts';
-import { pauseImage, pauseStandIn } from '../images/pause.ts';
+import { buildPauseImage, importImage, pauseImage } from '../images/index.ts';
 import { createCgroupRoot, removeCgroupRoot } from './cgroups.ts';
-import { containerdPaths, containerdSocketName, importImage, startContainerd } from './containerd.ts';
+import { containerdPaths, containerdSocketName, startContainerd } from './containerd.ts';
 import { kubeletArgs, kubeletConfig, type KubeletSettings } from './kubelet.ts';
 import { kubeProxyConfig } from './kube-proxy.ts';
 import { acquireNodeLock } from './machine-lock.ts';
@@ -191,8 +190,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     await createCgroupRoot(cgroupRoot);
     containerd = await startContainerd({ ...paths, sandboxImage: pauseImage }, deadline - Date.now());
     const socket = paths.socket;
-    const pause = await pauseStandIn(binaries.pause, join(dir, 'images', 'blobs'));
-    await importImage(socket, (await writeImageArchive(pause, join(dir, 'images', 'pause.tar'))).archivePath);
+    await importImage(await buildPauseImage(binaries.pause, join(dir, 'images')), { address: socket });
     await writeFile(
       join(paths.cniConfDir, '10-loopwright.conflist'),
       cniConfig(network, join(dir, 'cni', 'ipam')),
@@ -253,7 +251,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
       nodeName,
       network,
       containerdSocket: socket,
-      importImage: (archivePath) => importImage(socket, archivePath),
+      importImage: (archivePath) => importImage(archivePath, { address: socket }),
       stop,
     };
   } catch (error) {

@@ -107,8 +107,3 @@ export async function startContainerd(
     await sleep(100);
   }
 }
-
-/** Imports an OCI image archive under the name its index annotates (`io.containerd.image.name`). */
-export async function importImage(socket: string, archivePath: string): Promise<void> {
-  await ctr(socket, 'images', 'import', '--all-platforms', archivePath);
-}
