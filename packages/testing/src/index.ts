@@ -23,3 +23,4 @@ export {
   type ClusterApiKind,
 } from './cluster-api.ts';
 export { variablesRead } from './env-reads.ts';
+export * from './images/index.ts';

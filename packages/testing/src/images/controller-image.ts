@@ -1,0 +1,144 @@
+/**
+ * A controller's image, built from packages/<controller>/Dockerfile: its runtime stage executed on a
+ * stand-in base, and its build stage replaced by what that stage runs, scripts/bundle.sh, run on the host
+ * (the stage itself needs node:24-bookworm-slim and a container runtime, neither of which exists here).
+ */
+import { execFile } from 'node:child_process';
+import { readFile, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { parse as parseYaml } from 'yaml';
+import { blobsDirOf, standInBaseImage, type BuildImagesOptions } from './base-images.ts';
+import { DockerfileError, parseDockerfile, type Instruction, type Stage } from './dockerfile.ts';
+import { executeLastStage } from './dockerfile-execute.ts';
+import { archiveFileName } from './image-name.ts';
+import { repositoryRoot } from './node-binary.ts';
+import { writeImageArchive, type ImageArchive } from './oci-image.ts';
+
+const run = promisify(execFile);
+
+export const controllers = ['at-scheduler', 'cloud-node', 'mailgun-cluster'] as const;
+export type Controller = (typeof controllers)[number];
+
+export interface ControllerImage extends ImageArchive {
+  appVersion: string;
+  /** The layer of `COPY --from=build /bundle /app`: the bundle. */
+  appLayerBytes: { compressed: number; uncompressed: number };
+}
+
+export function dockerfilePath(controller: Controller): string {
+  return join(repositoryRoot, 'packages', controller, 'Dockerfile');
+}
+
+/**
+ * The image the controller's chart runs by default: `image.repository` from values.yaml, tagged with
+ * the chart's appVersion (the chart's `image.tag` default is empty, meaning appVersion).
+ */
+export async function chartDefaultImage(
+  controller: Controller,
+): Promise<{ name: string; appVersion: string }> {
+  const chartDir = join(repositoryRoot, 'charts', controller);
+  const chart = parseYaml(await readFile(join(chartDir, 'Chart.yaml'), 'utf8')) as { appVersion?: unknown };
+  const values = parseYaml(await readFile(join(chartDir, 'values.yaml'), 'utf8')) as {
+    image?: { repository?: unknown; tag?: unknown };
+  };
+  const { appVersion } = chart;
+  const repository = values.image?.repository;
+  if (typeof appVersion !== 'string' || typeof repository !== 'string') {
+    throw new Error(`charts/${controller}: no appVersion in Chart.yaml or image.repository in values.yaml`);
+  }
+  const tag =
+    typeof values.image?.tag === 'string' && values.image.tag !== '' ? values.image.tag : appVersion;
+  return { name: `${repository}:${tag}`, appVersion };
+}
+
+/**
+ * Checks that the build stage produces `sourcePath` with `./scripts/bundle.sh <controller> <sourcePath>`,
+ * the command run here in its place; a Dockerfile that bundles differently throws.
+ */
+function bundleCommandOf(stage: Stage, controller: Controller, sourcePath: string, copy: Instruction): void {
+  const invocations = stage.instructions
+    .filter(({ keyword }) => keyword === 'RUN')
+    .flatMap((instruction) =>
+      [
+        ...instruction.arguments.matchAll(
+          /(?:^|&&|;)\s*\.\/scripts\/bundle\.sh\s+(\S+)\s+(\S+)\s*(?=$|&&|;)/g,
+        ),
+      ].map((match) => ({ controller: match[1], output: match[2], line: instruction.line })),
+    );
+  const [invocation, ...others] = invocations;
+  if (!invocation || others.length > 0) {
+    throw new DockerfileError(
+      copy.line,
+      `stage ${stage.name ?? ''} must run ./scripts/bundle.sh exactly once, found ${invocations.length}`,
+    );
+  }
+  if (invocation.controller !== controller || invocation.output !== sourcePath) {
+    throw new DockerfileError(
+      invocation.line,
+      `expected ./scripts/bundle.sh ${controller} ${sourcePath}, found ./scripts/bundle.sh ${invocation.controller ?? ''} ${invocation.output ?? ''}`,
+    );
+  }
+}
+
+// bundle.sh runs `tsc -b` over shared packages: two at once would write the same dist/ files.
+let bundling: Promise<unknown> = Promise.resolve();
+
+function bundle(controller: Controller, outDir: string): Promise<void> {
+  const result = bundling.then(async () => {
+    await run(join(repositoryRoot, 'scripts', 'bundle.sh'), [controller, outDir], {
+      cwd: repositoryRoot,
+      maxBuffer: 64 * 1024 * 1024,
+    });
+  });
+  bundling = result.catch(() => undefined);
+  return result;
+}
+
+/**
+ * Where the bundle is made (and removed once it is in the layer). A fixed place, not a random temporary
+ * name: pnpm writes the bundle's absolute path into node_modules/.bin shims and node_modules/.pnpm/lock.yaml,
+ * so the same outDir gives the same app layer.
+ */
+export function bundleDirOf(outDir: string, controller: Controller): string {
+  return join(outDir, 'bundles', controller, 'bundle');
+}
+
+/**
+ * Builds `ghcr.io/loopwright/<controller>:<appVersion>` (the chart's default image) from the
+ * controller's Dockerfile with `--build-arg VERSION=<appVersion>`, as one archive in `outDir`.
+ */
+export async function buildControllerImage(
+  controller: Controller,
+  { outDir }: BuildImagesOptions,
+): Promise<ControllerImage> {
+  const { name, appVersion } = await chartDefaultImage(controller);
+  const dockerfile = parseDockerfile(await readFile(dockerfilePath(controller), 'utf8'));
+  const blobsDir = blobsDirOf(outDir);
+  const scratch = join(outDir, 'bundles', controller);
+  await rm(scratch, { recursive: true, force: true });
+  try {
+    const { image, addedLayers } = await executeLastStage(dockerfile, {
+      name,
+      blobsDir,
+      buildArgs: { VERSION: appVersion },
+      baseImage: (reference, line) => standInBaseImage(reference, blobsDir, line),
+      stageOutput: async (stage, sourcePath, copy) => {
+        bundleCommandOf(stage, controller, sourcePath, copy);
+        const output = bundleDirOf(outDir, controller);
+        await bundle(controller, output);
+        return output;
+      },
+    });
+    const appLayer = addedLayers.at(-1);
+    if (!appLayer) throw new Error(`${dockerfilePath(controller)}: the runtime stage added no layer`);
+    const archive = await writeImageArchive(image, join(outDir, archiveFileName(name)));
+    return {
+      ...archive,
+      appVersion,
+      appLayerBytes: { compressed: appLayer.size, uncompressed: appLayer.uncompressedSize },
+    };
+  } finally {
+    await rm(scratch, { recursive: true, force: true });
+  }
+}
