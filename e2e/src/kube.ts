@@ -21,14 +21,14 @@ export class ApiError extends Error {
   }
 }
 
-/** One JSON request with the kubeconfig's credentials and CA. */
-export async function api<T = unknown>(
+/** One request with the kubeconfig's credentials and CA; the response body as text. */
+export async function apiText(
   kc: KubeConfig,
   method: string,
   path: string,
   body?: unknown,
   contentType = 'application/json',
-): Promise<T> {
+): Promise<string> {
   const cluster = kc.getCurrentCluster();
   if (!cluster) throw new Error('kubeconfig has no current cluster');
   const url = new URL(path, cluster.server);
@@ -37,19 +37,31 @@ export async function api<T = unknown>(
   if (payload !== undefined) headers['content-type'] = contentType;
   const options: RequestOptions = { method, headers };
   await kc.applyToHTTPSOptions(options);
-  return new Promise<T>((resolve, reject) => {
+  return new Promise<string>((resolve, reject) => {
     const req = httpsRequest(url, options, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       res.on('end', () => {
         const text = Buffer.concat(chunks).toString('utf8');
         if ((res.statusCode ?? 0) >= 300) reject(new ApiError(method, path, res.statusCode ?? 0, text));
-        else resolve((text ? JSON.parse(text) : undefined) as T);
+        else resolve(text);
       });
     });
     req.on('error', reject);
     req.end(payload);
   });
+}
+
+/** One JSON request with the kubeconfig's credentials and CA. */
+export async function api<T = unknown>(
+  kc: KubeConfig,
+  method: string,
+  path: string,
+  body?: unknown,
+  contentType = 'application/json',
+): Promise<T> {
+  const text = await apiText(kc, method, path, body, contentType);
+  return (text ? JSON.parse(text) : undefined) as T;
 }
 
 /** The admin kubeconfig file of the test run (set by the global setup); helm installs with it. */

@@ -27,7 +27,14 @@ export interface ScrapeTarget {
   target: string;
 }
 
-export async function startPrometheus(targets: ScrapeTarget[]): Promise<Prometheus> {
+export function startPrometheus(targets: ScrapeTarget[]): Promise<Prometheus> {
+  return startPrometheusWithConfig({
+    scrape_configs: targets.map((t) => ({ job_name: t.job, static_configs: [{ targets: [t.target] }] })),
+  });
+}
+
+/** Starts Prometheus with these scrape configs (the global section: a 1 s interval). */
+export async function startPrometheusWithConfig(options: { scrape_configs: object[] }): Promise<Prometheus> {
   if (!existsSync(prometheusBinary))
     throw new Error(
       `${prometheusBinary} not found: install the Debian package prometheus (scripts/setup.sh does)`,
@@ -35,7 +42,7 @@ export async function startPrometheus(targets: ScrapeTarget[]): Promise<Promethe
   const dir = await mkdtemp(join(tmpdir(), 'loopwright-prometheus-'));
   const config = {
     global: { scrape_interval: '1s', scrape_timeout: '1s', evaluation_interval: '1s' },
-    scrape_configs: targets.map((t) => ({ job_name: t.job, static_configs: [{ targets: [t.target] }] })),
+    scrape_configs: options.scrape_configs,
   };
   await writeFile(join(dir, 'prometheus.yml'), stringify(config));
   const port = await freeLoopbackPort();

@@ -1,4 +1,8 @@
 export { startControlPlane, type ControlPlane, type ControlPlaneOptions } from './controlplane/start.ts';
+export { startCluster, type Cluster, type ClusterOptions } from './node/cluster.ts';
+export { NodeUnavailableError } from './node/requirements.ts';
+export { loadImagesIntoNode, type NodeImagesOptions } from './node/node-images.ts';
+export { findTestNode, loadTestNode, testNodeExports, testNodeOf, type TestNode } from './node/test-node.ts';
 export { freeLoopbackPort } from './controlplane/ports.ts';
 export {
   ensureControlPlaneBinaries,

@@ -1,0 +1,174 @@
+/**
+ * The e2e suites' view of the real node: namespaces under the restricted Pod Security profile, the
+ * chart's pods and their logs, the Lease holder, and a real Prometheus discovering the controller pods
+ * through the Kubernetes API (the chart's metrics Service, as a ServiceMonitor selects it).
+ */
+import { createTestNamespace, eventually, loadTestNode, type TestNamespace } from '@loopwright/testing';
+import type { KubeConfig } from '@kubernetes/client-node';
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { api, apiText } from './kube.ts';
+import { startPrometheusWithConfig } from './prometheus.ts';
+
+/** A fresh namespace that enforces the restricted profile, as a hardened cluster's would. */
+export async function restrictedNamespace(admin: KubeConfig, prefix: string): Promise<TestNamespace> {
+  const namespace = await createTestNamespace(admin, prefix);
+  await api(
+    admin,
+    'PATCH',
+    `/api/v1/namespaces/${namespace.name}`,
+    { metadata: { labels: { 'pod-security.kubernetes.io/enforce': 'restricted' } } },
+    'application/merge-patch+json',
+  );
+  return namespace;
+}
+
+export interface PodSummary {
+  name: string;
+  phase: string;
+  ready: boolean;
+  ip: string | undefined;
+  restarts: number;
+  deleting: boolean;
+}
+
+interface Pod {
+  metadata: { name: string; deletionTimestamp?: string };
+  status: {
+    phase: string;
+    podIP?: string;
+    conditions?: { type: string; status: string }[];
+    containerStatuses?: { restartCount: number }[];
+  };
+}
+
+/** The pods matching `selector` (a label selector), as a `kubectl get pods` line each. */
+export async function pods(admin: KubeConfig, namespace: string, selector: string): Promise<PodSummary[]> {
+  const list = await api<{ items: Pod[] }>(
+    admin,
+    'GET',
+    `/api/v1/namespaces/${namespace}/pods?labelSelector=${encodeURIComponent(selector)}`,
+  );
+  return list.items.map((pod) => ({
+    name: pod.metadata.name,
+    phase: pod.status.phase,
+    ready: pod.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
+    ip: pod.status.podIP,
+    restarts: pod.status.containerStatuses?.reduce((sum, c) => sum + c.restartCount, 0) ?? 0,
+    deleting: pod.metadata.deletionTimestamp !== undefined,
+  }));
+}
+
+/** A container's log through the API server (which asks the kubelet), as `kubectl logs` reads it. */
+export async function podLog(
+  admin: KubeConfig,
+  namespace: string,
+  pod: string,
+  options: { container?: string; previous?: boolean } = {},
+): Promise<string> {
+  const query = new URLSearchParams();
+  if (options.container) query.set('container', options.container);
+  if (options.previous) query.set('previous', 'true');
+  return apiText(admin, 'GET', `/api/v1/namespaces/${namespace}/pods/${pod}/log?${query.toString()}`);
+}
+
+/** The pod named by a Lease's holderIdentity (client-go's identity is `<pod name>_<uuid>`). */
+export async function leaseHolderPod(admin: KubeConfig, namespace: string, lease: string): Promise<string> {
+  const { spec } = await api<{ spec: { holderIdentity?: string } }>(
+    admin,
+    'GET',
+    `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/${lease}`,
+  );
+  const holder = spec.holderIdentity ?? '';
+  assert.ok(holder, `Lease ${lease} has no holder`);
+  return holder.split('_')[0] ?? holder;
+}
+
+/**
+ * Starts a real Prometheus that discovers the chart's metrics Service through the Kubernetes API
+ * (`kubernetes_sd_configs`, role endpoints, kept by Service name and port name `metrics`, as a
+ * ServiceMonitor selects it) and scrapes every replica by pod IP over the node bridge. Waits until
+ * `replicas` targets are `up`, `leader_election_master_status` sums to exactly 1 over them, and
+ * `controller_runtime_reconcile_total` and `workqueue_adds_total` have samples for each of
+ * `controllers`.
+ */
+export async function assertPodsScrapedByPrometheus(options: {
+  admin: KubeConfig;
+  namespace: string;
+  service: string;
+  replicas: number;
+  controllers: readonly string[];
+}): Promise<void> {
+  const { admin, namespace, service, replicas, controllers } = options;
+  const cluster = admin.getCurrentCluster();
+  const user = admin.getCurrentUser();
+  if (!cluster?.caFile && !cluster?.caData) throw new Error('the admin kubeconfig has no CA');
+  const dir = await mkdtemp(join(tmpdir(), 'loopwright-e2e-sd-'));
+  const caFile = cluster.caFile ?? join(dir, 'ca.crt');
+  if (!cluster.caFile) await writeFile(caFile, Buffer.from(cluster.caData ?? '', 'base64'));
+  await writeFile(join(dir, 'token'), user?.token ?? '', { mode: 0o600 });
+  const job = `${namespace}/${service}`;
+  const prometheus = await startPrometheusWithConfig({
+    scrape_configs: [
+      {
+        job_name: job,
+        kubernetes_sd_configs: [
+          {
+            role: 'endpoints',
+            api_server: cluster.server,
+            tls_config: { ca_file: caFile },
+            authorization: { credentials_file: join(dir, 'token') },
+            namespaces: { names: [namespace] },
+          },
+        ],
+        relabel_configs: [
+          { source_labels: ['__meta_kubernetes_service_name'], regex: service, action: 'keep' },
+          { source_labels: ['__meta_kubernetes_endpoint_port_name'], regex: 'metrics', action: 'keep' },
+          { source_labels: ['__meta_kubernetes_pod_name'], target_label: 'pod' },
+        ],
+      },
+    ],
+  });
+  const query = async (expression: string) =>
+    (
+      await prometheus.get<{ result: { metric: Record<string, string>; value: [number, string] }[] }>(
+        `/api/v1/query?query=${encodeURIComponent(expression)}`,
+      )
+    ).result;
+  try {
+    // The pods are scraped at their addresses on the node bridge.
+    const { hostAddress } = loadTestNode();
+    const podNetwork = hostAddress.split('.').slice(0, 3).join('.');
+    await eventually(
+      async () => {
+        const targets = await prometheus.get<{
+          activeTargets: { labels: Record<string, string>; health: string; scrapeUrl: string }[];
+        }>('/api/v1/targets');
+        const ours = targets.activeTargets.filter((t) => t.labels.job === job);
+        assert.equal(ours.length, replicas, JSON.stringify(ours));
+        for (const target of ours) {
+          assert.equal(target.health, 'up', JSON.stringify(target));
+          assert.ok(target.scrapeUrl.startsWith(`http://${podNetwork}.`), target.scrapeUrl);
+        }
+        const leaders = await query(`sum(leader_election_master_status{job="${job}"})`);
+        assert.equal(leaders[0]?.value[1], '1', 'exactly one replica leads');
+        for (const metric of ['controller_runtime_reconcile_total', 'workqueue_adds_total']) {
+          const result = await query(`${metric}{job="${job}"}`);
+          for (const name of controllers)
+            assert.ok(
+              result.some((r) => r.metric.controller === name || r.metric.name === name),
+              `${metric} of ${name}: ${JSON.stringify(result)}`,
+            );
+        }
+      },
+      { timeoutMs: 60_000, intervalMs: 1000 },
+    );
+  } catch (error) {
+    throw new Error(`prometheus output:\n${prometheus.output()}`, { cause: error });
+  } finally {
+    await prometheus.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
