@@ -1,13 +1,7 @@
-import { createHash } from 'node:crypto';
-import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, readFile, rename, rm } from 'node:fs/promises';
-import { homedir } from 'node:os';
-import { join, relative } from 'node:path';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
-
-const run = promisify(execFile);
+import { ensureGoBuild, goBuildCacheDir } from '../cached-go-build.ts';
 
 /** The Go module that pins the control-plane versions (go.mod is the single source of truth). */
 export const controlPlaneModuleDir = fileURLToPath(new URL('../../controlplane/', import.meta.url));
@@ -44,18 +38,7 @@ export async function pinnedVersions(): Promise<PinnedVersions> {
 
 /** Where built binaries are cached: outside the repo, shared by every checkout on this machine. */
 export function cacheRoot(): string {
-  const base =
-    process.env.LOOPWRIGHT_CACHE_DIR ??
-    join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'loopwright');
-  return join(base, 'controlplane');
-}
-
-async function sourceFiles(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { withFileTypes: true, recursive: true });
-  return entries
-    .filter((e) => e.isFile() && (e.name.endsWith('.go') || e.name === 'go.mod' || e.name === 'go.sum'))
-    .map((e) => join(e.parentPath, e.name))
-    .sort();
+  return goBuildCacheDir('controlplane');
 }
 
 /**
@@ -66,19 +49,6 @@ function ldflags(versions: PinnedVersions): string {
   const [major = '', minor = ''] = versions.kubernetes.replace(/^v/, '').split('.');
   const pkg = 'k8s.io/component-base/version';
   return `-s -w -X ${pkg}.gitVersion=${versions.kubernetes} -X ${pkg}.gitMajor=${major} -X ${pkg}.gitMinor=${minor}`;
-}
-
-/** Cache key: pinned versions plus a hash of everything that goes into the build, Go toolchain and flags included. */
-async function cacheKey(versions: PinnedVersions): Promise<string> {
-  const hash = createHash('sha256');
-  const { stdout: goVersion } = await run('go', ['env', 'GOVERSION']);
-  hash.update(goVersion);
-  hash.update(ldflags(versions));
-  for (const file of await sourceFiles(controlPlaneModuleDir)) {
-    hash.update(relative(controlPlaneModuleDir, file));
-    hash.update(await readFile(file));
-  }
-  return `k8s-${versions.kubernetes}-etcd-${versions.etcd}-${hash.digest('hex').slice(0, 12)}`;
 }
 
 function binariesIn(dir: string): ControlPlaneBinaries {
@@ -96,40 +66,26 @@ export interface EnsureOptions {
  * concurrent callers (parallel test runs) never see a half-written binary.
  */
 export async function ensureControlPlaneBinaries(options: EnsureOptions = {}): Promise<ControlPlaneBinaries> {
-  const log = options.log ?? (() => undefined);
   const versions = await pinnedVersions();
-  const target = join(cacheRoot(), await cacheKey(versions));
-  const binaries = binariesIn(target);
-  if (binaryNames.every((name) => existsSync(binaries[name]))) return binaries;
-
-  await mkdir(cacheRoot(), { recursive: true });
-  const staging = await mkdtemp(join(cacheRoot(), '.build-'));
-  const started = performance.now();
-  log(
-    `building Kubernetes ${versions.kubernetes} (${binaryNames.filter((name) => name !== 'etcd').join(', ')}) and etcd ${versions.etcd} (first use on this machine)`,
+  const kubernetesBinaries = binaryNames.filter((name) => name !== 'etcd').join(', ');
+  const dir = await ensureGoBuild(
+    {
+      what: `Kubernetes ${versions.kubernetes} (${kubernetesBinaries}) and etcd ${versions.etcd}`,
+      moduleDir: controlPlaneModuleDir,
+      cacheName: 'controlplane',
+      settings: ldflags(versions),
+      goBuildArgs: (outDir) => [
+        'build',
+        '-trimpath',
+        `-ldflags=${ldflags(versions)}`,
+        '-o',
+        outDir + '/',
+        './cmd/...',
+      ],
+      binaries: binaryNames,
+      entryName: (digest) => `k8s-${versions.kubernetes}-etcd-${versions.etcd}-${digest.slice(0, 12)}`,
+    },
+    options.log,
   );
-  try {
-    await run(
-      'go',
-      ['build', '-trimpath', `-ldflags=${ldflags(versions)}`, '-o', staging + '/', './cmd/...'],
-      {
-        cwd: controlPlaneModuleDir,
-        maxBuffer: 64 * 1024 * 1024,
-        env: { ...process.env, CGO_ENABLED: '0' },
-      },
-    );
-  } catch (error) {
-    await rm(staging, { recursive: true, force: true });
-    const stderr = (error as { stderr?: string }).stderr ?? '';
-    throw new Error(`building the control-plane binaries failed:\n${stderr.slice(-4000)}`, { cause: error });
-  }
-  try {
-    await rename(staging, target);
-  } catch (error) {
-    // Another process finished the same build first; its binaries are identical.
-    await rm(staging, { recursive: true, force: true });
-    if (!binaryNames.every((name) => existsSync(binaries[name]))) throw error;
-  }
-  log(`control-plane build took ${((performance.now() - started) / 1000).toFixed(1)} s -> ${target}`);
-  return binaries;
+  return binariesIn(dir);
 }
