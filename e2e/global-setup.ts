@@ -1,6 +1,6 @@
 /**
- * The e2e run's global setup: the pinned helm built once before any test file starts (files run in
- * parallel processes; without this each would start its own cold `go build` of helm on a fresh
+ * The e2e run's global setup: the pinned helm and Prometheus built once before any test file starts
+ * (files run in parallel processes; without this each would start its own cold `go build` on a fresh
  * machine), then one real single-node cluster for every suite, with the controllers' images built from
  * their Dockerfiles and imported under the names the charts use. A cluster already provided by
  * `eval "$(pnpm -s cluster env)"` is reused (its images are rebuilt and imported again, so they match
@@ -8,6 +8,7 @@
  */
 import {
   ensureHelmBinary,
+  ensurePrometheusBinary,
   findTestNode,
   loadImagesIntoNode,
   startCluster,
@@ -25,6 +26,7 @@ const log = (line: string): void => void process.stderr.write(`[e2e] ${line}\n`)
 
 export async function globalSetup(): Promise<void> {
   await ensureHelmBinary({ log });
+  await ensurePrometheusBinary({ log });
   let node = findTestNode();
   if (!node) {
     cluster = await startCluster({ log });

@@ -27,7 +27,8 @@ case "$node_version" in
   *) fail "Node >= 22.19 is required and none was provisioned for this platform (found $node_version)" ;;
 esac
 
-# Debian's packages: prometheus (promtool checks our /metrics output, the e2e suites scrape with it), and
+# Debian's packages: prometheus for promtool, which checks our /metrics output (the Prometheus the e2e
+# suites scrape with is built below: Debian's lacks Kubernetes service discovery), and
 # what the single-node cluster runs on: containerd and runc for containers, the CNI plugins (bridge,
 # host-local, loopback), nftables and conntrack for kube-proxy, iproute2 for the node's bridge, openssl
 # for its certificates, busybox-static for the At's default image. Their services are not started: the
@@ -44,6 +45,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-# etcd, the Kubernetes control-plane and node binaries and helm, built from Go modules once per machine.
+# etcd, the Kubernetes control-plane and node binaries, helm, Prometheus and the Mailgun mock, built from
+# Go modules once per machine.
 pnpm -s controlplane build
 echo "setup: done (node $node_version, pnpm $pnpm_version)"

@@ -1,8 +1,10 @@
 /**
- * A real Prometheus (the Debian package's /usr/bin/prometheus) on loopback, with a temporary storage
- * dir and a 1 s scrape interval, for asserting that a controller's /metrics is scrapable.
+ * A real Prometheus on loopback, with a temporary storage dir and a 1 s scrape interval, for asserting
+ * that a controller's /metrics is scrapable, by a static target or through Kubernetes service
+ * discovery. It is the pinned Prometheus 3 built from its Go module (Debian's is built without
+ * Kubernetes discovery); `PROMETHEUS_BINARY` names another one instead.
  */
-import { eventually, freeLoopbackPort } from '@loopwright/testing';
+import { ensurePrometheusBinary, eventually, freeLoopbackPort } from '@loopwright/testing';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -11,7 +13,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 
-export const prometheusBinary = process.env.PROMETHEUS_BINARY ?? '/usr/bin/prometheus';
+/** The Prometheus to run: `PROMETHEUS_BINARY`, or the pinned one (built by the global setup already). */
+async function prometheusBinary(): Promise<string> {
+  const override = process.env.PROMETHEUS_BINARY;
+  if (override === undefined) return ensurePrometheusBinary();
+  if (!existsSync(override)) throw new Error(`PROMETHEUS_BINARY=${override}: no such file`);
+  return override;
+}
 
 export interface Prometheus {
   url: string;
@@ -35,24 +43,23 @@ export function startPrometheus(targets: ScrapeTarget[]): Promise<Prometheus> {
 
 /** Starts Prometheus with these scrape configs (the global section: a 1 s interval). */
 export async function startPrometheusWithConfig(options: { scrape_configs: object[] }): Promise<Prometheus> {
-  if (!existsSync(prometheusBinary))
-    throw new Error(
-      `${prometheusBinary} not found: install the Debian package prometheus (scripts/setup.sh does)`,
-    );
+  const binary = await prometheusBinary();
   const dir = await mkdtemp(join(tmpdir(), 'loopwright-prometheus-'));
   const config = {
     global: { scrape_interval: '1s', scrape_timeout: '1s', evaluation_interval: '1s' },
+    // Where Prometheus 3 takes the log level from (the --log.level flag is deprecated): warnings only,
+    // so that on a failure its output shows what went wrong.
+    runtime: { log_level: 'warn' },
     scrape_configs: options.scrape_configs,
   };
   await writeFile(join(dir, 'prometheus.yml'), stringify(config));
   const port = await freeLoopbackPort();
   const child = spawn(
-    prometheusBinary,
+    binary,
     [
       `--config.file=${join(dir, 'prometheus.yml')}`,
       `--storage.tsdb.path=${join(dir, 'data')}`,
       `--web.listen-address=127.0.0.1:${port}`,
-      '--log.level=warn',
     ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );

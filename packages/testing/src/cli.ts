@@ -1,8 +1,9 @@
 /**
  * `pnpm controlplane <command>` and `pnpm cluster <command>` (this file with `--node`): the test control
  * plane, or the single-node cluster, for humans.
- *   build   build (or find cached) etcd and the Kubernetes binaries (control plane and node), helm and the
- *           Mailgun mock: `scripts/setup.sh` runs it, so neither tests nor `pnpm demo` compile anything later
+ *   build   build (or find cached) etcd and the Kubernetes binaries (control plane and node), helm,
+ *           Prometheus and the Mailgun mock: `scripts/setup.sh` runs it, so neither tests nor `pnpm demo`
+ *           compile anything later
  *   up      start one in the background (state in .controlplane/ or .cluster/ at the repo root)
  *   down    stop it (a node puts the machine back as it found it)
  *   env     print shell exports for it: eval "$(pnpm -s controlplane env)"
@@ -20,6 +21,7 @@ import { startCluster, type Cluster } from './node/cluster.ts';
 import { testNodeExports, testNodeOf, type TestNode } from './node/test-node.ts';
 import { ensureHelmBinary } from './helm/binary.ts';
 import { ensureMailgunMockBinary } from './mailgun/mock.ts';
+import { ensurePrometheusBinary } from './prometheus/binary.ts';
 
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 const withNode = process.argv.includes('--node');
@@ -93,6 +95,12 @@ async function main(command: string | undefined): Promise<void> {
         },
       });
       console.log(`helm: ${helmBinary}`);
+      const prometheusBinary = await ensurePrometheusBinary({
+        log: (line) => {
+          console.log(line);
+        },
+      });
+      console.log(`prometheus: ${prometheusBinary}`);
       console.log(`mailgun mock: ${await ensureMailgunMockBinary()}`);
       return;
     }

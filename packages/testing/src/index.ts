@@ -28,3 +28,4 @@ export {
 } from './cluster-api.ts';
 export { variablesRead } from './env-reads.ts';
 export * from './images/index.ts';
+export * from './prometheus/index.ts';

@@ -1,0 +1,6 @@
+export {
+  ensurePrometheusBinary,
+  pinnedPrometheusVersion,
+  prometheusModuleDir,
+  type PinnedPrometheusVersion,
+} from './binary.ts';
