@@ -48,10 +48,15 @@ export interface MailgunPeerOptions {
   apiKey?: string;
   /** Accepted events become visible through the events API only this long after acceptance. Default 0. */
   eventDelayMs?: number;
+  /**
+   * The address the peer listens on. Default `127.0.0.1`; pods of the test node reach it only on the
+   * node's bridge address (`loadTestNode().hostAddress`). The mock behind it stays on loopback.
+   */
+  host?: string;
 }
 
 export interface MailgunPeer {
-  /** Base URL for mailgun.js (`url` option) and `MAILGUN_URL`: no `/v3`. */
+  /** Base URL for mailgun.js (`url` option) and `MAILGUN_URL`, on the `host` it listens on: no `/v3`. */
   url: string;
   /** The mock behind the front, `.../v3`. */
   mockUrl: string;
@@ -256,8 +261,19 @@ export async function startMailgunPeer(options: MailgunPeerOptions = {}): Promis
     );
   }
 
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const host = options.host ?? '127.0.0.1';
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  }).catch(async (error: unknown) => {
+    await mock.stop();
+    throw error;
+  });
+  const { port } = server.address() as AddressInfo;
+  base = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 
   return {
     url: base,
