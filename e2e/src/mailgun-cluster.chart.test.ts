@@ -115,6 +115,8 @@ describe('mailgun-cluster chart', () => {
       LEADER_ELECTION_NAMESPACE: 'controllers',
       LEADER_ELECTION_ID: 'mailgun-cluster-controller',
       HEALTH_PORT: '8080',
+      LOG_LEVEL: 'info',
+      LOG_FORMAT: 'json',
     });
     await assertEnvKnownToParser(env, configSource);
   });
@@ -131,6 +133,8 @@ describe('mailgun-cluster chart', () => {
             workers: 4,
             healthPort: 9000,
             'leaderElection.leaseName': 'mg',
+            logLevel: 'debug',
+            logFormat: 'console',
           }),
           'Deployment',
         ),
@@ -143,6 +147,8 @@ describe('mailgun-cluster chart', () => {
     assert.equal(env.WORKERS, '4');
     assert.equal(env.HEALTH_PORT, '9000');
     assert.equal(env.LEADER_ELECTION_ID, 'mg');
+    assert.equal(env.LOG_LEVEL, 'debug');
+    assert.equal(env.LOG_FORMAT, 'console');
   });
 
   test('existingSecret: mounted as the key file, no Secret rendered, the key name configurable', async () => {
@@ -247,6 +253,7 @@ describe('mailgun-cluster chart', () => {
       'mailgun.timeoutSeconds="30"',
       'mailgun.apiKey.create="true"',
       'watchNamespace=["a"]',
+      'logLevel="loud"',
       'podDisruptionBudget.enabled=1',
       'unknownValue=1',
     ])
