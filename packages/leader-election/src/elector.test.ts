@@ -467,6 +467,39 @@ describe('LeaderElector: cancel and release', () => {
     assert.equal(store.record?.holderIdentity, 'intruder');
   });
 
+  it('releases after a renew that reached the lock unseen (the cancel cut off its answer)', async () => {
+    const clock = new FakeClock();
+    const store = new MemoryLeaseStore();
+    const a = startCandidate(clock, store, 'a', { releaseOnCancel: true });
+    await clock.advance(3_000);
+    // The API server applied a renew whose response the cancel discarded: the Lease's version moved
+    // past the one `a` last wrote. Releasing from that version would conflict.
+    const renewed = store.record;
+    assert.ok(renewed);
+    store.put({ ...renewed, renewTime: clock.wallTime() * 1000 }, 'a');
+    a.controller.abort();
+    await a.done;
+    assert.equal(store.record?.holderIdentity, '');
+    assert.equal(store.record.leaseDurationSeconds, 1);
+  });
+
+  it('retries a release that conflicts with a write between its read and its update', async () => {
+    const clock = new FakeClock();
+    const store = new MemoryLeaseStore();
+    const a = startCandidate(clock, store, 'a', { releaseOnCancel: true });
+    await clock.advance(3_000);
+    a.controller.abort();
+    let interleaved = false;
+    a.lock.beforeOperation = (operation) => {
+      if (operation !== 'update' || interleaved) return;
+      interleaved = true;
+      store.touch(); // e.g. a label added to the Lease
+    };
+    await a.done;
+    assert.ok(interleaved);
+    assert.equal(store.record?.holderIdentity, '');
+  });
+
   it('counts transitions across holders: a (0) -> release -> b (1) -> release -> a (2)', async () => {
     const clock = new FakeClock();
     const store = new MemoryLeaseStore();

@@ -6,6 +6,9 @@ import { recordContent, type LeaderElectionRecord, type ResourceLock } from './r
 /** client-go's `JitterFactor`: acquire retries wait `retryPeriod * (1 + 1.2 * random)`. */
 export const JITTER_FACTOR = 1.2;
 
+/** Read-then-update rounds a release tries before giving the lease up to expiry. */
+const MAX_RELEASE_ATTEMPTS = 3;
+
 /** What the elector tells its owner. */
 export interface LeaderCallbacks {
   /**
@@ -320,25 +323,41 @@ export class LeaderElector {
 
   /**
    * client-go's release: an empty holder and a 1 s lease, so standbys take over at their next attempt.
-   * Uses the version we last wrote, so it cannot clobber a lease someone else took meanwhile.
+   * It re-reads the lock first, as client-go does since 1.34: a renew that the cancel cut off may still
+   * have reached the server, so the version we last wrote can be stale, and an update from it would
+   * conflict and leave the lease held for its whole duration. A conflict is retried (client-go 1.37),
+   * within the renew deadline. A lease that is no longer ours is left alone, never clobbered.
    */
   async #release(): Promise<void> {
-    const observed = this.#observedRecord;
-    if (observed === undefined || !this.#observedHolderIsMe()) return;
-    const nowMicros = Math.floor(this.#clock.wallTime() * 1000);
-    const released: LeaderElectionRecord = {
-      holderIdentity: '',
-      leaseDurationSeconds: 1,
-      acquireTime: nowMicros,
-      renewTime: nowMicros,
-      leaseTransitions: observed.leaseTransitions,
-    };
+    if (this.#observedRecord === undefined || !this.#observedHolderIsMe()) return;
     // The caller's signal is already aborted; the release gets its own deadline.
     const deadline = deadlineSignal(this.#clock, this.#renewDeadlineMs, new AbortController().signal);
     try {
-      await this.#lock.update(released, deadline.signal);
-      this.#observe(released);
-      this.#logger.info('released lease', this.#fields());
+      for (let attempt = 1; ; attempt++) {
+        const current = await this.#lock.get(deadline.signal);
+        if (current?.holderIdentity !== this.#identity) {
+          this.#logger.info('lease no longer held by this candidate; nothing to release', this.#fields());
+          return;
+        }
+        const nowMicros = Math.floor(this.#clock.wallTime() * 1000);
+        const released: LeaderElectionRecord = {
+          holderIdentity: '',
+          leaseDurationSeconds: 1,
+          acquireTime: nowMicros,
+          renewTime: nowMicros,
+          leaseTransitions: current.leaseTransitions,
+        };
+        try {
+          await this.#lock.update(released, deadline.signal);
+        } catch (error) {
+          // Someone wrote between our read and our update (or the update failed): read again.
+          if (attempt < MAX_RELEASE_ATTEMPTS && !deadline.signal.aborted) continue;
+          throw error;
+        }
+        this.#observe(released);
+        this.#logger.info('released lease', this.#fields());
+        return;
+      }
     } catch (error) {
       this.#logger.warn('failed to release lease', { ...this.#fields(), error: errorText(error) });
     } finally {
