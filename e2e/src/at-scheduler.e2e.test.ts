@@ -1,34 +1,38 @@
 /**
- * at-scheduler end to end, as it runs in a cluster: the chart is installed into the real API server by
- * helm; the controller runs from source with a kubeconfig holding only a token of the chart's
- * ServiceAccount and exactly the env of the chart's Deployment (no kubelet here: the Deployment's pods
- * never start, so this process stands in for one of them, and the test plays kubelet for the At's pod).
+ * at-scheduler end to end on the real node, exactly as a user runs it: `helm install --wait` of the
+ * unchanged chart into a namespace that enforces the restricted Pod Security profile, two replicas
+ * Ready through the kubelet's probes, the controller on its in-cluster ServiceAccount token, and Ats
+ * that run real `/bin/sh -c` commands in busybox pods. Both install modes (all namespaces; the
+ * `watchNamespaces` list); the first also proves the outcomes a user relies on (success, failure,
+ * OOM kill, ttlSecondsAfterFinished), failover, a rolling `helm upgrade`, Prometheus and the uninstall.
  */
-import {
-  createTestNamespace,
-  eventually,
-  helm,
-  loadTestKubeConfig,
-  type TestNamespace,
-  freeLoopbackPort,
-} from '@loopwright/testing';
+import { eventually, helm, loadTestKubeConfig, type TestNamespace } from '@loopwright/testing';
 import type { KubeConfig } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { after, before, describe, test } from 'node:test';
-import { chartPath, normalizeRules, repoRoot, type PolicyRule } from './charts.ts';
+import { chartPath, normalizeRules, type PolicyRule } from './charts.ts';
 import {
+  ApiError,
   adminKubeconfigPath,
   api,
-  deploymentEnv,
   effectiveRules,
   serviceAccountKubeconfig,
-  startController,
-  type ControllerProcess,
   type ServiceAccountCredentials,
 } from './kube.ts';
-import { assertScrapedByPrometheus, promtoolCheckMetrics } from './prometheus.ts';
+import {
+  assertPodsScrapedByPrometheus,
+  followPodLogs,
+  leaseHolderPod,
+  podLog,
+  pods,
+  restrictedNamespace,
+  watchPodUids,
+  type PodLogs,
+  type PodUidWatch,
+} from './node.ts';
+import { promtoolCheckMetrics } from './prometheus.ts';
 
 const expectedRules = JSON.parse(
   await readFile(new URL('../expected/at-scheduler.effective-rules.json', import.meta.url), 'utf8'),
@@ -38,251 +42,703 @@ const expectedRules = JSON.parse(
   nonResource: PolicyRule[];
 };
 
+/** The chart's defaults this suite relies on (it sets none of them). */
+const CHART_DEFAULTS = { replicas: 2, healthPort: 8080, leaseName: 'at-scheduler' } as const;
+const AT_PODS = 'app.kubernetes.io/managed-by=at-scheduler';
+const CRD = 'ats.cnat.programming-kubernetes.info';
+
 interface At {
-  metadata: { name: string };
-  status?: { phase?: string; outcome?: string; podName?: string; exitCode?: number };
+  metadata: { name: string; uid: string };
+  status?: {
+    phase?: string;
+    outcome?: string;
+    podName?: string;
+    startTime?: string;
+    completionTime?: string;
+    exitCode?: number;
+    reason?: string;
+    message?: string;
+  };
 }
 
-// Both install modes: the default (ClusterRole) and watchNamespaces (Roles in the watched namespaces only).
-for (const mode of ['allNamespaces', 'watchNamespaces'] as const)
-  describe(`at-scheduler (${mode}): helm install, ServiceAccount token, real scenario`, () => {
-    let admin: KubeConfig;
-    let system: TestNamespace;
-    let work: TestNamespace;
-    let other: TestNamespace;
-    let sa: ServiceAccountCredentials;
-    let controller: ControllerProcess;
-    let healthPort: number;
-    let installOutput = '';
-    const release = `at-${randomBytes(3).toString('hex')}`;
-    const fullname = `${release}-at-scheduler`;
-    const podName = `${fullname}-7d9f8b6c5-x2x2x`;
+interface AtSpec {
+  schedule: string;
+  command: string;
+  ttlSecondsAfterFinished?: number;
+  resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
+}
 
-    // Undone in reverse order, whatever `before` got to (a failed install must not leak namespaces).
-    const cleanups: (() => Promise<unknown>)[] = [];
-    after(async () => {
-      for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
+const atsPath = (namespace: string) =>
+  `/apis/cnat.programming-kubernetes.info/v1alpha1/namespaces/${namespace}/ats`;
+
+/** An RFC 3339 schedule `ms` from now. */
+const inMs = (ms: number) => new Date(Date.now() + ms).toISOString();
+
+function createAt(admin: KubeConfig, namespace: string, name: string, spec: AtSpec): Promise<At> {
+  return api<At>(admin, 'POST', atsPath(namespace), {
+    apiVersion: 'cnat.programming-kubernetes.info/v1alpha1',
+    kind: 'At',
+    metadata: { name },
+    spec,
+  });
+}
+
+function getAt(admin: KubeConfig, namespace: string, name: string): Promise<At> {
+  return api<At>(admin, 'GET', `${atsPath(namespace)}/${name}`);
+}
+
+async function waitForPhase(
+  admin: KubeConfig,
+  namespace: string,
+  name: string,
+  phase: 'PENDING' | 'DONE',
+  timeoutMs = 45_000,
+): Promise<At> {
+  let at: At | undefined;
+  await eventually(
+    async () => {
+      at = await getAt(admin, namespace, name);
+      assert.equal(at.status?.phase, phase, `At ${name}: ${JSON.stringify(at.status)}`);
+    },
+    { timeoutMs, intervalMs: 250 },
+  );
+  assert.ok(at);
+  return at;
+}
+
+/** The At ran its command in exactly one pod, ever, the one its status names, and not early. */
+function assertRanOnce(at: At, schedule: string, podUids: PodUidWatch): void {
+  const podName = at.status?.podName;
+  assert.ok(podName, `At ${at.metadata.name} records no pod`);
+  assert.equal(podUids.uidsOf(podName).length, 1, `pods created for At ${at.metadata.name}`);
+  assert.ok(Date.parse(at.status?.startTime ?? '') >= Date.parse(schedule), 'started before its schedule');
+}
+
+async function exists(admin: KubeConfig, path: string): Promise<boolean> {
+  try {
+    await api(admin, 'GET', path);
+    return true;
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 404) return false;
+    throw error;
+  }
+}
+
+/** The release's controller pods, not counting those already terminating. */
+async function livePods(admin: KubeConfig, namespace: string, release: string) {
+  return (await pods(admin, namespace, `app.kubernetes.io/instance=${release}`)).filter((p) => !p.deleting);
+}
+
+async function assertReplicasReady(admin: KubeConfig, namespace: string, release: string): Promise<void> {
+  await eventually(
+    async () => {
+      const live = await livePods(admin, namespace, release);
+      assert.equal(live.length, CHART_DEFAULTS.replicas, JSON.stringify(live));
+      for (const pod of live) assert.ok(pod.ready && pod.restarts === 0, JSON.stringify(pod));
+    },
+    { timeoutMs: 60_000, intervalMs: 500 },
+  );
+}
+
+interface PodSpec {
+  spec: {
+    containers: {
+      name: string;
+      args?: string[];
+      env?: { name: string; value?: string }[];
+      readinessProbe?: { httpGet?: { path: string } };
+      livenessProbe?: { httpGet?: { path: string } };
+    }[];
+  };
+}
+
+function controllerContainerOf(pod: PodSpec) {
+  const container = pod.spec.containers.find((c) => c.name === 'controller');
+  assert.ok(container, 'no controller container');
+  return container;
+}
+
+/** The JSON log lines of a controller pod. */
+function logLines(log: string): Record<string, unknown>[] {
+  return log
+    .split('\n')
+    .filter((line) => line.trim())
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
+/** Where in-cluster clients reach the API server: the `kubernetes` Service (10.96.0.1:443 here). */
+async function kubernetesServiceUrl(admin: KubeConfig): Promise<string> {
+  const service = await api<{ spec: { clusterIP: string; ports: { port: number }[] } }>(
+    admin,
+    'GET',
+    '/api/v1/namespaces/default/services/kubernetes',
+  );
+  return `https://${service.spec.clusterIP}:${service.spec.ports[0]?.port ?? 0}`;
+}
+
+/**
+ * Every controller replica found its cluster in-cluster: its first log line is `target cluster` with
+ * the `kubernetes` Service's address and the in-cluster context, and the Deployment gives it no
+ * kubeconfig (no KUBECONFIG variable, no flag).
+ */
+async function assertInClusterConfig(
+  admin: KubeConfig,
+  namespace: string,
+  release: string,
+  namespaces: string | string[],
+): Promise<void> {
+  const deployment = await api<{ spec: { template: PodSpec } }>(
+    admin,
+    'GET',
+    `/apis/apps/v1/namespaces/${namespace}/deployments/${release}`,
+  );
+  const container = controllerContainerOf(deployment.spec.template);
+  const env = (container.env ?? []).map((e) => e.name);
+  assert.ok(!env.includes('KUBECONFIG') && !env.includes('KUBECONFIG_CONTEXT'), env.join(' '));
+  assert.equal(container.args, undefined);
+  const server = await kubernetesServiceUrl(admin);
+  for (const pod of await livePods(admin, namespace, release)) {
+    const [first] = logLines(await podLog(admin, namespace, pod.name, { container: 'controller' }));
+    assert.deepEqual(
+      first && {
+        message: first.message,
+        server: first.server,
+        context: first.context,
+        namespaces: first.namespaces,
+      },
+      { message: 'target cluster', server, context: 'inClusterContext', namespaces },
+      pod.name,
+    );
+  }
+}
+
+/** What the chart's ServiceAccount may do (asked as the ServiceAccount) in each namespace. */
+async function assertEffectiveRules(
+  sa: ServiceAccountCredentials,
+  expected: Record<string, PolicyRule[]>,
+): Promise<void> {
+  for (const [namespace, rules] of Object.entries(expected)) {
+    const review = await effectiveRules(sa.kubeConfig, namespace);
+    assert.equal(review.incomplete, false);
+    assert.deepEqual(review.nonResourceRules, normalizeRules(expectedRules.nonResource));
+    assert.deepEqual(review.resourceRules, normalizeRules(rules), namespace);
+  }
+}
+
+async function assertPromtoolClean(admin: KubeConfig, namespace: string, release: string): Promise<void> {
+  const [replica] = await livePods(admin, namespace, release);
+  assert.ok(replica?.ip, 'no replica with an IP');
+  // Straight from the host to the pod over the node bridge, as Prometheus scrapes it.
+  const result = await promtoolCheckMetrics(`http://${replica.ip}:${CHART_DEFAULTS.healthPort}/metrics`);
+  assert.equal(result.findings, '');
+  assert.equal(result.exitCode, 0);
+}
+
+/**
+ * `helm uninstall --wait`, then: the release's pods are gone, and so is every object the chart made
+ * (`objects`, API paths). The CRD and the users' Ats stay (crds/ is never deleted by helm). The Lease
+ * stays too: the controller creates it (helm never knew it), it holds no state but who led last, it
+ * costs nothing, and a reinstall into the namespace simply takes it over; deleting the namespace
+ * removes it. What must not happen is that it looks like the chart's: it carries no release label.
+ * Resolves with the controller logs as they were when the uninstall started.
+ */
+async function assertUninstallLeavesOnlyTheCrd(
+  run: Run,
+  namespace: string,
+  objects: string[],
+  userAts: { namespace: string; name: string }[],
+): Promise<Map<string, string>> {
+  const { admin, release } = run;
+  const logsBefore = run.logs.byPod();
+  await helm(['uninstall', release, '--namespace', namespace, '--wait', '--timeout', '2m'], {
+    kubeconfig: adminKubeconfigPath(),
+  });
+  await eventually(
+    async () => {
+      assert.deepEqual(await pods(admin, namespace, `app.kubernetes.io/instance=${release}`), []);
+    },
+    { timeoutMs: 75_000, intervalMs: 500 },
+  );
+  for (const path of objects) assert.equal(await exists(admin, path), false, `${path} is left`);
+  const helmSecrets = await api<{ items: unknown[] }>(
+    admin,
+    'GET',
+    `/api/v1/namespaces/${namespace}/secrets?labelSelector=${encodeURIComponent(`owner=helm,name=${release}`)}`,
+  );
+  assert.equal(helmSecrets.items.length, 0, 'helm kept the release history');
+  assert.ok(await exists(admin, `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${CRD}`));
+  for (const at of userAts) assert.ok(await exists(admin, `${atsPath(at.namespace)}/${at.name}`));
+  const lease = await api<{ metadata: { labels?: Record<string, string> } }>(
+    admin,
+    'GET',
+    `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/${CHART_DEFAULTS.leaseName}`,
+  );
+  assert.equal(lease.metadata.labels?.['app.kubernetes.io/instance'], undefined);
+  return logsBefore;
+}
+
+const REFUSED = /\b40[13]\b|forbidden|unauthorized/i;
+const JWT = /eyJ[\w-]+\.eyJ[\w-]+\.[\w-]+/;
+
+/**
+ * The complete log of every controller pod of the run, shutdowns included, holds no token: neither
+ * the one minted for the least-privilege check nor any JWT (the pods' own projected tokens are JWTs
+ * this test cannot read). Up to the uninstall (`logsAtUninstall`) nothing was refused (no 401/403,
+ * no forbidden): the failover's and the rolling update's shutdowns happen with the chart's RBAC in
+ * place. helm deletes the RBAC and the ServiceAccount in the same breath as the Deployment, so the
+ * pods stop without rights: the one refusal that may follow is their attempt to hand the Lease over
+ * (it then expires after its 15 s); no other write of theirs may be refused.
+ */
+function assertLogsClean(
+  logs: PodLogs,
+  logsAtUninstall: Map<string, string>,
+  sa: ServiceAccountCredentials,
+  minimumPods: number,
+): void {
+  const byPod = logs.byPod();
+  assert.ok(byPod.size >= minimumPods, `logs of ${byPod.size} pods`);
+  for (const [pod, log] of byPod) {
+    assert.ok(log.length > 0, `${pod}: empty log`);
+    assert.doesNotMatch(log, JWT, `${pod}: a JWT in the log`);
+    assert.ok(!log.includes(sa.token), `${pod}: the ServiceAccount token in the log`);
+    const untilUninstall = logsAtUninstall.get(pod) ?? '';
+    assert.ok(log.startsWith(untilUninstall), `${pod}: the log was not followed from its start`);
+    assert.doesNotMatch(untilUninstall, REFUSED, pod);
+    const refusedAtUninstall = logLines(log.slice(untilUninstall.length)).filter((line) =>
+      REFUSED.test(JSON.stringify(line)),
+    );
+    for (const line of refusedAtUninstall)
+      assert.equal(line.message, 'failed to release lease', `${pod}: ${JSON.stringify(line)}`);
+  }
+}
+
+/** Namespaces, the install and its watchers, undone in reverse order whatever `before` got to. */
+class Run {
+  readonly admin = loadTestKubeConfig();
+  readonly release = `at-scheduler-${randomBytes(3).toString('hex')}`;
+  readonly #cleanups: (() => unknown)[] = [];
+  #logs: PodLogs | undefined;
+
+  /** Every controller pod's log, followed from before the install. */
+  get logs(): PodLogs {
+    if (!this.#logs) throw new Error('not installed');
+    return this.#logs;
+  }
+
+  onCleanup(cleanup: () => unknown): void {
+    this.#cleanups.push(cleanup);
+  }
+
+  async namespace(prefix: string): Promise<TestNamespace> {
+    const namespace = await restrictedNamespace(this.admin, prefix);
+    this.onCleanup(() => namespace.cleanup());
+    return namespace;
+  }
+
+  /**
+   * The README's install (`helm install at-scheduler charts/at-scheduler -n <ns>`), waiting for Ready;
+   * the release name has a random suffix, since its ClusterRole is cluster-wide and the node shared.
+   */
+  async install(namespace: string, extraArgs: string[] = []): Promise<string> {
+    const logs = followPodLogs(
+      this.admin,
+      namespace,
+      `app.kubernetes.io/instance=${this.release}`,
+      'controller',
+    );
+    this.#logs = logs;
+    this.onCleanup(() => {
+      logs.stop();
     });
-
-    before(async () => {
-      admin = loadTestKubeConfig();
-      system = await createTestNamespace(admin, 'e2e-at-system');
-      cleanups.push(() => system.cleanup());
-      work = await createTestNamespace(admin, 'e2e-at-work');
-      cleanups.push(() => work.cleanup());
-      other = await createTestNamespace(admin, 'e2e-at-other');
-      cleanups.push(() => other.cleanup());
-      healthPort = await freeLoopbackPort();
-      // The chart as a user installs it; only the health port differs (a free loopback port here).
-      const installed = await helm(
-        [
-          'install',
-          release,
-          chartPath('at-scheduler'),
-          '--namespace',
-          system.name,
-          '--set-json',
-          `healthPort=${healthPort}`,
-          ...(mode === 'watchNamespaces'
-            ? ['--set-json', `watchNamespaces=${JSON.stringify([work.name])}`]
-            : []),
-        ],
-        { kubeconfig: adminKubeconfigPath() },
-      );
-      installOutput = installed.stdout;
-      cleanups.push(() =>
-        helm(['uninstall', release, '--namespace', system.name], { kubeconfig: adminKubeconfigPath() }),
-      );
-      sa = await serviceAccountKubeconfig(admin, system.name, fullname);
-      cleanups.push(() => sa.remove());
-      const env = await deploymentEnv(admin, system.name, fullname, podName);
-      controller = startController(repoRoot, 'packages/at-scheduler/src/main.ts', {
-        ...env,
-        KUBECONFIG: sa.kubeconfigPath,
-      });
-      cleanups.push(async () => {
-        await controller.stop();
-        if (process.env.E2E_SHOW_OUTPUT) process.stderr.write(controller.output());
-      });
-      await eventually(
-        async () => {
-          const response = await fetch(`http://127.0.0.1:${healthPort}/readyz`);
-          assert.equal(response.status, 200);
-        },
-        { timeoutMs: 30_000, intervalMs: 200 },
-      ).catch((error: unknown) => {
-        throw new Error(`controller not ready; output:\n${controller.output()}`, { cause: error });
-      });
-    });
-
-    test('the chart installed its objects, and helm reports the release deployed', async () => {
-      const { stdout } = await helm(['status', release, '--namespace', system.name, '--output', 'json'], {
+    this.onCleanup(() =>
+      helm(['uninstall', this.release, '--namespace', namespace, '--ignore-not-found'], {
         kubeconfig: adminKubeconfigPath(),
-      });
-      assert.equal((JSON.parse(stdout) as { info: { status: string } }).info.status, 'deployed');
-      // NOTES.txt rendered for this install.
-      assert.match(installOutput, new RegExp(`installed as ${fullname} in ${system.name}`));
-      assert.match(
-        installOutput,
-        mode === 'allNamespaces' ? /Watching: all namespaces\./ : new RegExp(`Watching: ${work.name}\\.`),
-      );
-      await api(
-        admin,
-        'GET',
-        '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/ats.cnat.programming-kubernetes.info',
-      );
-      const clusterRole = api(admin, 'GET', `/apis/rbac.authorization.k8s.io/v1/clusterroles/${fullname}`);
-      if (mode === 'allNamespaces') await clusterRole;
-      else {
-        await assert.rejects(clusterRole, /404/);
-        await api(
-          admin,
-          'GET',
-          `/apis/rbac.authorization.k8s.io/v1/namespaces/${work.name}/roles/${fullname}`,
-        );
-      }
+      }),
+    );
+    const { stdout } = await helm(
+      [
+        'install',
+        this.release,
+        chartPath('at-scheduler'),
+        '--namespace',
+        namespace,
+        '--wait',
+        '--timeout',
+        '2m',
+        ...extraArgs,
+      ],
+      { kubeconfig: adminKubeconfigPath() },
+    );
+    return stdout;
+  }
+
+  async cleanup(): Promise<void> {
+    if (process.env.E2E_SHOW_OUTPUT)
+      for (const [pod, log] of this.#logs?.byPod() ?? []) process.stderr.write(`--- ${pod}\n${log}`);
+    for (const cleanup of this.#cleanups.reverse()) await Promise.resolve(cleanup()).catch(() => undefined);
+  }
+}
+
+describe('at-scheduler on the node, all namespaces', () => {
+  const run = new Run();
+  const { admin, release } = run;
+  let system: TestNamespace;
+  let work: TestNamespace;
+  let other: TestNamespace;
+  let installOutput: string;
+  let podUids: PodUidWatch;
+  let logsAtUninstall: Map<string, string>;
+  let sa: ServiceAccountCredentials;
+
+  before(async () => {
+    system = await run.namespace('e2e-at-system');
+    work = await run.namespace('e2e-at-work');
+    other = await run.namespace('e2e-at-other');
+    podUids = await watchPodUids(admin, work.name, AT_PODS);
+    run.onCleanup(() => {
+      podUids.stop();
     });
+    installOutput = await run.install(system.name);
+    sa = await serviceAccountKubeconfig(admin, system.name, release);
+    run.onCleanup(() => sa.remove());
+  });
+  after(() => run.cleanup());
 
-    test('an At due in a few seconds runs once in a pod and ends DONE/Succeeded', async () => {
-      const schedule = new Date(Date.now() + 4000).toISOString();
-      await api(
-        admin,
-        'POST',
-        `/apis/cnat.programming-kubernetes.info/v1alpha1/namespaces/${work.name}/ats`,
-        {
-          apiVersion: 'cnat.programming-kubernetes.info/v1alpha1',
-          kind: 'At',
-          metadata: { name: 'hello' },
-          spec: { schedule, command: 'echo hello from e2e' },
-        },
-      );
-      const atPath = `/apis/cnat.programming-kubernetes.info/v1alpha1/namespaces/${work.name}/ats/hello`;
-      await eventually(
-        async () => {
-          assert.equal((await api<At>(admin, 'GET', atPath)).status?.phase, 'PENDING');
-        },
-        {
-          timeoutMs: 10_000,
-        },
-      );
-      // Not before its time.
-      assert.ok(Date.now() < Date.parse(schedule));
-      await eventually(
-        async () => {
-          assert.equal((await api<At>(admin, 'GET', atPath)).status?.phase, 'RUNNING');
-        },
-        {
-          timeoutMs: 20_000,
-          intervalMs: 200,
-        },
-      );
-      assert.ok(Date.now() >= Date.parse(schedule));
-      // RUNNING is recorded before the pod is created (at most once), so the pod follows shortly.
-      let command: string[] | undefined;
-      await eventually(
-        async () => {
-          const pod = await api<{ spec: { containers: { command: string[] }[] } }>(
-            admin,
-            'GET',
-            `/api/v1/namespaces/${work.name}/pods/hello-pod`,
-          );
-          command = pod.spec.containers[0]?.command;
-        },
-        { timeoutMs: 10_000, intervalMs: 100 },
-      );
-      assert.deepEqual(command, ['/bin/sh', '-c', 'echo hello from e2e']);
-      // Play kubelet: the command container terminated with exit code 0.
-      const now = new Date().toISOString();
-      await api(
-        admin,
-        'PATCH',
-        `/api/v1/namespaces/${work.name}/pods/hello-pod/status`,
-        {
-          status: {
-            phase: 'Succeeded',
-            containerStatuses: [
-              {
-                name: 'command',
-                image: 'busybox:1.37.0',
-                imageID: '',
-                ready: false,
-                restartCount: 0,
-                state: { terminated: { exitCode: 0, reason: 'Completed', startedAt: now, finishedAt: now } },
-              },
-            ],
-          },
-        },
-        'application/merge-patch+json',
-      );
-      await eventually(
-        async () => {
-          const at = await api<At>(admin, 'GET', atPath);
-          assert.equal(at.status?.phase, 'DONE');
-          assert.equal(at.status.outcome, 'Succeeded');
-          assert.equal(at.status.exitCode, 0);
-        },
-        { timeoutMs: 20_000, intervalMs: 200 },
-      );
-      // Events were written with the ServiceAccount's rights (events.k8s.io create).
-      await eventually(async () => {
-        const events = await api<{ items: { reason: string; regarding: { name: string } }[] }>(
-          admin,
-          'GET',
-          `/apis/events.k8s.io/v1/namespaces/${work.name}/events`,
-        );
-        const reasons = events.items.filter((e) => e.regarding.name === 'hello').map((e) => e.reason);
-        for (const reason of ['Scheduled', 'Started', 'Succeeded'])
-          assert.ok(reasons.includes(reason), reason);
-      });
-      // Leader election ran with the name-scoped Lease rule: this replica holds the chart's Lease.
-      const lease = await api<{ spec: { holderIdentity: string } }>(
-        admin,
-        'GET',
-        `/apis/coordination.k8s.io/v1/namespaces/${system.name}/leases/at-scheduler`,
-      );
-      assert.match(lease.spec.holderIdentity, new RegExp(`^${podName}`));
+  test('helm install --wait: two replicas Ready through their probes, restricted profile, NOTES', async () => {
+    const { stdout } = await helm(['status', release, '--namespace', system.name, '--output', 'json'], {
+      kubeconfig: adminKubeconfigPath(),
     });
+    assert.equal((JSON.parse(stdout) as { info: { status: string } }).info.status, 'deployed');
+    assert.match(installOutput, new RegExp(`installed as ${release} in ${system.name}\\.`));
+    assert.match(installOutput, /Watching: all namespaces\./);
+    assert.match(installOutput, new RegExp(`Lease ${system.name}/at-scheduler, 2 replicas`));
+    const live = await livePods(admin, system.name, release);
+    assert.equal(live.length, CHART_DEFAULTS.replicas);
+    for (const pod of live) {
+      assert.ok(pod.ready && pod.restarts === 0, JSON.stringify(pod));
+      // Ready is the kubelet's verdict from these probes: nothing else marks the pods Ready here.
+      const container = controllerContainerOf(
+        await api<PodSpec>(admin, 'GET', `/api/v1/namespaces/${system.name}/pods/${pod.name}`),
+      );
+      assert.equal(container.readinessProbe?.httpGet?.path, '/readyz');
+      assert.equal(container.livenessProbe?.httpGet?.path, '/healthz');
+    }
+    assert.ok(await exists(admin, `/apis/rbac.authorization.k8s.io/v1/clusterroles/${release}`));
+  });
 
-    test('least privilege: the ServiceAccount may do exactly the checked-in list', async () => {
-      const rulesIn = async (namespace: string) => {
-        const review = await effectiveRules(sa.kubeConfig, namespace);
-        assert.equal(review.incomplete, false);
-        assert.deepEqual(review.nonResourceRules, normalizeRules(expectedRules.nonResource));
-        return review.resourceRules;
-      };
-      if (mode === 'allNamespaces') {
-        const expected = expectedRules.allNamespaces;
-        assert.deepEqual(await rulesIn(system.name), normalizeRules(expected.releaseNamespace));
-        assert.deepEqual(await rulesIn(work.name), normalizeRules(expected.otherNamespace));
-        assert.deepEqual(await rulesIn(other.name), normalizeRules(expected.otherNamespace));
-      } else {
-        const expected = expectedRules.watchNamespaces;
-        assert.deepEqual(await rulesIn(system.name), normalizeRules(expected.releaseNamespace));
-        assert.deepEqual(await rulesIn(work.name), normalizeRules(expected.watchedNamespace));
-        assert.deepEqual(await rulesIn(other.name), normalizeRules(expected.otherNamespace));
-      }
-    });
+  test('the controller runs on its in-cluster ServiceAccount token, no kubeconfig', async () => {
+    await assertInClusterConfig(admin, system.name, release, 'all');
+  });
 
-    // One Prometheus run is enough; the metrics do not depend on the RBAC mode.
-    if (mode === 'allNamespaces')
-      test('Prometheus scrapes the controller: target up, reconcile and workqueue samples', async () => {
-        await assertScrapedByPrometheus({
-          job: 'at-scheduler',
-          port: healthPort,
-          controllers: ['at-scheduler'],
-        });
-      });
-
-    test('promtool check metrics passes on /metrics', async () => {
-      const result = await promtoolCheckMetrics(`http://127.0.0.1:${healthPort}/metrics`);
-      assert.equal(result.findings, '');
-      assert.equal(result.exitCode, 0);
-    });
-
-    test('no 403 and no secret in the controller output', () => {
-      const output = controller.output();
-      assert.ok(output.length > 0);
-      assert.doesNotMatch(output, /\b403\b|forbidden/i);
-      assert.ok(!output.includes(sa.token), 'the ServiceAccount token appears in the output');
+  test('least privilege: the ServiceAccount may do exactly the checked-in list', async () => {
+    const expected = expectedRules.allNamespaces;
+    await assertEffectiveRules(sa, {
+      [system.name]: expected.releaseNamespace,
+      [work.name]: expected.otherNamespace,
+      [other.name]: expected.otherNamespace,
     });
   });
+
+  test('Ats run real commands: output, exit codes, termination message, OOM kill, TTL', async () => {
+    const schedule = inMs(3000);
+    const ats: Record<string, AtSpec> = {
+      echo: { schedule, command: 'echo hello from a real pod' },
+      fail: { schedule, command: 'echo boom >&2; exit 3' },
+      // The shell itself grows past the limit: the kernel's OOM killer ends the command's main process.
+      oom: {
+        schedule,
+        command: "echo allocating; a=$(head -c 100000000 /dev/zero | tr '\\0' x); echo survived",
+        resources: { requests: { cpu: '10m', memory: '16Mi' }, limits: { memory: '16Mi' } },
+      },
+      ttl: { schedule, command: 'echo short-lived', ttlSecondsAfterFinished: 2 },
+    };
+    for (const [name, spec] of Object.entries(ats)) await createAt(admin, work.name, name, spec);
+    for (const name of Object.keys(ats)) await waitForPhase(admin, work.name, name, 'PENDING');
+    assert.ok(Date.now() < Date.parse(schedule), 'the Ats were recorded PENDING before their time');
+
+    const echo = await waitForPhase(admin, work.name, 'echo', 'DONE');
+    assertRanOnce(echo, schedule, podUids);
+    assert.deepEqual(
+      { outcome: echo.status?.outcome, exitCode: echo.status?.exitCode, reason: echo.status?.reason },
+      { outcome: 'Succeeded', exitCode: 0, reason: 'Completed' },
+    );
+    assert.equal(
+      await podLog(admin, work.name, 'echo-pod', { container: 'command' }),
+      'hello from a real pod\n',
+    );
+
+    const fail = await waitForPhase(admin, work.name, 'fail', 'DONE');
+    assertRanOnce(fail, schedule, podUids);
+    assert.deepEqual(
+      { outcome: fail.status?.outcome, exitCode: fail.status?.exitCode, reason: fail.status?.reason },
+      { outcome: 'Failed', exitCode: 3, reason: 'Error' },
+    );
+    // FallbackToLogsOnError: the container's last log lines are the message.
+    assert.equal(fail.status?.message, 'boom\n');
+
+    const oom = await waitForPhase(admin, work.name, 'oom', 'DONE');
+    assertRanOnce(oom, schedule, podUids);
+    assert.deepEqual(
+      { outcome: oom.status?.outcome, exitCode: oom.status?.exitCode, reason: oom.status?.reason },
+      { outcome: 'Failed', exitCode: 137, reason: 'OOMKilled' },
+    );
+    assert.equal(await podLog(admin, work.name, 'oom-pod', { container: 'command' }), 'allocating\n');
+
+    const ttl = await waitForPhase(admin, work.name, 'ttl', 'DONE');
+    assertRanOnce(ttl, schedule, podUids);
+    assert.equal(ttl.status?.outcome, 'Succeeded');
+    const deletableAt = Date.parse(ttl.status.completionTime ?? '') + 2000;
+    let goneAt = 0;
+    await eventually(
+      async () => {
+        assert.equal(await exists(admin, `/api/v1/namespaces/${work.name}/pods/ttl-pod`), false);
+        goneAt = Date.now();
+      },
+      { timeoutMs: 20_000, intervalMs: 200 },
+    );
+    assert.ok(goneAt >= deletableAt, 'the finished pod was deleted before its TTL');
+    // The TTL removes the pod only: the At keeps its outcome, and pods of Ats without a TTL stay.
+    assert.equal((await getAt(admin, work.name, 'ttl')).status?.phase, 'DONE');
+    assert.ok(await exists(admin, `/api/v1/namespaces/${work.name}/pods/echo-pod`));
+
+    // Events, written with the ServiceAccount's rights (events.k8s.io create).
+    await eventually(async () => {
+      const events = await api<{ items: { reason: string; type: string; regarding: { name: string } }[] }>(
+        admin,
+        'GET',
+        `/apis/events.k8s.io/v1/namespaces/${work.name}/events`,
+      );
+      const of = (name: string) =>
+        events.items.filter((e) => e.regarding.name === name).map((e) => `${e.type}/${e.reason}`);
+      for (const reason of ['Normal/Scheduled', 'Normal/Started', 'Normal/Succeeded'])
+        assert.ok(of('echo').includes(reason), reason);
+      assert.ok(of('fail').includes('Warning/Failed'), JSON.stringify(of('fail')));
+    });
+  });
+
+  test('failover: the leader pod deleted, another replica takes over at once; every At runs exactly once', async () => {
+    const leader = await leaseHolderPod(admin, system.name, CHART_DEFAULTS.leaseName);
+    // Due while the leadership changes hands, and after.
+    const due = Object.fromEntries([1, 2, 3, 4].map((i) => [`failover-${i}`, inMs(2000 + i * 1000)]));
+    for (const [name, schedule] of Object.entries(due))
+      await createAt(admin, work.name, name, { schedule, command: `echo ${name}` });
+    for (const name of Object.keys(due)) await waitForPhase(admin, work.name, name, 'PENDING');
+
+    const deletedAt = Date.now();
+    await api(admin, 'DELETE', `/api/v1/namespaces/${system.name}/pods/${leader}`);
+    // Usually the standby; the Deployment's replacement pod may win the race for the released Lease.
+    let successor = '';
+    await eventually(
+      async () => {
+        successor = await leaseHolderPod(admin, system.name, CHART_DEFAULTS.leaseName);
+        assert.notEqual(successor, leader);
+      },
+      { timeoutMs: 30_000, intervalMs: 250 },
+    );
+    const handOverMs = Date.now() - deletedAt;
+    const live = await livePods(admin, system.name, release);
+    assert.ok(
+      live.some((p) => p.name === successor),
+      `${successor} is not a live replica: ${JSON.stringify(live)}`,
+    );
+    // The stopping leader handed the Lease over instead of letting it expire (lease duration 15 s).
+    assert.ok(handOverMs < 15_000, `the Lease changed hands after ${handOverMs} ms`);
+    await eventually(
+      () => {
+        assert.match(run.logs.byPod().get(leader) ?? '', /"message":"released lease"/);
+      },
+      { timeoutMs: 30_000, intervalMs: 250 },
+    );
+    for (const [name, schedule] of Object.entries(due)) {
+      const at = await waitForPhase(admin, work.name, name, 'DONE');
+      assert.equal(at.status?.outcome, 'Succeeded', `${name}: ${JSON.stringify(at.status)}`);
+      assertRanOnce(at, schedule, podUids);
+    }
+    await assertReplicasReady(admin, system.name, release);
+  });
+
+  test('helm upgrade --reuse-values --set logLevel=debug rolls the pods; an At due meanwhile runs once', async () => {
+    const oldPods = (await livePods(admin, system.name, release)).map((p) => p.name);
+    const duringSchedule = inMs(4000);
+    await createAt(admin, work.name, 'during-upgrade', { schedule: duringSchedule, command: 'echo during' });
+    await helm(
+      [
+        'upgrade',
+        release,
+        chartPath('at-scheduler'),
+        '--namespace',
+        system.name,
+        '--reuse-values',
+        '--set',
+        'logLevel=debug',
+        '--wait',
+        '--timeout',
+        '2m',
+      ],
+      { kubeconfig: adminKubeconfigPath() },
+    );
+    await assertReplicasReady(admin, system.name, release);
+    const newPods = await livePods(admin, system.name, release);
+    for (const pod of newPods) {
+      assert.ok(!oldPods.includes(pod.name), `${pod.name} was not replaced`);
+      const container = controllerContainerOf(
+        await api<PodSpec>(admin, 'GET', `/api/v1/namespaces/${system.name}/pods/${pod.name}`),
+      );
+      assert.equal(container.env?.find((e) => e.name === 'LOG_LEVEL')?.value, 'debug');
+    }
+    const during = await waitForPhase(admin, work.name, 'during-upgrade', 'DONE');
+    assert.equal(during.status?.outcome, 'Succeeded');
+    assertRanOnce(during, duringSchedule, podUids);
+
+    // After the roll: the new leader runs it, and its log shows the new level in effect.
+    const afterSchedule = inMs(1000);
+    await createAt(admin, work.name, 'after-upgrade', { schedule: afterSchedule, command: 'echo after' });
+    const afterAt = await waitForPhase(admin, work.name, 'after-upgrade', 'DONE');
+    assert.equal(afterAt.status?.outcome, 'Succeeded');
+    assertRanOnce(afterAt, afterSchedule, podUids);
+    const leader = await leaseHolderPod(admin, system.name, CHART_DEFAULTS.leaseName);
+    assert.ok(newPods.some((p) => p.name === leader));
+    const debugLines = logLines(await podLog(admin, system.name, leader, { container: 'controller' })).filter(
+      (line) => line.level === 'debug' && line.name === 'after-upgrade',
+    );
+    assert.ok(debugLines.length > 0, 'no debug line about the At in the new leader log');
+  });
+
+  test('Prometheus discovers both replicas through the metrics Service and scrapes them', async () => {
+    await assertPodsScrapedByPrometheus({
+      admin,
+      namespace: system.name,
+      service: `${release}-metrics`,
+      replicas: CHART_DEFAULTS.replicas,
+      controllers: ['at-scheduler'],
+    });
+  });
+
+  test("promtool check metrics passes on a replica's /metrics", async () => {
+    await assertPromtoolClean(admin, system.name, release);
+  });
+
+  test('helm uninstall leaves nothing but the CRD, the users’ Ats and the controller’s Lease', async () => {
+    const rbac = '/apis/rbac.authorization.k8s.io/v1';
+    logsAtUninstall = await assertUninstallLeavesOnlyTheCrd(
+      run,
+      system.name,
+      [
+        `/apis/apps/v1/namespaces/${system.name}/deployments/${release}`,
+        `/api/v1/namespaces/${system.name}/serviceaccounts/${release}`,
+        `/api/v1/namespaces/${system.name}/services/${release}-metrics`,
+        `${rbac}/namespaces/${system.name}/roles/${release}-leader-election`,
+        `${rbac}/namespaces/${system.name}/rolebindings/${release}-leader-election`,
+        `${rbac}/clusterroles/${release}`,
+        `${rbac}/clusterrolebindings/${release}`,
+      ],
+      [{ namespace: work.name, name: 'echo' }],
+    );
+  });
+
+  test('no token in any controller log; nothing refused but the Lease hand-over at uninstall', () => {
+    // Two installed, one replacing the deleted leader, two from the upgrade.
+    assertLogsClean(run.logs, logsAtUninstall, sa, 5);
+  });
+});
+
+describe('at-scheduler on the node, watchNamespaces', () => {
+  const run = new Run();
+  const { admin, release } = run;
+  let system: TestNamespace;
+  let watched: TestNamespace;
+  let other: TestNamespace;
+  let installOutput: string;
+  let podUids: PodUidWatch;
+  let logsAtUninstall: Map<string, string>;
+  let sa: ServiceAccountCredentials;
+
+  before(async () => {
+    system = await run.namespace('e2e-at-system');
+    watched = await run.namespace('e2e-at-watched');
+    other = await run.namespace('e2e-at-other');
+    podUids = await watchPodUids(admin, watched.name, AT_PODS);
+    run.onCleanup(() => {
+      podUids.stop();
+    });
+    installOutput = await run.install(system.name, [
+      '--set-json',
+      `watchNamespaces=${JSON.stringify([watched.name])}`,
+    ]);
+    sa = await serviceAccountKubeconfig(admin, system.name, release);
+    run.onCleanup(() => sa.remove());
+  });
+  after(() => run.cleanup());
+
+  test('helm install --wait: Ready replicas, Roles only in the watched namespace, NOTES', async () => {
+    assert.match(installOutput, new RegExp(`installed as ${release} in ${system.name}\\.`));
+    assert.match(installOutput, new RegExp(`Watching: ${watched.name}\\.`));
+    await assertReplicasReady(admin, system.name, release);
+    const rbac = '/apis/rbac.authorization.k8s.io/v1';
+    assert.equal(await exists(admin, `${rbac}/clusterroles/${release}`), false);
+    assert.ok(await exists(admin, `${rbac}/namespaces/${watched.name}/roles/${release}`));
+    assert.equal(await exists(admin, `${rbac}/namespaces/${other.name}/roles/${release}`), false);
+  });
+
+  test('the controller runs on its in-cluster ServiceAccount token, no kubeconfig', async () => {
+    await assertInClusterConfig(admin, system.name, release, [watched.name]);
+  });
+
+  test('least privilege: the ServiceAccount may do exactly the checked-in list', async () => {
+    const expected = expectedRules.watchNamespaces;
+    await assertEffectiveRules(sa, {
+      [system.name]: expected.releaseNamespace,
+      [watched.name]: expected.watchedNamespace,
+      [other.name]: expected.otherNamespace,
+    });
+  });
+
+  test('an At in the watched namespace runs once; one elsewhere is left alone', async () => {
+    const schedule = inMs(3000);
+    await createAt(admin, watched.name, 'hello', {
+      schedule,
+      command: 'echo hello from a watched namespace',
+    });
+    // Due in an hour, not now: an At left due in a namespace being deleted would be a job for any
+    // all-namespaces at-scheduler on the cluster (another run's), and then fail in a terminating namespace.
+    await createAt(admin, other.name, 'ignored', { schedule: inMs(3_600_000), command: 'echo never' });
+    const hello = await waitForPhase(admin, watched.name, 'hello', 'DONE');
+    assert.equal(hello.status?.outcome, 'Succeeded');
+    assertRanOnce(hello, schedule, podUids);
+    assert.equal(
+      await podLog(admin, watched.name, 'hello-pod', { container: 'command' }),
+      'hello from a watched namespace\n',
+    );
+    assert.equal((await getAt(admin, other.name, 'ignored')).status, undefined);
+    assert.deepEqual(await pods(admin, other.name, AT_PODS), []);
+  });
+
+  test("promtool check metrics passes on a replica's /metrics", async () => {
+    await assertPromtoolClean(admin, system.name, release);
+  });
+
+  test('helm uninstall leaves nothing but the CRD, the users’ Ats and the controller’s Lease', async () => {
+    const rbac = '/apis/rbac.authorization.k8s.io/v1';
+    logsAtUninstall = await assertUninstallLeavesOnlyTheCrd(
+      run,
+      system.name,
+      [
+        `/apis/apps/v1/namespaces/${system.name}/deployments/${release}`,
+        `/api/v1/namespaces/${system.name}/serviceaccounts/${release}`,
+        `/api/v1/namespaces/${system.name}/services/${release}-metrics`,
+        `${rbac}/namespaces/${system.name}/roles/${release}-leader-election`,
+        `${rbac}/namespaces/${system.name}/rolebindings/${release}-leader-election`,
+        `${rbac}/namespaces/${watched.name}/roles/${release}`,
+        `${rbac}/namespaces/${watched.name}/rolebindings/${release}`,
+      ],
+      [
+        { namespace: watched.name, name: 'hello' },
+        { namespace: other.name, name: 'ignored' },
+      ],
+    );
+  });
+
+  test('no token in any controller log; nothing refused but the Lease hand-over at uninstall', () => {
+    assertLogsClean(run.logs, logsAtUninstall, sa, CHART_DEFAULTS.replicas);
+  });
+});

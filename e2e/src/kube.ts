@@ -52,6 +52,54 @@ export async function apiText(
   });
 }
 
+/**
+ * A long-running GET (a watch, a followed log): `onOpen` is called when a 2xx answer starts, `onText`
+ * gets the body as it arrives; resolves when the server ends the response, or when `signal` aborts
+ * (then quietly); rejects with {@link ApiError} on a non-2xx answer and with the socket's error otherwise.
+ */
+export async function apiStream(
+  kc: KubeConfig,
+  path: string,
+  onText: (text: string) => void,
+  signal: AbortSignal,
+  onOpen: () => void = () => undefined,
+): Promise<void> {
+  const cluster = kc.getCurrentCluster();
+  if (!cluster) throw new Error('kubeconfig has no current cluster');
+  const options: RequestOptions = { method: 'GET', headers: { accept: 'application/json' } };
+  await kc.applyToHTTPSOptions(options);
+  return new Promise<void>((resolve, reject) => {
+    if (signal.aborted) {
+      resolve();
+      return;
+    }
+    const req = httpsRequest(new URL(path, cluster.server), options, (res) => {
+      res.setEncoding('utf8');
+      if ((res.statusCode ?? 0) >= 300) {
+        let body = '';
+        res.on('data', (chunk: string) => (body += chunk));
+        res.on('end', () => {
+          reject(new ApiError('GET', path, res.statusCode ?? 0, body));
+        });
+        return;
+      }
+      onOpen();
+      res.on('data', onText);
+      res.on('error', () => undefined); // a reset surfaces as `close` without `complete`
+      res.on('close', () => {
+        if (res.complete || signal.aborted) resolve();
+        else reject(new Error(`GET ${path}: the connection closed before the response ended`));
+      });
+    });
+    signal.addEventListener('abort', () => req.destroy(), { once: true });
+    req.on('error', (error) => {
+      if (signal.aborted) resolve();
+      else reject(error);
+    });
+    req.end();
+  });
+}
+
 /** One JSON request with the kubeconfig's credentials and CA. */
 export async function api<T = unknown>(
   kc: KubeConfig,

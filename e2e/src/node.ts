@@ -7,9 +7,10 @@ import { createTestNamespace, eventually, loadTestNode, type TestNamespace } fro
 import type { KubeConfig } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { api, apiText } from './kube.ts';
+import { ApiError, api, apiStream, apiText } from './kube.ts';
 import { startPrometheusWithConfig } from './prometheus.ts';
 
 /** A fresh namespace that enforces the restricted profile, as a hardened cluster's would. */
@@ -35,7 +36,7 @@ export interface PodSummary {
 }
 
 interface Pod {
-  metadata: { name: string; deletionTimestamp?: string };
+  metadata: { name: string; uid: string; deletionTimestamp?: string };
   status: {
     phase: string;
     podIP?: string;
@@ -72,6 +73,144 @@ export async function podLog(
   if (options.container) query.set('container', options.container);
   if (options.previous) query.set('previous', 'true');
   return apiText(admin, 'GET', `/api/v1/namespaces/${namespace}/pods/${pod}/log?${query.toString()}`);
+}
+
+export interface PodUidWatch {
+  /** Every uid a pod of this name has had since the watch started: more than one means it was re-created. */
+  uidsOf(name: string): string[];
+  stop(): void;
+}
+
+/**
+ * Watches the pods matching `selector` from now on and remembers each uid under its pod name, so a
+ * pod that was created and deleted between two looks still counts. A watch that breaks before `stop`
+ * makes `uidsOf` throw: a silent gap would let a second pod go unnoticed.
+ */
+export async function watchPodUids(
+  admin: KubeConfig,
+  namespace: string,
+  selector: string,
+): Promise<PodUidWatch> {
+  const path = `/api/v1/namespaces/${namespace}/pods?labelSelector=${encodeURIComponent(selector)}`;
+  const list = await api<{ metadata: { resourceVersion: string }; items: Pod[] }>(admin, 'GET', path);
+  const uids = new Map<string, Set<string>>();
+  const remember = (pod: Pod) => {
+    const seen = uids.get(pod.metadata.name) ?? new Set<string>();
+    seen.add(pod.metadata.uid);
+    uids.set(pod.metadata.name, seen);
+  };
+  list.items.forEach(remember);
+  const stopped = new AbortController();
+  let broken: unknown;
+  let pending = '';
+  const onText = (text: string) => {
+    pending += text;
+    const lines = pending.split('\n');
+    pending = lines.pop() ?? '';
+    for (const line of lines.filter((l) => l.trim())) {
+      const event = JSON.parse(line) as { type: string; object: Pod };
+      if (event.type === 'ERROR') broken = new Error(`pod watch: ${line}`);
+      else remember(event.object);
+    }
+  };
+  const watch = `${path}&watch=true&resourceVersion=${list.metadata.resourceVersion}`;
+  apiStream(admin, watch, onText, stopped.signal).then(
+    () => {
+      if (!stopped.signal.aborted) broken = new Error('pod watch ended before it was stopped');
+    },
+    (error: unknown) => (broken = error),
+  );
+  return {
+    uidsOf(name) {
+      if (broken) throw new Error('the pod watch broke; pods may have been missed', { cause: broken });
+      return [...(uids.get(name) ?? [])];
+    },
+    stop: () => {
+      stopped.abort();
+    },
+  };
+}
+
+export interface FollowedLog {
+  /** The log read so far. */
+  text(): string;
+  /** The complete log once the container has exited (or what was read when the signal aborted). */
+  untilExit: Promise<string>;
+}
+
+/**
+ * Follows a container's log as `kubectl logs -f` does, from the container's start to its exit, so a
+ * pod that is deleted later (a failover, a rolling update, an uninstall) leaves its complete log,
+ * shutdown included. Resolves once the container has started and the stream is open. `container` may
+ * be omitted for a pod with a single container.
+ */
+export async function followPodLog(
+  admin: KubeConfig,
+  namespace: string,
+  pod: string,
+  signal: AbortSignal,
+  container?: string,
+): Promise<FollowedLog> {
+  const query = new URLSearchParams({ follow: 'true' });
+  if (container) query.set('container', container);
+  const path = `/api/v1/namespaces/${namespace}/pods/${pod}/log?${query.toString()}`;
+  let text = '';
+  let opened: () => void = () => undefined;
+  const open = new Promise<void>((resolve) => (opened = resolve));
+  const untilExit = (async () => {
+    while (!signal.aborted) {
+      // Every attempt reads from the container's start: a reconnect replaces the text, never appends.
+      let attempt = '';
+      try {
+        await apiStream(admin, path, (chunk) => (text = attempt += chunk), signal, opened);
+        break; // the container exited, or the signal aborted
+      } catch (error) {
+        // 404: the pod is gone, with what was read; 400: its container has not started yet.
+        if (error instanceof ApiError && error.status === 404) break;
+        await sleep(250);
+      }
+    }
+    opened();
+    return text;
+  })();
+  await open;
+  return { text: () => text, untilExit };
+}
+
+export interface PodLogs {
+  /** Each pod's log so far, by pod name, for every pod that matched the selector since the start. */
+  byPod(): Map<string, string>;
+  stop(): void;
+}
+
+/** {@link followPodLog} for every pod that matches `selector` from now until `stop`. */
+export function followPodLogs(
+  admin: KubeConfig,
+  namespace: string,
+  selector: string,
+  container: string,
+): PodLogs {
+  const followed = new Map<string, FollowedLog | undefined>();
+  const stopped = new AbortController();
+  const discover = async () => {
+    while (!stopped.signal.aborted) {
+      for (const pod of await pods(admin, namespace, selector).catch(() => []))
+        if (!followed.has(pod.name)) {
+          followed.set(pod.name, undefined);
+          void followPodLog(admin, namespace, pod.name, stopped.signal, container).then((log) =>
+            followed.set(pod.name, log),
+          );
+        }
+      await sleep(500);
+    }
+  };
+  void discover();
+  return {
+    byPod: () => new Map([...followed].map(([pod, log]) => [pod, log?.text() ?? ''])),
+    stop: () => {
+      stopped.abort();
+    },
+  };
 }
 
 /** The pod named by a Lease's holderIdentity (client-go's identity is `<pod name>_<uuid>`). */
