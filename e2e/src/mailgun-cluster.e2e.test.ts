@@ -1,8 +1,11 @@
 /**
- * mailgun-cluster end to end, as it runs in a cluster: helm installs the chart (API key by
- * existingSecret); the controller runs from source with only a token of the chart's ServiceAccount and
- * the env of the chart's Deployment, against the Mailgun peer (Mailgun's own mock behind an API-faithful
- * front). The test plays the Cluster API core controller (it creates the owning Cluster).
+ * mailgun-cluster end to end on the real node, as a user runs it: `helm install --wait` of the unchanged
+ * chart (its defaults, 2 replicas, plus only the required values and the Mailgun URL) into a namespace
+ * that enforces the restricted Pod Security profile; the controller pods become Ready through the
+ * kubelet's probes and talk to the API server with their own ServiceAccount token, and to the Mailgun
+ * peer of `@loopwright/testing` (Mailgun's own mock behind an API-faithful front) on the node's bridge
+ * address. The test plays Cluster API core, whose CRDs are stand-ins here: it creates the Cluster and
+ * sets the MailgunCluster's owner reference. Then failover, a rolling upgrade and the uninstall.
  */
 import {
   clusterApiCrdName,
@@ -11,31 +14,35 @@ import {
   eventually,
   helm,
   loadTestKubeConfig,
+  loadTestNode,
   startMailgunPeer,
   type MailgunPeer,
   type TestNamespace,
-  freeLoopbackPort,
 } from '@loopwright/testing';
 import type { KubeConfig } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFile } from 'node:fs/promises';
 import { after, before, describe, test } from 'node:test';
-import { chartPath, normalizeRules, repoRoot, type PolicyRule } from './charts.ts';
+import { chartPath, normalizeRules, type PolicyRule } from './charts.ts';
 import {
   adminKubeconfigPath,
   api,
   ApiError,
-  deploymentEnv,
   effectiveRules,
   serviceAccountKubeconfig,
-  startController,
-  type ControllerProcess,
   type ServiceAccountCredentials,
 } from './kube.ts';
-import { assertScrapedByPrometheus, promtoolCheckMetrics } from './prometheus.ts';
+import {
+  assertPodsScrapedByPrometheus,
+  followPodLogs,
+  leaseHolderPod,
+  pods,
+  restrictedNamespace,
+  type PodLogs,
+  type PodSummary,
+} from './node.ts';
+import { promtoolCheckMetrics } from './prometheus.ts';
 
 const expectedRules = JSON.parse(
   await readFile(new URL('../expected/mailgun-cluster.effective-rules.json', import.meta.url), 'utf8'),
@@ -43,9 +50,20 @@ const expectedRules = JSON.parse(
 
 const DOMAIN = 'mg.example.com';
 const RECIPIENT = 'clusters@example.com';
+/** The chart's default `leaderElection.leaseName`, in the release namespace. */
+const LEASE = 'mailgun-cluster-controller';
+/** The chart's default `replicaCount`. */
+const REPLICAS = 2;
+/** The user's Secret with the key `api-key`, as the chart README's install command expects it. */
+const KEY_SECRET = 'mailgun-api-key';
+/** Any ServiceAccount token (a JWT: header and claims are base64url JSON objects). */
+const JWT = /eyJ[\w-]{10,}\.eyJ[\w-]{10,}\.[\w-]+/;
 
-/** Cluster API's Cluster and Machine, reduced to what this test writes (the real ones come with CAPI core). */
-async function installCapiTestCrds(admin: KubeConfig): Promise<void> {
+const mailgunClusters = (namespace: string) =>
+  `/apis/infrastructure.cluster.x-k8s.io/v1alpha1/namespaces/${namespace}/mailgunclusters`;
+
+/** Cluster API's Cluster and Machine as stand-in CRDs (the real ones come with Cluster API core). */
+async function installClusterApiStandIns(admin: KubeConfig): Promise<void> {
   for (const kind of ['Cluster', 'Machine'] as const) {
     await api(
       admin,
@@ -69,22 +87,88 @@ async function installCapiTestCrds(admin: KubeConfig): Promise<void> {
   }
 }
 
+/**
+ * A Cluster and its MailgunCluster with the owner reference Cluster API core would set (the test plays
+ * core here); returns the MailgunCluster's uid, which the controller puts into its mail.
+ */
+async function createOwnedMailgunCluster(
+  admin: KubeConfig,
+  namespace: string,
+  name: string,
+): Promise<string> {
+  const cluster = await api<{ metadata: { uid: string } }>(
+    admin,
+    'POST',
+    `/apis/cluster.x-k8s.io/v1beta2/namespaces/${namespace}/clusters`,
+    {
+      apiVersion: 'cluster.x-k8s.io/v1beta2',
+      kind: 'Cluster',
+      metadata: { name },
+      spec: {
+        infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'MailgunCluster', name },
+      },
+    },
+  );
+  const mailgunCluster = await api<{ metadata: { uid: string } }>(admin, 'POST', mailgunClusters(namespace), {
+    apiVersion: 'infrastructure.cluster.x-k8s.io/v1alpha1',
+    kind: 'MailgunCluster',
+    metadata: {
+      name,
+      ownerReferences: [
+        {
+          apiVersion: 'cluster.x-k8s.io/v1beta2',
+          kind: 'Cluster',
+          name,
+          uid: cluster.metadata.uid,
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+      ],
+    },
+    spec: { priority: 'Urgent', request: `cluster ${name} for the e2e suite`, requester: 'dev@example.com' },
+  });
+  return mailgunCluster.metadata.uid;
+}
+
+interface LeaseSpec {
+  holderIdentity?: string;
+  leaseDurationSeconds?: number;
+  acquireTime?: string;
+  renewTime?: string;
+}
+
 interface MailgunCluster {
   status?: { messageID?: string; conditions?: { type: string; status: string; reason?: string }[] };
 }
 
-describe('mailgun-cluster: helm install, ServiceAccount token, one request mail', () => {
+/** Waits until the MailgunCluster records a message id with `RequestSent=True`; returns the id. */
+async function recordedMessageID(admin: KubeConfig, namespace: string, name: string): Promise<string> {
+  let messageID = '';
+  await eventually(
+    async () => {
+      const object = await api<MailgunCluster>(admin, 'GET', `${mailgunClusters(namespace)}/${name}`);
+      assert.ok(object.status?.messageID, `${name}: no messageID yet ${JSON.stringify(object.status)}`);
+      messageID = object.status.messageID;
+      assert.equal(object.status.conditions?.find((c) => c.type === 'RequestSent')?.status, 'True');
+    },
+    { timeoutMs: 45_000, intervalMs: 250 },
+  );
+  return messageID;
+}
+
+describe('mailgun-cluster on the real node: helm install, one mail each, failover, upgrade, uninstall', () => {
   let admin: KubeConfig;
   let system: TestNamespace;
   let work: TestNamespace;
-  let sa: ServiceAccountCredentials;
-  let controller: ControllerProcess;
   let peer: MailgunPeer;
-  let healthPort: number;
+  let logs: PodLogs;
   const apiKey = `key-${randomBytes(16).toString('hex')}`;
   const release = `mg-${randomBytes(3).toString('hex')}`;
   const fullname = `${release}-mailgun-cluster`;
-  const podName = `${fullname}-5c6d7e8f9-abcde`;
+  const selector = `app.kubernetes.io/name=mailgun-cluster,app.kubernetes.io/instance=${release}`;
+  const kubeconfig = adminKubeconfigPath();
+  /** Every MailgunCluster of the run with its uid: each must end with exactly one mail. */
+  const requested = new Map<string, string>();
 
   // Undone in reverse order, whatever `before` got to (a failed install must not leak namespaces).
   const cleanups: (() => Promise<unknown>)[] = [];
@@ -92,23 +176,63 @@ describe('mailgun-cluster: helm install, ServiceAccount token, one request mail'
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
   });
 
-  before(async () => {
-    admin = loadTestKubeConfig();
-    await installCapiTestCrds(admin);
-    system = await createTestNamespace(admin, 'e2e-mg-system');
-    cleanups.push(() => system.cleanup());
-    work = await createTestNamespace(admin, 'e2e-mg-work');
-    cleanups.push(() => work.cleanup());
-    peer = await startMailgunPeer({ apiKey });
-    cleanups.push(() => peer.stop());
-    healthPort = await freeLoopbackPort();
-    // The key lives in a Secret the user created; the chart only references it.
-    await api(admin, 'POST', `/api/v1/namespaces/${system.name}/secrets`, {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name: 'mailgun-api-key' },
-      stringData: { 'api-key': apiKey },
-    });
+  /** The mails the peer accepted for one MailgunCluster (the controller marks each with the uid). */
+  const mailsFor = (uid: string) => peer.accepted().filter((m) => m.userVariables['loopwright-uid'] === uid);
+
+  /** Exactly one mail for every MailgunCluster so far, in the front's record and in Mailgun's mock. */
+  async function assertOneMailEach(): Promise<void> {
+    const stored = await peer.mockAccepted(DOMAIN);
+    for (const [name, uid] of requested) {
+      assert.equal(mailsFor(uid).length, 1, `mails for ${name}`);
+      const subject = `[Urgent] New Cluster ${name} requested`;
+      assert.equal(stored.filter((m) => m.subject === subject).length, 1, `mock's mails for ${name}`);
+    }
+  }
+
+  async function requestCluster(name: string): Promise<string> {
+    const uid = await createOwnedMailgunCluster(admin, work.name, name);
+    requested.set(name, uid);
+    return uid;
+  }
+
+  /** The chart's replicas, all Ready by the kubelet's probes, none restarted, none terminating. */
+  async function readyReplicas(): Promise<PodSummary[]> {
+    let ready: PodSummary[] = [];
+    await eventually(
+      async () => {
+        ready = await pods(admin, system.name, selector);
+        assert.equal(ready.length, REPLICAS, JSON.stringify(ready));
+        for (const pod of ready) {
+          assert.ok(pod.ready && !pod.deleting, JSON.stringify(pod));
+          assert.equal(pod.restarts, 0, JSON.stringify(pod));
+        }
+      },
+      { timeoutMs: 90_000, intervalMs: 500 },
+    );
+    return ready;
+  }
+
+  async function readLease(): Promise<LeaseSpec> {
+    return (
+      await api<{ spec: LeaseSpec }>(
+        admin,
+        'GET',
+        `/apis/coordination.k8s.io/v1/namespaces/${system.name}/leases/${LEASE}`,
+      )
+    ).spec;
+  }
+
+  /** The objects' names at a list path. */
+  async function names(path: string): Promise<string[]> {
+    const { items } = await api<{ items: { metadata: { name: string } }[] }>(admin, 'GET', path);
+    return items.map((item) => item.metadata.name);
+  }
+
+  /**
+   * The install command of the chart README (required values, the key by existingSecret) plus the
+   * Mailgun URL of the peer; `--wait` for two Ready replicas.
+   */
+  async function install(): Promise<void> {
     await helm(
       [
         'install',
@@ -116,153 +240,267 @@ describe('mailgun-cluster: helm install, ServiceAccount token, one request mail'
         chartPath('mailgun-cluster'),
         '--namespace',
         system.name,
-        '--set-json',
-        `healthPort=${healthPort}`,
         '--set',
-        `mailgun.domain=${DOMAIN},mailgun.url=${peer.url},recipient=${RECIPIENT}`,
+        `mailgun.domain=${DOMAIN},recipient=${RECIPIENT},mailgun.apiKey.existingSecret=${KEY_SECRET}`,
         '--set',
-        'mailgun.apiKey.existingSecret=mailgun-api-key',
+        `mailgun.url=${peer.url}`,
+        '--wait',
+        '--timeout',
+        '90s',
       ],
-      { kubeconfig: adminKubeconfigPath() },
+      { kubeconfig },
     );
-    cleanups.push(() =>
-      helm(['uninstall', release, '--namespace', system.name], { kubeconfig: adminKubeconfigPath() }),
-    );
-    sa = await serviceAccountKubeconfig(admin, system.name, fullname);
-    cleanups.push(() => sa.remove());
-    const env = await deploymentEnv(admin, system.name, fullname, podName);
-    // Play kubelet for the Secret volume: the key file at a temporary path instead of /etc/mailgun.
-    const secret = await api<{ data: Record<string, string> }>(
-      admin,
-      'GET',
-      `/api/v1/namespaces/${system.name}/secrets/mailgun-api-key`,
-    );
-    assert.equal(env.MAILGUN_API_KEY_FILE, '/etc/mailgun/api-key');
-    const keyDir = await mkdtemp(join(tmpdir(), 'loopwright-e2e-mailgun-'));
-    const encodedKey = secret.data['api-key'];
-    assert.ok(encodedKey, 'the Secret has no api-key');
-    await writeFile(join(keyDir, 'api-key'), Buffer.from(encodedKey, 'base64'), { mode: 0o400 });
-    cleanups.push(() => rm(keyDir, { recursive: true, force: true }));
-    controller = startController(repoRoot, 'packages/mailgun-cluster/src/main.ts', {
-      ...env,
-      MAILGUN_API_KEY_FILE: join(keyDir, 'api-key'),
-      KUBECONFIG: sa.kubeconfigPath,
+  }
+
+  before(async () => {
+    admin = loadTestKubeConfig();
+    await installClusterApiStandIns(admin);
+    system = await restrictedNamespace(admin, 'e2e-mg-system');
+    cleanups.push(() => system.cleanup());
+    work = await createTestNamespace(admin, 'e2e-mg-work');
+    cleanups.push(() => work.cleanup());
+    // Pods reach the test process only on the node's bridge address.
+    peer = await startMailgunPeer({ apiKey, host: loadTestNode().hostAddress });
+    cleanups.push(() => peer.stop());
+    // The key lives in a Secret the user created; the chart only references it.
+    await api(admin, 'POST', `/api/v1/namespaces/${system.name}/secrets`, {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: KEY_SECRET },
+      stringData: { 'api-key': apiKey },
     });
-    cleanups.push(async () => {
-      await controller.stop();
-      if (process.env.E2E_SHOW_OUTPUT) process.stderr.write(controller.output());
+    logs = followPodLogs(admin, system.name, selector, 'controller');
+    cleanups.push(() => {
+      logs.stop();
+      if (process.env.E2E_SHOW_OUTPUT)
+        for (const [pod, text] of logs.byPod()) process.stderr.write(`--- ${pod}\n${text}`);
+      return Promise.resolve();
     });
-    await eventually(
-      async () => {
-        assert.equal((await fetch(`http://127.0.0.1:${healthPort}/readyz`)).status, 200);
-      },
-      { timeoutMs: 30_000, intervalMs: 200 },
-    ).catch((error: unknown) => {
-      throw new Error(`controller not ready; output:\n${controller.output()}`, { cause: error });
-    });
+    cleanups.push(() => helm(['uninstall', release, '--namespace', system.name], { kubeconfig }));
+    await install();
+    await readyReplicas();
   });
 
   test('a MailgunCluster owned by a Cluster gets exactly one request mail and records its id', async () => {
-    const cluster = await api<{ metadata: { uid: string } }>(
-      admin,
-      'POST',
-      `/apis/cluster.x-k8s.io/v1beta2/namespaces/${work.name}/clusters`,
-      {
-        apiVersion: 'cluster.x-k8s.io/v1beta2',
-        kind: 'Cluster',
-        metadata: { name: 'demo' },
-        spec: {
-          infrastructureRef: {
-            apiGroup: 'infrastructure.cluster.x-k8s.io',
-            kind: 'MailgunCluster',
-            name: 'demo',
-          },
-        },
-      },
-    );
-    await api(
-      admin,
-      'POST',
-      `/apis/infrastructure.cluster.x-k8s.io/v1alpha1/namespaces/${work.name}/mailgunclusters`,
-      {
-        apiVersion: 'infrastructure.cluster.x-k8s.io/v1alpha1',
-        kind: 'MailgunCluster',
-        metadata: {
-          name: 'demo',
-          ownerReferences: [
-            {
-              apiVersion: 'cluster.x-k8s.io/v1beta2',
-              kind: 'Cluster',
-              name: 'demo',
-              uid: cluster.metadata.uid,
-              controller: true,
-              blockOwnerDeletion: true,
-            },
-          ],
-        },
-        spec: {
-          priority: 'Urgent',
-          request: 'one small cluster for the e2e suite',
-          requester: 'dev@example.com',
-        },
-      },
-    );
-    const path = `/apis/infrastructure.cluster.x-k8s.io/v1alpha1/namespaces/${work.name}/mailgunclusters/demo`;
-    let messageID = '';
-    await eventually(
-      async () => {
-        const object = await api<MailgunCluster>(admin, 'GET', path);
-        assert.ok(object.status?.messageID, 'no messageID yet');
-        messageID = object.status.messageID;
-        assert.equal(object.status.conditions?.find((c) => c.type === 'RequestSent')?.status, 'True');
-      },
-      { timeoutMs: 30_000, intervalMs: 200 },
-    );
-    const mails = peer.accepted();
-    assert.equal(mails.length, 1);
-    const [mail] = mails;
+    const uid = await requestCluster('first');
+    const messageID = await recordedMessageID(admin, work.name, 'first');
+    const [mail, ...more] = mailsFor(uid);
     assert.ok(mail);
+    assert.equal(more.length, 0);
     assert.equal(mail.id, messageID);
-    assert.equal(mail.subject, '[Urgent] New Cluster demo requested');
+    assert.equal(mail.subject, '[Urgent] New Cluster first requested');
     assert.equal(mail.to, RECIPIENT);
     assert.equal(mail.from, 'dev@example.com');
-    // Mailgun's own mock stored exactly that one mail.
-    assert.equal((await peer.mockAccepted(DOMAIN)).length, 1);
+    await assertOneMailEach();
   });
 
   test('least privilege: the ServiceAccount may do exactly the checked-in list', async () => {
-    const inRelease = await effectiveRules(sa.kubeConfig, system.name);
-    const inOther = await effectiveRules(sa.kubeConfig, work.name);
-    assert.equal(inRelease.incomplete, false);
-    assert.deepEqual(inRelease.resourceRules, normalizeRules(expectedRules.releaseNamespace));
-    assert.deepEqual(inOther.resourceRules, normalizeRules(expectedRules.otherNamespace));
-    assert.deepEqual(inRelease.nonResourceRules, normalizeRules(expectedRules.nonResource));
+    const sa: ServiceAccountCredentials = await serviceAccountKubeconfig(admin, system.name, fullname);
+    try {
+      const inRelease = await effectiveRules(sa.kubeConfig, system.name);
+      const inOther = await effectiveRules(sa.kubeConfig, work.name);
+      assert.equal(inRelease.incomplete, false);
+      assert.deepEqual(inRelease.resourceRules, normalizeRules(expectedRules.releaseNamespace));
+      assert.deepEqual(inOther.resourceRules, normalizeRules(expectedRules.otherNamespace));
+      assert.deepEqual(inRelease.nonResourceRules, normalizeRules(expectedRules.nonResource));
+    } finally {
+      await sa.remove();
+    }
   });
 
-  test('Prometheus scrapes the controller: target up, reconcile and workqueue samples', async () => {
-    // The scenario has MailgunClusters only: the MailgunMachine controller has nothing to count yet.
-    await assertScrapedByPrometheus({
-      job: 'mailgun-cluster',
-      port: healthPort,
-      controllers: ['mailguncluster'],
-    });
-  });
-
-  test('promtool check metrics passes on /metrics', async () => {
-    const result = await promtoolCheckMetrics(`http://127.0.0.1:${healthPort}/metrics`);
+  test('promtool check metrics passes on a replica’s /metrics at its pod IP', async () => {
+    const [pod] = await readyReplicas();
+    assert.ok(pod?.ip, 'the pod has no IP');
+    const result = await promtoolCheckMetrics(`http://${pod.ip}:8080/metrics`);
     assert.equal(result.findings, '');
     assert.equal(result.exitCode, 0);
   });
 
-  test('no 403, and neither the API key nor the token in the controller output', () => {
-    const output = controller.output();
-    assert.ok(output.length > 0);
-    assert.doesNotMatch(output, /\b403\b|forbidden/i);
-    assert.ok(!output.includes(apiKey), 'the Mailgun API key appears in the output');
+  test('Prometheus discovers both replicas through the metrics Service and scrapes them', async () => {
+    // The scenario has MailgunClusters only: the MailgunMachine controller has nothing to count yet.
+    await assertPodsScrapedByPrometheus({
+      admin,
+      namespace: system.name,
+      service: `${fullname}-metrics`,
+      replicas: REPLICAS,
+      controllers: ['mailguncluster'],
+    });
+  });
+
+  test('failover: the leader deleted right after a MailgunCluster is created; one mail, another replica leads', async () => {
+    const replicas = await readyReplicas();
+    const leader = await leaseHolderPod(admin, system.name, LEASE);
     assert.ok(
-      !output.includes(Buffer.from(`api:${apiKey}`).toString('base64')),
-      'the Basic credential appears',
+      replicas.some((pod) => pod.name === leader),
+      `leader ${leader} is not one of ${JSON.stringify(replicas)}`,
     );
-    assert.ok(!output.includes(sa.token), 'the ServiceAccount token appears in the output');
+    const uid = await requestCluster('failover');
+    const deletedAt = Date.now();
+    await api(admin, 'DELETE', `/api/v1/namespaces/${system.name}/pods/${leader}`);
+    let holder = leader;
+    await eventually(
+      async () => {
+        holder = await leaseHolderPod(admin, system.name, LEASE);
+        assert.notEqual(holder, leader, 'the deleted leader still holds the Lease');
+      },
+      { timeoutMs: 30_000, intervalMs: 250 },
+    );
+    // Taken over well before the deleted leader's lease could have lapsed (15 s after its last renewal):
+    // it released the Lease on SIGTERM. The standby or the Deployment's replacement pod may win: in
+    // client-go's algorithm a standby retries every 2-4.4 s, a new candidate tries at once.
+    const lease = await readLease();
+    assert.ok(
+      Date.parse(lease.acquireTime ?? '') - deletedAt < ((lease.leaseDurationSeconds ?? 0) * 1000) / 2,
+      `taken over only at ${lease.acquireTime ?? '?'}, ${Date.now() - deletedAt} ms after the delete`,
+    );
+    const messageID = await recordedMessageID(admin, work.name, 'failover');
+    assert.deepEqual(
+      mailsFor(uid).map((m) => m.id),
+      [messageID],
+    );
+    // The Deployment replaced the deleted pod: two Ready replicas again, the new leader among them.
+    const replaced = await readyReplicas();
+    assert.ok(!replaced.some((pod) => pod.name === leader), 'the deleted leader is still listed');
+    assert.ok(
+      replaced.some((pod) => pod.name === holder),
+      `the new leader ${holder} is not one of ${JSON.stringify(replaced)}`,
+    );
+    await assertOneMailEach();
+  });
+
+  test('helm upgrade --reuse-values --set logLevel=debug rolls the pods; one mail for a MailgunCluster created during the roll', async () => {
+    const previous = new Set((await readyReplicas()).map((pod) => pod.name));
+    const upgrade = helm(
+      [
+        'upgrade',
+        release,
+        chartPath('mailgun-cluster'),
+        '--namespace',
+        system.name,
+        '--reuse-values',
+        '--set',
+        'logLevel=debug',
+        '--wait',
+        '--timeout',
+        '90s',
+      ],
+      { kubeconfig },
+    );
+    // A rejection is awaited below; until then it must not count as unhandled.
+    upgrade.catch(() => undefined);
+    await eventually(
+      async () => {
+        const now = await pods(admin, system.name, selector);
+        assert.ok(
+          now.some((pod) => !previous.has(pod.name)),
+          'the roll has not started',
+        );
+      },
+      { timeoutMs: 30_000, intervalMs: 200 },
+    );
+    const uid = await requestCluster('during-roll');
+    await upgrade;
+    const rolled = await readyReplicas();
+    assert.ok(
+      rolled.every((pod) => !previous.has(pod.name)),
+      `not every pod was replaced: ${JSON.stringify(rolled)}`,
+    );
+    const messageID = await recordedMessageID(admin, work.name, 'during-roll');
+    assert.deepEqual(
+      mailsFor(uid).map((m) => m.id),
+      [messageID],
+    );
+    // The value reached the new pods: the standby logs its lease checks at debug level.
+    await eventually(
+      () => {
+        const rolledLogs = rolled.map((pod) => logs.byPod().get(pod.name) ?? '');
+        assert.ok(
+          rolledLogs.some((text) => text.includes('"level":"debug"')),
+          'no debug line from the new pods',
+        );
+      },
+      { timeoutMs: 15_000, intervalMs: 500 },
+    );
+    await assertOneMailEach();
+  });
+
+  test('every controller pod’s log: in-cluster credentials, no 403, neither a token nor the Mailgun key', () => {
+    const byPod = logs.byPod();
+    // The two installed, the failover's replacement, the two of the roll.
+    assert.ok(byPod.size >= REPLICAS + 1 + REPLICAS, `pods seen: ${[...byPod.keys()].join(', ')}`);
+    const basic = Buffer.from(`api:${apiKey}`).toString('base64');
+    for (const [pod, text] of byPod) {
+      const start = text
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as Record<string, unknown>)
+        .find((line) => line.message === 'starting mailgun-cluster');
+      assert.ok(start, `${pod}: no start line in\n${text}`);
+      // No kubeconfig anywhere: the ServiceAccount token the kubelet mounts, via the kubernetes Service.
+      assert.equal(start.context, 'inClusterContext', `${pod}: ${JSON.stringify(start)}`);
+      assert.doesNotMatch(text, /\b403\b|forbidden/i, pod);
+      assert.ok(!text.includes(apiKey), `${pod}: the Mailgun API key appears in the log`);
+      assert.ok(!text.includes(basic), `${pod}: the Basic credential appears in the log`);
+      assert.doesNotMatch(text, JWT, `${pod}: a ServiceAccount token appears in the log`);
+    }
+  });
+
+  test('helm uninstall leaves only the CRDs; the controller’s Lease stays, held by no pod, and a reinstall takes it', async () => {
+    await helm(['uninstall', release, '--namespace', system.name, '--wait', '--timeout', '90s'], {
+      kubeconfig,
+    });
+    const labelled = (resource: string) => `${resource}?labelSelector=${encodeURIComponent(selector)}`;
+    await eventually(
+      async () => {
+        for (const path of [
+          labelled(`/apis/apps/v1/namespaces/${system.name}/deployments`),
+          labelled(`/apis/apps/v1/namespaces/${system.name}/replicasets`),
+          labelled(`/api/v1/namespaces/${system.name}/pods`),
+          labelled(`/api/v1/namespaces/${system.name}/services`),
+          labelled(`/api/v1/namespaces/${system.name}/serviceaccounts`),
+          labelled(`/apis/rbac.authorization.k8s.io/v1/namespaces/${system.name}/roles`),
+          labelled(`/apis/rbac.authorization.k8s.io/v1/namespaces/${system.name}/rolebindings`),
+          labelled('/apis/rbac.authorization.k8s.io/v1/clusterroles'),
+          labelled('/apis/rbac.authorization.k8s.io/v1/clusterrolebindings'),
+          `/apis/discovery.k8s.io/v1/namespaces/${system.name}/endpointslices`,
+        ])
+          assert.deepEqual(await names(path), [], path);
+      },
+      { timeoutMs: 60_000, intervalMs: 500 },
+    );
+    // Helm's release records are gone too; the user's key Secret stays: it never was the chart's.
+    assert.deepEqual(await names(`/api/v1/namespaces/${system.name}/secrets`), [KEY_SECRET]);
+    // The CRDs stay (helm never deletes crds/), and with them every MailgunCluster and its request.
+    for (const crd of ['mailgunclusters', 'mailgunmachines'])
+      await api(
+        admin,
+        'GET',
+        `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd}.infrastructure.cluster.x-k8s.io`,
+      );
+    for (const name of requested.keys()) await recordedMessageID(admin, work.name, name);
+    await assertOneMailEach();
+    // The Lease is the controller's, not the chart's: helm leaves it, the namespace takes it along.
+    // The last leader cannot release it (helm deletes the RBAC while the pods are still stopping), so
+    // it names a pod that is gone and lapses after leaseDurationSeconds; nothing renews it any more.
+    const lease = await readLease();
+    assert.ok(
+      !(await names(`/api/v1/namespaces/${system.name}/pods`)).includes(
+        lease.holderIdentity?.split('_')[0] ?? '',
+      ),
+      `the Lease is held by a live pod: ${JSON.stringify(lease)}`,
+    );
+    // What matters to a user: installing again (same release, same namespace) works, and leads.
+    await install();
+    const reinstalled = await readyReplicas();
+    await eventually(
+      async () => {
+        const holder = await leaseHolderPod(admin, system.name, LEASE);
+        assert.ok(
+          reinstalled.some((pod) => pod.name === holder),
+          holder,
+        );
+      },
+      { timeoutMs: ((lease.leaseDurationSeconds ?? 15) + 10) * 1000, intervalMs: 500 },
+    );
   });
 });
