@@ -310,3 +310,16 @@ describe('fake hcloud: faults and request log', () => {
     assert.equal(api.requests.count(), 0);
   });
 });
+
+describe('fake hcloud: listen address', () => {
+  it('listens on 127.0.0.1 by default, or on `host`, and names it in url', async (t) => {
+    const loopback = await fake(t);
+    assert.match(loopback.api.url, /^http:\/\/127\.0\.0\.1:\d+\/v1$/);
+    // Any 127/8 address is this machine's loopback; one other than the default shows `host` is used.
+    const other = await fake(t, { host: '127.0.0.2' });
+    assert.match(other.api.url, /^http:\/\/127\.0\.0\.2:\d+\/v1$/);
+    assert.equal((await other.get('/locations')).status, 200);
+    const port = new URL(other.api.url).port;
+    await assert.rejects(fetch(`http://127.0.0.1:${port}/v1/locations`));
+  });
+});

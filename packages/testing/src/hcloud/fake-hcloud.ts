@@ -23,10 +23,15 @@ export interface FakeHcloudOptions {
   rateLimit?: { limit?: number; refillPerSecond?: number };
   /** Unix-ms time source for the bucket, `created` and the request log (default `Date.now`). */
   clock?: { now(): number };
+  /**
+   * The address to listen on (default `127.0.0.1`). Pods on a test node reach the fake only at the host's
+   * address on the node bridge (`loadTestNode().hostAddress`).
+   */
+  host?: string;
 }
 
 export interface FakeHcloud {
-  /** Base URL ending in `/v1`, e.g. `http://127.0.0.1:41234/v1`: pass it as the client's endpoint. */
+  /** Base URL ending in `/v1`, e.g. `http://127.0.0.1:41234/v1` (at `host`): the client's endpoint. */
   readonly url: string;
   readonly token: string;
   readonly servers: FakeHcloudServers;
@@ -110,7 +115,7 @@ function notFound(resource: string): ApiError {
 }
 
 /**
- * Starts a fake Hetzner Cloud API on 127.0.0.1 (random port) serving, in the real wire format:
+ * Starts a fake Hetzner Cloud API on 127.0.0.1 (or `options.host`; random port) serving, in the real wire format:
  * `GET /v1/servers` (`name`, `label_selector`, repeated `status`, `page`, `per_page`; `sort` ignored),
  * `GET /v1/servers/{id}`, `GET /v1/locations` (`name`), `GET /v1/locations/{id}`, `GET /v1/networks`
  * (`name`, `label_selector`) and `GET /v1/networks/{id}`. Everything else is 404 `not_found`.
@@ -295,11 +300,18 @@ export async function startFakeHcloud(options: FakeHcloudOptions = {}): Promise<
         );
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const host = options.host ?? '127.0.0.1';
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
   const { port } = server.address() as AddressInfo;
 
   return {
-    url: `http://127.0.0.1:${port}/v1`,
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}/v1`,
     token,
     servers,
     networks,
