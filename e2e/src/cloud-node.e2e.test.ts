@@ -1,56 +1,79 @@
 /**
- * cloud-node end to end, as it runs in a cluster: helm installs the chart (token and network by
- * existingSecret, HCCM's `hcloud` Secret shape); the controller runs from source with only a token of the
- * chart's ServiceAccount and the env of the chart's Deployment, against the fake Hetzner Cloud API of
- * @loopwright/testing. The test plays kubelet: it registers a Node with the uninitialized taint, named
- * like the fake's one server.
+ * cloud-node end to end on the real node, as a user runs it: `helm install --wait` of the unchanged chart
+ * with its defaults (2 replicas, leader election, system-cluster-critical, its tolerations) plus only what
+ * it requires (the token Secret, shaped like HCCM's `hcloud` Secret) and what this cluster needs (the
+ * Hetzner endpoint: the fake of @loopwright/testing on the node bridge, where pods reach it; the Node
+ * label selector). The controllers run as pods with their in-cluster ServiceAccount token, Ready through
+ * the kubelet's probes; the test registers Nodes with the uninitialized taint, as kubelets with
+ * `--cloud-provider=external` do, then deletes the leader, upgrades and uninstalls the release.
  *
- * Nodes are cluster-scoped and the API server is shared with other suites, so the install sets the
- * chart's `nodeLabelSelector` to this run's label: the controller (which may delete Nodes) never sees
- * anyone else's Nodes.
+ * Why a fresh namespace rather than the README's kube-system: the cluster is shared with other suites
+ * and runs; a namespace of its own isolates the release, enforces the restricted Pod Security profile
+ * (which the chart's pods meet: no hostNetwork by default, `dnsPolicy: Default` is allowed) and goes
+ * with everything in it. The chart puts the Events Role in `default` wherever it is installed.
+ *
+ * Nodes are cluster-scoped, and cloud-node deletes Nodes whose servers are gone: the install sets
+ * `nodeLabelSelector` to this run's label, so the controllers never see the node's own Node
+ * (`loopwright-node`) or anyone else's, and the last test checks that the real Node was not touched.
+ * The test's Nodes are API objects without a kubelet: they carry a taint nothing tolerates, so no pod
+ * (the chart's pods tolerate the taints a fresh Node has, and prefer a Node without a replica) is ever
+ * scheduled onto them.
  */
 import {
   createTestNamespace,
   eventually,
   helm,
   loadTestKubeConfig,
+  loadTestNode,
   startFakeHcloud,
   type FakeHcloud,
+  type FakeHcloudServer,
   type TestNamespace,
-  freeLoopbackPort,
 } from '@loopwright/testing';
 import type { KubeConfig } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFile } from 'node:fs/promises';
 import { after, before, describe, test } from 'node:test';
-import { chartPath, normalizeRules, repoRoot, type PolicyRule } from './charts.ts';
+import { chartPath, normalizeRules, type PolicyRule } from './charts.ts';
+import { adminKubeconfigPath, api, ApiError, effectiveRules, serviceAccountKubeconfig } from './kube.ts';
 import {
-  adminKubeconfigPath,
-  api,
-  ApiError,
-  deploymentEnv,
-  effectiveRules,
-  serviceAccountKubeconfig,
-  startController,
-  type ControllerProcess,
-  type ServiceAccountCredentials,
-} from './kube.ts';
-import { assertScrapedByPrometheus, promtoolCheckMetrics } from './prometheus.ts';
+  assertPodsScrapedByPrometheus,
+  followPodLogs,
+  leaseHolderPod,
+  podLog,
+  pods,
+  restrictedNamespace,
+  type PodLogs,
+} from './node.ts';
+import { promtoolCheckMetrics } from './prometheus.ts';
 
 const expectedRules = JSON.parse(
   await readFile(new URL('../expected/cloud-node.effective-rules.json', import.meta.url), 'utf8'),
 ) as Record<'releaseNamespace' | 'defaultNamespace' | 'otherNamespace' | 'nonResource', PolicyRule[]>;
 
 const UNINITIALIZED_TAINT = 'node.cloudprovider.kubernetes.io/uninitialized';
+/** On every test Node: nothing tolerates it, so no pod lands on a Node that has no kubelet. */
+const NO_KUBELET_TAINT: Taint = { key: 'loopwright.dev/e2e-no-kubelet', value: 'true', effect: 'NoSchedule' };
 const RUN_LABEL = 'loopwright.dev/e2e-cloud-node';
 const NETWORK = 'e2e-k8s';
+/** The chart's `leaderElection.leaseName` default. */
+const LEASE = 'cloud-node';
+const REPORTING_CONTROLLER = 'loopwright.dev/cloud-node';
+/** The chart's `healthPort` default: /metrics on every replica's pod IP. */
+const METRICS_PORT = 8080;
+/** A ServiceAccount token (any JWT): none may appear in a log line. */
+const JWT = /eyJ[\w-]{10,}\.eyJ[\w-]{10,}\.[\w-]+/;
+
+interface Taint {
+  key: string;
+  value?: string;
+  effect: string;
+}
 
 interface Node {
   metadata: { name: string; labels?: Record<string, string> };
-  spec?: { providerID?: string; taints?: { key: string; value?: string; effect: string }[] };
+  spec?: { providerID?: string; taints?: Taint[] };
   status?: { addresses?: { type: string; address: string }[] };
 }
 
@@ -59,284 +82,723 @@ interface EventsV1 {
   reason: string;
   type: string;
   reportingController?: string;
+  reportingInstance?: string;
+  series?: { count: number };
   regarding: { kind: string; name: string };
 }
 
-describe('cloud-node: helm install, ServiceAccount token, a tainted Node initialised', () => {
-  let admin: KubeConfig;
-  let system: TestNamespace;
-  let other: TestNamespace;
-  let sa: ServiceAccountCredentials;
-  let controller: ControllerProcess;
-  let fake: FakeHcloud;
-  let healthPort: number;
-  let networkId: number;
-  let installOutput = '';
+interface Pod {
+  metadata: { name: string };
+  status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[] };
+  spec: {
+    nodeName?: string;
+    priority?: number;
+    priorityClassName?: string;
+    serviceAccountName?: string;
+    tolerations?: { key?: string; operator?: string; value?: string; effect?: string }[];
+    containers: { name: string; env?: { name: string; value?: string }[] }[];
+  };
+}
+
+interface Lease {
+  metadata: { labels?: Record<string, string> };
+  spec: {
+    holderIdentity?: string;
+    leaseDurationSeconds?: number;
+    leaseTransitions?: number;
+    renewTime?: string;
+  };
+}
+
+/** One of the test's servers and the Node registered for it. */
+interface Machine {
+  server: FakeHcloudServer;
+  internalIp: string;
+}
+
+describe('cloud-node on the node: helm install, Nodes initialised, failover, upgrade, uninstall', () => {
   const run = randomBytes(3).toString('hex');
-  // A Hetzner token is 64 alphanumerics; a fresh one, so finding it in the output means it leaked.
+  // A Hetzner token is 64 alphanumerics; a fresh one, so finding it in a log means it leaked.
   const hcloudToken = randomBytes(32).toString('hex');
   const release = `cn-${run}`;
   const fullname = `${release}-cloud-node`;
-  const podName = `${fullname}-6b7c8d9f5-qwxyz`;
-  const nodeName = `e2e-cn-${run}`;
+  const podSelector = `app.kubernetes.io/instance=${release},app.kubernetes.io/name=cloud-node`;
+  const { nodeName: realNodeName, hostAddress } = loadTestNode();
+  let admin: KubeConfig;
+  let namespace: TestNamespace;
+  let other: TestNamespace;
+  let fake: FakeHcloud;
+  let networkId: number;
+  let installOutput = '';
+  let realNodeBefore: Node;
+  /** Every controller pod's log, from its start to its exit (failover, roll and uninstall included). */
+  let podLogs: PodLogs;
+  /** The Nodes this run registered: removed with the Events about them at the end. */
+  const testNodes: string[] = [];
 
-  // Undone in reverse order, whatever `before` got to (a failed install must not leak namespaces).
-  const cleanups: (() => Promise<unknown>)[] = [];
+  // Undone in reverse order, whatever `before` got to (a failed install must not leak anything).
+  const cleanups: (() => unknown)[] = [];
   after(async () => {
-    for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
+    for (const cleanup of cleanups.reverse())
+      await Promise.resolve()
+        .then(cleanup)
+        .catch(() => undefined);
   });
+  const helmAsAdmin = (args: string[]) =>
+    helm(args, { kubeconfig: adminKubeconfigPath(), timeoutMs: 150_000 });
+
+  /** `helm install --wait` with the chart's defaults and what it requires; NOTES.txt. */
+  async function install(): Promise<string> {
+    const { stdout } = await helmAsAdmin([
+      'install',
+      release,
+      chartPath('cloud-node'),
+      '--namespace',
+      namespace.name,
+      '--wait',
+      '--timeout',
+      '2m',
+      '--set-json',
+      'hcloud.token.existingSecret="hcloud"',
+      '--set-json',
+      `hcloud.endpoint=${JSON.stringify(fake.url)}`,
+      '--set-json',
+      `nodeLabelSelector=${JSON.stringify(`${RUN_LABEL}=${run}`)}`,
+    ]);
+    return stdout;
+  }
+
+  /** Adds a server to the fake project (named like the Node to come) and registers its Node. */
+  async function registerMachine(
+    suffix: string,
+    type: string,
+    location: string,
+    internalIp: string,
+  ): Promise<Machine> {
+    const name = `e2e-cn-${run}-${suffix}`;
+    const server = fake.servers.add({
+      name,
+      server_type: type,
+      location,
+      private_net: [{ network: networkId, ip: internalIp, alias_ips: [], mac_address: '86:00:00:00:00:01' }],
+    });
+    testNodes.push(name);
+    await registerUninitialisedNode(admin, name, { [RUN_LABEL]: run });
+    return { server, internalIp };
+  }
 
   before(async () => {
     admin = loadTestKubeConfig();
-    system = await createTestNamespace(admin, 'e2e-cn-system');
-    cleanups.push(() => system.cleanup());
+    realNodeBefore = await api<Node>(admin, 'GET', `/api/v1/nodes/${realNodeName}`);
+    namespace = await restrictedNamespace(admin, 'e2e-cn');
+    cleanups.push(() => namespace.cleanup());
     other = await createTestNamespace(admin, 'e2e-cn-other');
     cleanups.push(() => other.cleanup());
-    fake = await startFakeHcloud({ token: hcloudToken });
+    fake = await startFakeHcloud({ token: hcloudToken, host: hostAddress });
     cleanups.push(() => fake.close());
+    cleanups.push(() => deleteNodesAndTheirEvents(admin, testNodes));
     // The controller resolves HCLOUD_NETWORK at start (and exits if the project has no such network).
     networkId = fake.networks.add({ name: NETWORK, ip_range: '10.0.0.0/16' }).id;
-    healthPort = await freeLoopbackPort();
-    // The token (and the network) live in a Secret the user created, shaped like HCCM's `hcloud` Secret;
-    // the chart only references it.
-    await api(admin, 'POST', `/api/v1/namespaces/${system.name}/secrets`, {
+    // The Secret the user created, shaped like HCCM's `hcloud` Secret; the chart only references it.
+    await api(admin, 'POST', `/api/v1/namespaces/${namespace.name}/secrets`, {
       apiVersion: 'v1',
       kind: 'Secret',
       metadata: { name: 'hcloud' },
       stringData: { token: hcloudToken, network: NETWORK },
     });
-    const installed = await helm(
-      [
-        'install',
-        release,
-        chartPath('cloud-node'),
-        '--namespace',
-        system.name,
-        '--set-json',
-        `healthPort=${healthPort}`,
-        '--set-json',
-        `hcloud.endpoint=${JSON.stringify(fake.url)}`,
-        '--set-json',
-        'hcloud.token.existingSecret="hcloud"',
-        '--set-json',
-        `nodeLabelSelector=${JSON.stringify(`${RUN_LABEL}=${run}`)}`,
-      ],
-      { kubeconfig: adminKubeconfigPath() },
+    cleanups.push(() => helmAsAdmin(['uninstall', release, '--namespace', namespace.name]));
+    installOutput = await install().catch(async (error: unknown) => {
+      const state = await pods(admin, namespace.name, podSelector).catch(() => []);
+      throw new Error(`helm install failed; the pods: ${JSON.stringify(state)}`, { cause: error });
+    });
+    podLogs = followPodLogs(admin, namespace.name, podSelector, 'controller');
+    cleanups.push(() => {
+      podLogs.stop();
+    });
+  });
+
+  test('helm install --wait: deployed, NOTES.txt, both replicas Ready through the kubelet under restricted', async () => {
+    const { stdout } = await helmAsAdmin([
+      'status',
+      release,
+      '--namespace',
+      namespace.name,
+      '--output',
+      'json',
+    ]);
+    assert.equal((JSON.parse(stdout) as { info: { status: string } }).info.status, 'deployed');
+    assert.match(installOutput, new RegExp(`installed as\\s+${fullname} in ${namespace.name}\\.`));
+    assert.match(installOutput, new RegExp(`Nodes: ${RUN_LABEL}=${run}\\.`));
+    assert.match(installOutput, new RegExp(`token: Secret ${namespace.name}/hcloud, key token\\.`));
+    assert.match(
+      installOutput,
+      new RegExp(`Leader election: on \\(Lease ${namespace.name}/${LEASE}, 2 replicas\\)`),
     );
-    installOutput = installed.stdout;
-    cleanups.push(() =>
-      helm(['uninstall', release, '--namespace', system.name], { kubeconfig: adminKubeconfigPath() }),
-    );
-    sa = await serviceAccountKubeconfig(admin, system.name, fullname);
-    cleanups.push(() => sa.remove());
-    // Play kubelet for the env: HCLOUD_NETWORK comes from the Secret's optional `network` key.
-    const env = await deploymentEnv(admin, system.name, fullname, podName, { resolveSecretKeyRefs: true });
-    assert.equal(env.HCLOUD_NETWORK, NETWORK);
-    assert.equal(env.HCLOUD_ENDPOINT, fake.url);
-    // ...and for the Secret volume: the token file at a temporary path instead of /etc/hcloud.
-    assert.equal(env.HCLOUD_TOKEN_FILE, '/etc/hcloud/token');
-    assert.equal(env.HCLOUD_TOKEN, undefined);
-    const secret = await api<{ data: Record<string, string> }>(
+    const replicas = await pods(admin, namespace.name, podSelector);
+    assert.equal(replicas.length, 2, JSON.stringify(replicas));
+    for (const replica of replicas) {
+      assert.ok(replica.ready && replica.phase === 'Running', JSON.stringify(replica));
+      assert.equal(replica.restarts, 0, `${replica.name} restarted`);
+    }
+    // The pods were admitted by a namespace that enforces the restricted profile.
+    const ns = await api<{ metadata: { labels: Record<string, string> } }>(
       admin,
       'GET',
-      `/api/v1/namespaces/${system.name}/secrets/hcloud`,
+      `/api/v1/namespaces/${namespace.name}`,
     );
-    const encodedToken = secret.data.token;
-    assert.ok(encodedToken, 'the Secret has no token');
-    const tokenDir = await mkdtemp(join(tmpdir(), 'loopwright-e2e-hcloud-'));
-    await writeFile(join(tokenDir, 'token'), Buffer.from(encodedToken, 'base64'), { mode: 0o400 });
-    cleanups.push(() => rm(tokenDir, { recursive: true, force: true }));
-    controller = startController(repoRoot, 'packages/cloud-node/src/main.ts', {
-      ...env,
-      HCLOUD_TOKEN_FILE: join(tokenDir, 'token'),
-      KUBECONFIG: sa.kubeconfigPath,
-    });
-    cleanups.push(async () => {
-      await controller.stop();
-      if (process.env.E2E_SHOW_OUTPUT) process.stderr.write(controller.output());
-    });
-    await eventually(
-      async () => {
-        assert.equal((await fetch(`http://127.0.0.1:${healthPort}/readyz`)).status, 200);
-      },
-      { timeoutMs: 30_000, intervalMs: 200 },
-    ).catch((error: unknown) => {
-      throw new Error(`controller not ready; output:\n${controller.output()}`, { cause: error });
-    });
+    assert.equal(ns.metadata.labels['pod-security.kubernetes.io/enforce'], 'restricted');
   });
 
-  test('the chart installed its objects, and helm reports the release deployed', async () => {
-    const { stdout } = await helm(['status', release, '--namespace', system.name, '--output', 'json'], {
-      kubeconfig: adminKubeconfigPath(),
-    });
-    assert.equal((JSON.parse(stdout) as { info: { status: string } }).info.status, 'deployed');
-    // NOTES.txt rendered for this install.
-    assert.match(installOutput, new RegExp(`installed as\\s+${fullname} in ${system.name}`));
-    assert.match(installOutput, new RegExp(`token: Secret ${system.name}/hcloud, key token\\.`));
-    await api(admin, 'GET', `/apis/rbac.authorization.k8s.io/v1/clusterroles/${fullname}`);
-    // Events about Nodes go to `default`: the events Role is there, not in the release namespace.
-    await api(admin, 'GET', `/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles/${fullname}-events`);
-    await assert.rejects(
-      api(
-        admin,
-        'GET',
-        `/apis/rbac.authorization.k8s.io/v1/namespaces/${system.name}/roles/${fullname}-events`,
-      ),
-      (error: unknown) => error instanceof ApiError && error.status === 404,
+  test('the pods run on the node with system-cluster-critical and their own ServiceAccount token', async () => {
+    // kube-apiserver creates the PriorityClass at start-up, as in every cluster; Priority admission
+    // resolved it for the pods (outside kube-system, where the README installs).
+    const priorityClass = await api<{ value: number }>(
+      admin,
+      'GET',
+      '/apis/scheduling.k8s.io/v1/priorityclasses/system-cluster-critical',
+    );
+    for (const pod of await chartPods(admin, namespace.name, podSelector)) {
+      assert.equal(pod.spec.nodeName, realNodeName);
+      assert.equal(pod.spec.priorityClassName, 'system-cluster-critical');
+      assert.equal(pod.spec.priority, priorityClass.value);
+      assert.equal(pod.spec.serviceAccountName, fullname);
+      // The controller found the mounted ServiceAccount token (no kubeconfig in the image or env).
+      const started = logRecords(await podLog(admin, namespace.name, pod.metadata.name)).find(
+        (r) => r.message === 'target cluster',
+      );
+      assert.deepEqual(started?.source, {
+        kind: 'in-cluster',
+        paths: ['/var/run/secrets/kubernetes.io/serviceaccount'],
+      });
+      assert.equal(started.nodes, `${RUN_LABEL}=${run}`);
+    }
+    // One replica leads: it holds the chart's Lease.
+    const holder = await leaseHolderPod(admin, namespace.name, LEASE);
+    assert.ok(
+      (await pods(admin, namespace.name, podSelector)).some((p) => p.name === holder),
+      holder,
     );
   });
+
+  test("the chart's tolerations let its pod onto a fresh Node (uninitialized, not Ready), as in a new cluster", async () => {
+    // The node's own Node has none of these taints, so the chart's pods prove nothing about them there.
+    // A Node registered as a new cloud Node is (outside the run's label: cloud-node leaves it tainted),
+    // and a pod of the Deployment's own template pinned to it: the scheduler binds it only if the
+    // template tolerates every taint the Node has. It never runs (no kubelet) and is removed at once.
+    const name = `e2e-cn-${run}-fresh`;
+    testNodes.push(name);
+    await registerUninitialisedNode(admin, name, {});
+    const probe = await createSchedulingProbe(admin, namespace.name, fullname, name);
+    try {
+      await eventually(
+        async () => {
+          const pod = await api<Pod>(admin, 'GET', `/api/v1/namespaces/${namespace.name}/pods/${probe}`);
+          assert.equal(pod.spec.nodeName, name, JSON.stringify(pod.status));
+        },
+        { timeoutMs: 15_000, intervalMs: 200 },
+      );
+      const node = await api<Node>(admin, 'GET', `/api/v1/nodes/${name}`);
+      const taints = (node.spec?.taints ?? []).map((t) => `${t.key}:${t.effect}`);
+      for (const taint of [`${UNINITIALIZED_TAINT}:NoSchedule`, 'node.kubernetes.io/not-ready:NoSchedule'])
+        assert.ok(taints.includes(taint), `the Node lacks ${taint}: ${taints.join(' ')}`);
+    } finally {
+      // At once (no kubelet will ever confirm a graceful deletion).
+      await api(admin, 'DELETE', `/api/v1/namespaces/${namespace.name}/pods/${probe}?gracePeriodSeconds=0`);
+    }
+    assert.equal(await exists(admin, `/api/v1/namespaces/${namespace.name}/pods/${probe}`), false);
+  });
+
+  let first: Machine;
+  let firstLeader: string;
 
   test('a Node with the uninitialized taint gets providerID, labels, addresses, and loses the taint', async () => {
-    const server = fake.servers.add({
-      name: nodeName,
-      server_type: 'cpx31',
-      location: 'fsn1',
-      private_net: [{ network: networkId, ip: '10.0.0.7', alias_ips: [], mac_address: '86:00:00:00:00:07' }],
+    firstLeader = await leaseHolderPod(admin, namespace.name, LEASE);
+    first = await registerMachine('a', 'cpx31', 'fsn1', '10.0.0.7');
+    await assertInitialised(admin, first, {
+      'node.kubernetes.io/instance-type': 'cpx31',
+      'topology.kubernetes.io/region': 'fsn1',
+      'topology.kubernetes.io/zone': 'fsn1-dc14',
     });
-    const publicIpv4 = server.public_net.ipv4?.ip;
-    assert.ok(publicIpv4);
-    cleanups.push(() => deleteNodeAndItsEvents(admin, nodeName));
-    await api(admin, 'POST', '/api/v1/nodes', {
-      apiVersion: 'v1',
-      kind: 'Node',
-      metadata: { name: nodeName, labels: { [RUN_LABEL]: run } },
-      spec: {
-        taints: [
-          { key: UNINITIALIZED_TAINT, value: 'true', effect: 'NoSchedule' },
-          { key: 'e2e-keep', value: 'yes', effect: 'NoExecute' },
-        ],
-      },
-    });
-    await eventually(
-      async () => {
-        const node = await api<Node>(admin, 'GET', `/api/v1/nodes/${nodeName}`);
-        assert.equal(node.spec?.providerID, `hcloud://${server.id}`);
-        // Only the uninitialized taint is removed (the API server's admission adds
-        // node.kubernetes.io/not-ready to new Nodes: not the controller's to judge).
-        assert.deepEqual(
-          (node.spec.taints ?? []).filter((t) => t.key !== 'node.kubernetes.io/not-ready'),
-          [{ key: 'e2e-keep', value: 'yes', effect: 'NoExecute' }],
-        );
-        assert.deepEqual(node.metadata.labels, {
-          [RUN_LABEL]: run,
-          'node.kubernetes.io/instance-type': 'cpx31',
-          'beta.kubernetes.io/instance-type': 'cpx31',
-          'topology.kubernetes.io/region': 'fsn1',
-          'failure-domain.beta.kubernetes.io/region': 'fsn1',
-          'topology.kubernetes.io/zone': 'fsn1-dc14',
-          'failure-domain.beta.kubernetes.io/zone': 'fsn1-dc14',
-          'instance.hetzner.cloud/provided-by': 'cloud',
-        });
-        // ipv4 (the chart's default family) and the InternalIP in HCLOUD_NETWORK, from the Secret.
-        assert.deepEqual(node.status?.addresses, [
-          { type: 'Hostname', address: nodeName },
-          { type: 'ExternalIP', address: publicIpv4 },
-          { type: 'InternalIP', address: '10.0.0.7' },
-        ]);
-      },
-      { timeoutMs: 30_000, intervalMs: 200 },
-    ).catch((error: unknown) => {
-      throw new Error(`Node not initialised; controller output:\n${controller.output()}`, { cause: error });
-    });
-    // The Event about the Node was written to `default`, with the chart's Role there.
+    // The Event about the Node is in `default` (the chart's Role there), written by the leader.
     await eventually(async () => {
-      const events = await api<{ items: EventsV1[] }>(
-        admin,
-        'GET',
-        '/apis/events.k8s.io/v1/namespaces/default/events',
-      );
-      assert.ok(
-        events.items.some(
-          (e) =>
-            e.regarding.kind === 'Node' &&
-            e.regarding.name === nodeName &&
-            e.reason === 'Synced' &&
-            e.type === 'Normal' &&
-            e.reportingController === 'loopwright.dev/cloud-node',
-        ),
-      );
+      assert.deepEqual(await cloudNodeEvents(admin, first.server.name), [`Normal Synced by ${firstLeader}`]);
     });
     // Every Hetzner request carried the Secret's token (none was refused).
     assert.ok(fake.requests.count() > 0);
     assert.equal(fake.requests.count({ status: 401 }), 0);
-    // Leader election ran with the name-scoped Lease rule: this replica holds the chart's Lease.
-    const lease = await api<{ spec: { holderIdentity: string } }>(
-      admin,
-      'GET',
-      `/apis/coordination.k8s.io/v1/namespaces/${system.name}/leases/cloud-node`,
-    );
-    assert.match(lease.spec.holderIdentity, new RegExp(`^${podName}`));
   });
 
   test('least privilege: the ServiceAccount may do exactly the checked-in list', async () => {
-    const rulesIn = async (namespace: string) => {
-      const review = await effectiveRules(sa.kubeConfig, namespace);
-      assert.equal(review.incomplete, false);
-      assert.deepEqual(review.nonResourceRules, normalizeRules(expectedRules.nonResource));
-      return review.resourceRules;
-    };
-    assert.deepEqual(await rulesIn(system.name), normalizeRules(expectedRules.releaseNamespace));
-    assert.deepEqual(await rulesIn('default'), normalizeRules(expectedRules.defaultNamespace));
-    assert.deepEqual(await rulesIn(other.name), normalizeRules(expectedRules.otherNamespace));
+    const sa = await serviceAccountKubeconfig(admin, namespace.name, fullname);
+    try {
+      const rulesIn = async (ns: string) => {
+        const review = await effectiveRules(sa.kubeConfig, ns);
+        assert.equal(review.incomplete, false);
+        assert.deepEqual(review.nonResourceRules, normalizeRules(expectedRules.nonResource));
+        return review.resourceRules;
+      };
+      assert.deepEqual(await rulesIn(namespace.name), normalizeRules(expectedRules.releaseNamespace));
+      assert.deepEqual(await rulesIn('default'), normalizeRules(expectedRules.defaultNamespace));
+      assert.deepEqual(await rulesIn(other.name), normalizeRules(expectedRules.otherNamespace));
+    } finally {
+      await sa.remove();
+    }
   });
 
-  test('Prometheus scrapes the controller: target up, reconcile and workqueue samples', async () => {
-    // Both controllers: the Node controller and the Node lifecycle controller.
-    await assertScrapedByPrometheus({
-      job: 'cloud-node',
-      port: healthPort,
+  test('/metrics at each pod IP: promtool finds nothing; Hetzner requests by endpoint, only the leader looks up servers', async () => {
+    const leader = await leaseHolderPod(admin, namespace.name, LEASE);
+    for (const replica of await pods(admin, namespace.name, podSelector)) {
+      assert.ok(replica.ip, `${replica.name} has no IP`);
+      const url = `http://${replica.ip}:${METRICS_PORT}/metrics`;
+      const result = await promtoolCheckMetrics(url);
+      assert.equal(result.findings, '', replica.name);
+      assert.equal(result.exitCode, 0);
+      const requests = hcloudRequests(await (await fetch(url)).text());
+      // Every replica checks the token once at start (and resolves the network)...
+      assert.equal(requests.count('/locations', '200'), 1, `${replica.name}: the start-up token check`);
+      assert.equal(requests.count('/networks', '200'), 1, `${replica.name}: HCLOUD_NETWORK resolved`);
+      // ...but only the leader runs the controllers: the standby costs no API budget (README).
+      const lookups = requests.count('/servers', '200') + requests.count('/servers/{id}', '200');
+      if (replica.name === leader) assert.ok(lookups >= 1, 'the leader looked the server up');
+      else assert.equal(requests.total, 2, `the standby made more API requests: ${requests.text}`);
+      const remaining = Number(requests.remaining);
+      assert.ok(remaining > 3000 && remaining < 3600, `hcloud_ratelimit_remaining ${requests.remaining}`);
+    }
+  });
+
+  test('Prometheus discovers both replicas through the metrics Service and scrapes them at their pod IPs', async () => {
+    await assertPodsScrapedByPrometheus({
+      admin,
+      namespace: namespace.name,
+      service: `${fullname}-metrics`,
+      replicas: 2,
       controllers: ['cloud-node', 'cloud-node-lifecycle'],
     });
   });
 
-  test('promtool check metrics passes on /metrics', async () => {
-    const result = await promtoolCheckMetrics(`http://127.0.0.1:${healthPort}/metrics`);
-    assert.equal(result.findings, '');
-    assert.equal(result.exitCode, 0);
-  });
-
-  test('/metrics: Hetzner API requests by templated endpoint and code, and the remaining budget', async () => {
-    const text = await (await fetch(`http://127.0.0.1:${healthPort}/metrics`)).text();
-    const requests = (endpoint: string, code: string): number => {
-      const sample = text
-        .split('\n')
-        .find(
-          (line) =>
-            line.startsWith('hcloud_api_requests_total{') &&
-            line.includes(`endpoint="${endpoint}"`) &&
-            line.includes(`code="${code}"`),
+  test('failover: the leader pod deleted, another replica takes the Lease and initialises the next Node', async (t) => {
+    const leader = await leaseHolderPod(admin, namespace.name, LEASE);
+    const standby = (await pods(admin, namespace.name, podSelector)).find((p) => p.name !== leader)?.name;
+    const transitions = (await lease(admin, namespace.name)).spec.leaseTransitions ?? 0;
+    await api(admin, 'DELETE', `/api/v1/namespaces/${namespace.name}/pods/${leader}`);
+    // The leader releases the Lease on SIGTERM, so another replica takes over at once, not after the
+    // 15 s lease duration: the standby at its next attempt (every 2 s plus jitter), or the pod replacing
+    // the deleted one if that starts first (both happen here; the race is Kubernetes', not a fault).
+    await eventually(
+      () => {
+        const text = podLogs.byPod().get(leader) ?? '';
+        assert.ok(
+          logRecords(text).some((r) => r.message === 'released lease'),
+          `the leader did not release the Lease:\n${text}`,
         );
-      return sample === undefined ? 0 : Number(sample.split(' ').at(-1));
-    };
-    assert.equal(requests('/locations', '200'), 1, 'the start-up token check: one request');
-    assert.ok(requests('/servers', '200') >= 1, 'the server lookups of the initialisation');
-    const remaining = /^hcloud_ratelimit_remaining (\d+)$/m.exec(text)?.[1];
-    assert.ok(remaining !== undefined && Number(remaining) > 3000 && Number(remaining) < 3600, remaining);
+      },
+      { timeoutMs: 20_000, intervalMs: 200 },
+    );
+    let successor = '';
+    await eventually(
+      async () => {
+        successor = (await lease(admin, namespace.name)).spec.holderIdentity ?? '';
+        assert.ok(successor !== '' && successor !== leader, `the Lease is held by "${successor}"`);
+      },
+      { timeoutMs: 6_000, intervalMs: 200 },
+    );
+    assert.ok(
+      (await pods(admin, namespace.name, podSelector)).some((p) => p.name === successor && !p.deleting),
+      `${successor} is not a running replica`,
+    );
+    assert.equal((await lease(admin, namespace.name)).spec.leaseTransitions, transitions + 1);
+    t.diagnostic(
+      `taken over by ${successor === standby ? 'the standby' : 'the replacement pod'} ${successor}`,
+    );
+
+    const second = await registerMachine('b', 'cx22', 'hel1', '10.0.0.8');
+    await assertInitialised(admin, second, {
+      'node.kubernetes.io/instance-type': 'cx22',
+      'topology.kubernetes.io/region': 'hel1',
+      'topology.kubernetes.io/zone': 'hel1-dc2',
+    });
+    // One Synced Event per initialisation, each by the replica that led at the time: the new leader
+    // re-read the first Node (already initialised) without writing it or an Event about it again.
+    await eventually(async () => {
+      assert.deepEqual(await cloudNodeEvents(admin, second.server.name), [`Normal Synced by ${successor}`]);
+    });
+    assert.deepEqual(await cloudNodeEvents(admin, first.server.name), [`Normal Synced by ${firstLeader}`]);
+    await assertInitialised(admin, first, {
+      'node.kubernetes.io/instance-type': 'cpx31',
+      'topology.kubernetes.io/region': 'fsn1',
+      'topology.kubernetes.io/zone': 'fsn1-dc14',
+    });
   });
 
-  test('no 403, and neither the Hetzner token nor the ServiceAccount token in the controller output', () => {
-    const output = controller.output();
-    assert.ok(output.length > 0);
-    assert.doesNotMatch(output, /\b403\b|forbidden/i);
-    assert.ok(!output.includes(hcloudToken), 'the Hetzner Cloud token appears in the output');
-    assert.ok(!output.includes(sa.token), 'the ServiceAccount token appears in the output');
+  test('helm upgrade --reuse-values with a new log level rolls both pods; the new ones initialise a Node', async () => {
+    // The Deployment replaced the deleted pod: two Ready replicas before the roll.
+    await eventually(
+      async () => {
+        const replicas = await pods(admin, namespace.name, podSelector);
+        assert.deepEqual(
+          replicas.map((p) => p.ready && !p.deleting),
+          [true, true],
+          JSON.stringify(replicas),
+        );
+      },
+      { timeoutMs: 60_000, intervalMs: 500 },
+    );
+    const old = (await pods(admin, namespace.name, podSelector)).map((p) => p.name);
+    await helmAsAdmin([
+      'upgrade',
+      release,
+      chartPath('cloud-node'),
+      '--namespace',
+      namespace.name,
+      '--reuse-values',
+      '--set',
+      'logLevel=debug',
+      '--wait',
+      '--timeout',
+      '2m',
+    ]);
+    for (const pod of old)
+      assert.ok(
+        !logRecords(podLogs.byPod().get(pod) ?? '').some((r) => r.level === 'debug'),
+        `${pod} logged at debug before the upgrade`,
+      );
+    await eventually(
+      async () => {
+        const replicas = await pods(admin, namespace.name, podSelector);
+        assert.equal(replicas.length, 2, JSON.stringify(replicas));
+        for (const replica of replicas) {
+          assert.ok(!old.includes(replica.name), `${replica.name} was not replaced`);
+          assert.ok(replica.ready, `${replica.name} is not Ready`);
+        }
+      },
+      { timeoutMs: 30_000, intervalMs: 500 },
+    );
+    for (const pod of await chartPods(admin, namespace.name, podSelector)) {
+      const env = pod.spec.containers.find((c) => c.name === 'controller')?.env ?? [];
+      assert.equal(env.find((e) => e.name === 'LOG_LEVEL')?.value, 'debug');
+      // --reuse-values kept the install's values.
+      assert.equal(env.find((e) => e.name === 'HCLOUD_ENDPOINT')?.value, fake.url);
+      assert.equal(env.find((e) => e.name === 'NODE_SELECTOR')?.value, `${RUN_LABEL}=${run}`);
+    }
+    let leader = '';
+    await eventually(async () => {
+      leader = await leaseHolderPod(admin, namespace.name, LEASE);
+      assert.ok(!old.includes(leader), `the Lease is still held by ${leader}`);
+    });
+
+    const third = await registerMachine('c', 'cax11', 'nbg1', '10.0.0.9');
+    await assertInitialised(admin, third, {
+      'node.kubernetes.io/instance-type': 'cax11',
+      'topology.kubernetes.io/region': 'nbg1',
+      'topology.kubernetes.io/zone': 'nbg1-dc3',
+    });
+    await eventually(async () => {
+      assert.deepEqual(await cloudNodeEvents(admin, third.server.name), [`Normal Synced by ${leader}`]);
+    });
+    // The new level is in force.
+    assert.ok(logRecords(await podLog(admin, namespace.name, leader)).some((r) => r.level === 'debug'));
   });
+
+  test('no 403 and no token (ServiceAccount or Hetzner) in any controller pod log, install to roll', () => {
+    const logs = podLogs.byPod();
+    // The install's two pods (complete: deleted as leader, replaced by the roll), the one replacing the
+    // deleted leader (complete) and the upgrade's two (so far).
+    assert.equal(logs.size, 5, [...logs.keys()].join(' '));
+    for (const [pod, text] of logs) assertCleanLog(pod, text, hcloudToken);
+  });
+
+  test('helm uninstall removes every object of the release; the Lease it leaves lapses, a re-install leads', async () => {
+    const ns = namespace.name;
+    const logsBefore = podLogs.byPod();
+    await helmAsAdmin(['uninstall', release, '--namespace', ns, '--wait', '--timeout', '2m']);
+    for (const path of [
+      `/apis/apps/v1/namespaces/${ns}/deployments/${fullname}`,
+      `/api/v1/namespaces/${ns}/serviceaccounts/${fullname}`,
+      `/api/v1/namespaces/${ns}/services/${fullname}-metrics`,
+      `/apis/rbac.authorization.k8s.io/v1/clusterroles/${fullname}`,
+      `/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/${fullname}`,
+      `/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles/${fullname}-events`,
+      `/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings/${fullname}-events`,
+      `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/roles/${fullname}-leader-election`,
+      `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings/${fullname}-leader-election`,
+    ])
+      assert.equal(await exists(admin, path), false, `${path} is left`);
+    // The release record too (no history kept), and the pods with their ReplicaSets (garbage-collected).
+    await assert.rejects(helmAsAdmin(['status', release, '--namespace', ns]), /not found/);
+    const records = await api<{ items: unknown[] }>(
+      admin,
+      'GET',
+      `/api/v1/namespaces/${ns}/secrets?labelSelector=${encodeURIComponent(`owner=helm,name=${release}`)}`,
+    );
+    assert.deepEqual(records.items, []);
+    await eventually(
+      async () => {
+        assert.deepEqual(await pods(admin, ns, podSelector), []);
+        const replicaSets = await api<{ items: unknown[] }>(
+          admin,
+          'GET',
+          `/apis/apps/v1/namespaces/${ns}/replicasets?labelSelector=${encodeURIComponent(podSelector)}`,
+        );
+        assert.deepEqual(replicaSets.items, []);
+      },
+      { timeoutMs: 60_000, intervalMs: 500 },
+    );
+    const podsGoneAt = Date.now();
+    // helm deletes the Roles while the pods are still stopping: the leader's last act, releasing the
+    // Lease, may be refused. That is the only request that may be, and no token may show.
+    for (const [pod, text] of podLogs.byPod()) {
+      const shutdown = text.slice(logsBefore.get(pod)?.length ?? 0);
+      assert.ok(!shutdown.includes(hcloudToken), `${pod}: the Hetzner Cloud token is in the log`);
+      assert.doesNotMatch(shutdown, JWT, `${pod}: a ServiceAccount token is in the log`);
+      for (const record of logRecords(shutdown).filter((r) => /\b403\b|forbidden/i.test(JSON.stringify(r))))
+        assert.equal(record.message, 'failed to release lease', JSON.stringify(record));
+    }
+    // The Lease is the controller's, not the chart's (it carries no release label): helm leaves it, and
+    // it goes with the namespace (the chart README says how to remove it from kube-system). It is
+    // released, or held by a pod that is gone, and nothing renews it: it lapses within one lease duration.
+    const left = await lease(admin, ns);
+    assert.equal(left.metadata.labels?.['app.kubernetes.io/instance'], undefined);
+    const holder = left.spec.holderIdentity ?? '';
+    if (holder !== '') assert.equal(await exists(admin, `/api/v1/namespaces/${ns}/pods/${holder}`), false);
+    assert.ok(Date.parse(left.spec.renewTime ?? '') <= podsGoneAt, JSON.stringify(left.spec));
+    // What matters to a user: installing again (same release, same namespace) works, and leads.
+    await install();
+    await eventually(
+      async () => {
+        const leader = await leaseHolderPod(admin, ns, LEASE);
+        const replicas = await pods(admin, ns, podSelector);
+        assert.ok(
+          replicas.some((p) => p.name === leader && p.ready),
+          `${leader} is not a replica of the new install`,
+        );
+      },
+      { timeoutMs: ((left.spec.leaseDurationSeconds ?? 15) + 10) * 1000, intervalMs: 500 },
+    );
+    await helmAsAdmin(['uninstall', release, '--namespace', ns, '--wait', '--timeout', '2m']);
+  });
+
+  test(`the node's own Node (${realNodeName}) was not touched`, async () => {
+    const now = await api<Node>(admin, 'GET', `/api/v1/nodes/${realNodeName}`);
+    assert.equal(now.spec?.providerID, undefined);
+    assert.deepEqual(now.metadata.labels, realNodeBefore.metadata.labels);
+    assert.deepEqual(now.spec?.taints, realNodeBefore.spec?.taints);
+    assert.deepEqual(await cloudNodeEvents(admin, realNodeName), []);
+  });
+
+  /** Waits until the controller has initialised the machine's Node as the README says. */
+  async function assertInitialised(
+    kc: KubeConfig,
+    machine: Machine,
+    placement: Record<
+      'node.kubernetes.io/instance-type' | 'topology.kubernetes.io/region' | 'topology.kubernetes.io/zone',
+      string
+    >,
+  ): Promise<void> {
+    const { server, internalIp } = machine;
+    const publicIpv4 = server.public_net.ipv4?.ip;
+    assert.ok(publicIpv4);
+    await eventually(
+      async () => {
+        const node = await api<Node>(kc, 'GET', `/api/v1/nodes/${server.name}`);
+        assert.equal(node.spec?.providerID, `hcloud://${server.id}`);
+        // Only the uninitialized taint is removed; Kubernetes' own node.kubernetes.io/* taints (not-ready,
+        // unreachable: these Nodes have no kubelet) are not the controller's to judge.
+        assert.deepEqual(
+          (node.spec.taints ?? []).filter((t) => !t.key.startsWith('node.kubernetes.io/')),
+          [NO_KUBELET_TAINT],
+        );
+        assert.deepEqual(node.metadata.labels, {
+          [RUN_LABEL]: run,
+          ...placement,
+          'beta.kubernetes.io/instance-type': placement['node.kubernetes.io/instance-type'],
+          'failure-domain.beta.kubernetes.io/region': placement['topology.kubernetes.io/region'],
+          'failure-domain.beta.kubernetes.io/zone': placement['topology.kubernetes.io/zone'],
+          'instance.hetzner.cloud/provided-by': 'cloud',
+        });
+        // ipv4 (the chart's default family) and the InternalIP in HCLOUD_NETWORK, from the Secret.
+        assert.deepEqual(node.status?.addresses, [
+          { type: 'Hostname', address: server.name },
+          { type: 'ExternalIP', address: publicIpv4 },
+          { type: 'InternalIP', address: internalIp },
+        ]);
+      },
+      { timeoutMs: 30_000, intervalMs: 200 },
+    );
+  }
 });
 
-/** Nodes are cluster-scoped and the controller's Events about one sit in `default`: remove both. */
-async function deleteNodeAndItsEvents(admin: KubeConfig, name: string): Promise<void> {
-  await api(admin, 'DELETE', `/api/v1/nodes/${name}`).catch((error: unknown) => {
-    if (!(error instanceof ApiError && error.status === 404)) throw error;
+/** What a small Hetzner server's kubelet reports (cx22: 2 vCPU, 4 GB). */
+const NODE_RESOURCES = { cpu: '2', memory: '3900Mi', pods: '110' };
+
+/** A Node as a kubelet with `--cloud-provider=external` registers it (API object only: no kubelet). */
+async function registerUninitialisedNode(
+  admin: KubeConfig,
+  name: string,
+  labels: Record<string, string>,
+): Promise<void> {
+  await api(admin, 'POST', '/api/v1/nodes', {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: { name, labels },
+    spec: { taints: [{ key: UNINITIALIZED_TAINT, value: 'true', effect: 'NoSchedule' }, NO_KUBELET_TAINT] },
+    status: {
+      // A kubelet registers its resources; without them the scheduler finds no room on the Node.
+      capacity: NODE_RESOURCES,
+      allocatable: NODE_RESOURCES,
+      // ...and reports NotReady until its CNI is up (which may wait for this controller's addresses);
+      // kube-controller-manager then keeps the not-ready taint on (it removes it from a Node without
+      // a Ready condition).
+      conditions: [
+        {
+          type: 'Ready',
+          status: 'False',
+          reason: 'KubeletNotReady',
+          message: 'container runtime network not ready: cni plugin not initialized',
+          lastHeartbeatTime: new Date().toISOString(),
+          lastTransitionTime: new Date().toISOString(),
+        },
+      ],
+    },
   });
+}
+
+/**
+ * A pod of the chart's Deployment template (read back from the API server) that must be scheduled onto
+ * `node`: required node affinity to it, the template's tolerations plus only the test's no-kubelet one,
+ * labels of its own (the ReplicaSet must not adopt it). Returns its name.
+ */
+async function createSchedulingProbe(
+  admin: KubeConfig,
+  namespace: string,
+  deployment: string,
+  node: string,
+): Promise<string> {
+  const { spec } = await api<{ spec: { template: { spec: Pod['spec'] & Record<string, unknown> } } }>(
+    admin,
+    'GET',
+    `/apis/apps/v1/namespaces/${namespace}/deployments/${deployment}`,
+  );
+  const name = `${deployment}-scheduling-probe`;
+  const template = spec.template.spec;
+  await api(admin, 'POST', `/api/v1/namespaces/${namespace}/pods`, {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, labels: { 'loopwright.dev/e2e-probe': 'scheduling' } },
+    spec: {
+      ...template,
+      tolerations: [...(template.tolerations ?? []), { ...NO_KUBELET_TAINT, operator: 'Equal' }],
+      affinity: {
+        nodeAffinity: {
+          requiredDuringSchedulingIgnoredDuringExecution: {
+            nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name', operator: 'In', values: [node] }] }],
+          },
+        },
+      },
+    },
+  });
+  return name;
+}
+
+/** The chart's pods with their specs (not yet deleting). */
+async function chartPods(admin: KubeConfig, namespace: string, selector: string): Promise<Pod[]> {
+  const list = await api<{ items: (Pod & { metadata: { deletionTimestamp?: string } })[] }>(
+    admin,
+    'GET',
+    `/api/v1/namespaces/${namespace}/pods?labelSelector=${encodeURIComponent(selector)}`,
+  );
+  return list.items.filter((pod) => pod.metadata.deletionTimestamp === undefined);
+}
+
+async function lease(admin: KubeConfig, namespace: string): Promise<Lease> {
+  return api<Lease>(admin, 'GET', `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/${LEASE}`);
+}
+
+async function exists(admin: KubeConfig, path: string): Promise<boolean> {
+  try {
+    await api(admin, 'GET', path);
+    return true;
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 404) return false;
+    throw error;
+  }
+}
+
+/** cloud-node's Events about a Node, as `<type> <reason> by <replica>` (a repeated one with its count). */
+async function cloudNodeEvents(admin: KubeConfig, node: string): Promise<string[]> {
+  return (await eventsAbout(admin, node))
+    .filter((e) => e.reportingController === REPORTING_CONTROLLER)
+    .map(
+      (e) => `${e.type} ${e.reason} by ${e.reportingInstance ?? '?'}${e.series ? ` x${e.series.count}` : ''}`,
+    );
+}
+
+/** Events about a (cluster-scoped) Node: in `default`, where recorders write them. */
+async function eventsAbout(admin: KubeConfig, node: string): Promise<EventsV1[]> {
   const events = await api<{ items: EventsV1[] }>(
     admin,
     'GET',
-    '/apis/events.k8s.io/v1/namespaces/default/events',
+    `/apis/events.k8s.io/v1/namespaces/default/events?fieldSelector=${encodeURIComponent(`regarding.name=${node}`)}`,
   );
-  for (const event of events.items.filter((e) => e.regarding.kind === 'Node' && e.regarding.name === name))
-    await api(
-      admin,
-      'DELETE',
-      `/apis/events.k8s.io/v1/namespaces/default/events/${event.metadata.name}`,
-    ).catch(() => undefined);
+  return events.items.filter((e) => e.regarding.kind === 'Node' && e.regarding.name === node);
+}
+
+/** Nodes are cluster-scoped and Events about them sit in `default`: neither goes with a namespace. */
+async function deleteNodesAndTheirEvents(admin: KubeConfig, names: readonly string[]): Promise<void> {
+  for (const name of names)
+    await api(admin, 'DELETE', `/api/v1/nodes/${name}`).catch((error: unknown) => {
+      if (!(error instanceof ApiError && error.status === 404)) throw error;
+    });
+  // kube-controller-manager records `RemovingNode` once it notices a deletion (its node monitor
+  // period, 5 s): wait for it, so that Event goes too.
+  await eventually(
+    async () => {
+      for (const name of names)
+        assert.ok(
+          (await eventsAbout(admin, name)).some((e) => e.reason === 'RemovingNode'),
+          name,
+        );
+    },
+    { timeoutMs: 15_000, intervalMs: 500 },
+  ).catch(() => undefined);
+  for (const name of names)
+    for (const event of await eventsAbout(admin, name))
+      await api(
+        admin,
+        'DELETE',
+        `/apis/events.k8s.io/v1/namespaces/default/events/${event.metadata.name}`,
+      ).catch(() => undefined);
+}
+
+/** The JSON log lines of a controller (LOG_FORMAT json, the chart's default). */
+function logRecords(text: string): Record<string, unknown>[] {
+  return text
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
+function assertCleanLog(pod: string, text: string, hcloudToken: string): void {
+  assert.ok(text.length > 0, `${pod}: empty log`);
+  assert.doesNotMatch(text, /\b403\b|forbidden/i, `${pod} was refused something`);
+  assert.ok(!text.includes(hcloudToken), `${pod}: the Hetzner Cloud token is in the log`);
+  assert.doesNotMatch(text, JWT, `${pod}: a ServiceAccount token is in the log`);
+}
+
+/** `hcloud_api_requests_total` samples of one /metrics text, and `hcloud_ratelimit_remaining`. */
+function hcloudRequests(text: string) {
+  const samples = text
+    .split('\n')
+    .filter((line) => line.startsWith('hcloud_api_requests_total{'))
+    .map((line) => ({
+      endpoint: /endpoint="([^"]*)"/.exec(line)?.[1],
+      code: /code="([^"]*)"/.exec(line)?.[1],
+      value: Number(line.split(' ').at(-1)),
+    }));
+  return {
+    text: samples.map((s) => `${s.endpoint ?? ''} ${s.code ?? ''} ${s.value}`).join(', '),
+    total: samples.reduce((sum, s) => sum + s.value, 0),
+    count: (endpoint: string, code: string) =>
+      samples.find((s) => s.endpoint === endpoint && s.code === code)?.value ?? 0,
+    remaining: /^hcloud_ratelimit_remaining (\S+)$/m.exec(text)?.[1],
+  };
 }
