@@ -1,9 +1,8 @@
 /**
  * The e2e suites' Kubernetes plumbing: raw API requests, ServiceAccount kubeconfigs from TokenRequest,
- * the env a Deployment would give its container, and the controller as a child process.
+ * and what a ServiceAccount may do (SelfSubjectRulesReview).
  */
 import { KubeConfig } from '@kubernetes/client-node';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { request as httpsRequest, type RequestOptions } from 'node:https';
@@ -181,118 +180,5 @@ export async function effectiveRules(
     resourceRules: normalizeRules(review.status.resourceRules),
     nonResourceRules: normalizeRules(review.status.nonResourceRules),
     incomplete: review.status.incomplete,
-  };
-}
-
-interface EnvVar {
-  name: string;
-  value?: string;
-  valueFrom?: {
-    fieldRef?: { fieldPath: string };
-    secretKeyRef?: { name: string; key: string; optional?: boolean };
-  };
-}
-
-export interface DeploymentEnvOptions {
-  /**
-   * Resolve `secretKeyRef` entries as kubelet does: the key's value from the Secret in the Deployment's
-   * namespace (read with `admin`: kubelet's part, not the controller's), an `optional` one that is
-   * missing (key or Secret) leaves the variable unset. Without this a `secretKeyRef` is an error.
-   */
-  resolveSecretKeyRefs?: boolean;
-}
-
-/**
- * The env the Deployment's `controller` container would get, read back from the API server: literal
- * values as stored, downward-API `metadata.name`/`metadata.namespace` resolved for `podName`,
- * `secretKeyRef` only with `options.resolveSecretKeyRefs`. Anything else is an error here, so a chart
- * change cannot silently drop a variable.
- */
-export async function deploymentEnv(
-  admin: KubeConfig,
-  namespace: string,
-  name: string,
-  podName: string,
-  options: DeploymentEnvOptions = {},
-): Promise<Record<string, string>> {
-  const deployment = await api<{
-    spec: { template: { spec: { containers: { name: string; env?: EnvVar[] }[] } } };
-  }>(admin, 'GET', `/apis/apps/v1/namespaces/${namespace}/deployments/${name}`);
-  const container = deployment.spec.template.spec.containers.find((c) => c.name === 'controller');
-  if (!container) throw new Error(`Deployment ${name} has no controller container`);
-  const env: Record<string, string> = {};
-  for (const variable of container.env ?? []) {
-    const field = variable.valueFrom?.fieldRef?.fieldPath;
-    const secretRef = variable.valueFrom?.secretKeyRef;
-    if (variable.value !== undefined) env[variable.name] = variable.value;
-    else if (field === 'metadata.name') env[variable.name] = podName;
-    else if (field === 'metadata.namespace') env[variable.name] = namespace;
-    else if (secretRef && options.resolveSecretKeyRefs) {
-      const value = await secretKey(admin, namespace, secretRef.name, secretRef.key);
-      if (value !== undefined) env[variable.name] = value;
-      else if (!secretRef.optional)
-        throw new Error(`env ${variable.name}: Secret ${secretRef.name} has no key ${secretRef.key}`);
-    } else throw new Error(`cannot resolve env ${variable.name}: ${JSON.stringify(variable.valueFrom)}`);
-  }
-  return env;
-}
-
-/** One key of a Secret, decoded; `undefined` when the Secret or the key does not exist. */
-async function secretKey(
-  admin: KubeConfig,
-  namespace: string,
-  name: string,
-  key: string,
-): Promise<string | undefined> {
-  try {
-    const secret = await api<{ data?: Record<string, string> }>(
-      admin,
-      'GET',
-      `/api/v1/namespaces/${namespace}/secrets/${name}`,
-    );
-    const encoded = secret.data?.[key];
-    return encoded === undefined ? undefined : Buffer.from(encoded, 'base64').toString('utf8');
-  } catch (error) {
-    if (error instanceof ApiError && error.status === 404) return undefined;
-    throw error;
-  }
-}
-
-export interface ControllerProcess {
-  /** Everything written to stdout and stderr so far. */
-  output(): string;
-  /** SIGTERM, then wait for the exit (SIGKILL after 10 s). */
-  stop(): Promise<void>;
-  child: ChildProcess;
-}
-
-/**
- * Runs a controller from source with the real Node (this test's), an env that is exactly `env` (plus
- * PATH/HOME: nothing from the test process, so the admin KUBECONFIG cannot leak in).
- */
-export function startController(cwd: string, entry: string, env: Record<string, string>): ControllerProcess {
-  const child = spawn(process.execPath, ['--conditions=development', entry], {
-    cwd,
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-  const exited = new Promise<void>((resolve) =>
-    child.once('exit', () => {
-      resolve();
-    }),
-  );
-  return {
-    child,
-    output: () => output,
-    stop: async () => {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      await exited;
-      clearTimeout(timer);
-    },
   };
 }

@@ -11,7 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApiError, api, apiStream, apiText } from './kube.ts';
-import { startPrometheusWithConfig } from './prometheus.ts';
+import { startPrometheus } from './prometheus.ts';
 
 /** A fresh namespace that enforces the restricted profile, as a hardened cluster's would. */
 export async function restrictedNamespace(admin: KubeConfig, prefix: string): Promise<TestNamespace> {
@@ -227,7 +227,7 @@ export async function leaseHolderPod(admin: KubeConfig, namespace: string, lease
 
 /**
  * Starts a real Prometheus that discovers the chart's metrics Service through the Kubernetes API
- * (`kubernetes_sd_configs`, role endpoints, kept by Service name and port name `metrics`, as a
+ * (`kubernetes_sd_configs`, role endpointslice, kept by Service name and port name `metrics`, as a
  * ServiceMonitor selects it) and scrapes every replica by pod IP over the node bridge. Waits until
  * `replicas` targets are `up`, `leader_election_master_status` sums to exactly 1 over them, and
  * `controller_runtime_reconcile_total` and `workqueue_adds_total` have samples for each of
@@ -249,13 +249,13 @@ export async function assertPodsScrapedByPrometheus(options: {
   if (!cluster.caFile) await writeFile(caFile, Buffer.from(cluster.caData ?? '', 'base64'));
   await writeFile(join(dir, 'token'), user?.token ?? '', { mode: 0o600 });
   const job = `${namespace}/${service}`;
-  const prometheus = await startPrometheusWithConfig({
+  const prometheus = await startPrometheus({
     scrape_configs: [
       {
         job_name: job,
         kubernetes_sd_configs: [
           {
-            role: 'endpoints',
+            role: 'endpointslice',
             api_server: cluster.server,
             tls_config: { ca_file: caFile },
             authorization: { credentials_file: join(dir, 'token') },
@@ -264,7 +264,7 @@ export async function assertPodsScrapedByPrometheus(options: {
         ],
         relabel_configs: [
           { source_labels: ['__meta_kubernetes_service_name'], regex: service, action: 'keep' },
-          { source_labels: ['__meta_kubernetes_endpoint_port_name'], regex: 'metrics', action: 'keep' },
+          { source_labels: ['__meta_kubernetes_endpointslice_port_name'], regex: 'metrics', action: 'keep' },
           { source_labels: ['__meta_kubernetes_pod_name'], target_label: 'pod' },
         ],
       },

@@ -4,8 +4,7 @@
  * discovery. It is the pinned Prometheus 3 built from its Go module (Debian's is built without
  * Kubernetes discovery); `PROMETHEUS_BINARY` names another one instead.
  */
-import { ensurePrometheusBinary, eventually, freeLoopbackPort } from '@loopwright/testing';
-import assert from 'node:assert/strict';
+import { ensurePrometheusBinary, freeLoopbackPort } from '@loopwright/testing';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -29,20 +28,8 @@ export interface Prometheus {
   stop(): Promise<void>;
 }
 
-export interface ScrapeTarget {
-  job: string;
-  /** host:port */
-  target: string;
-}
-
-export function startPrometheus(targets: ScrapeTarget[]): Promise<Prometheus> {
-  return startPrometheusWithConfig({
-    scrape_configs: targets.map((t) => ({ job_name: t.job, static_configs: [{ targets: [t.target] }] })),
-  });
-}
-
 /** Starts Prometheus with these scrape configs (the global section: a 1 s interval). */
-export async function startPrometheusWithConfig(options: { scrape_configs: object[] }): Promise<Prometheus> {
+export async function startPrometheus(options: { scrape_configs: object[] }): Promise<Prometheus> {
   const binary = await prometheusBinary();
   const dir = await mkdtemp(join(tmpdir(), 'loopwright-prometheus-'));
   const config = {
@@ -115,47 +102,4 @@ export async function promtoolCheckMetrics(
   );
   child.stdin.end(text);
   return { exitCode: await exited, findings: findings.trim() };
-}
-
-/**
- * Starts a Prometheus scraping one controller's `/metrics` as `job` and waits (30 s at most) until the
- * target is `up` and `controller_runtime_reconcile_total` and `workqueue_adds_total` have samples for
- * each of `controllers` (the runtime's `controller` / workqueue `name` label). A failure carries
- * Prometheus's own output.
- */
-export async function assertScrapedByPrometheus(options: {
-  job: string;
-  port: number;
-  controllers: readonly string[];
-}): Promise<void> {
-  const { job, port, controllers } = options;
-  const prometheus = await startPrometheus([{ job, target: `127.0.0.1:${port}` }]);
-  try {
-    await eventually(
-      async () => {
-        const targets = await prometheus.get<{
-          activeTargets: { labels: { job: string }; health: string }[];
-        }>('/api/v1/targets');
-        assert.deepEqual(
-          targets.activeTargets.map((t) => [t.labels.job, t.health]),
-          [[job, 'up']],
-        );
-        for (const metric of ['controller_runtime_reconcile_total', 'workqueue_adds_total']) {
-          const result = await prometheus.get<{ result: { metric: Record<string, string> }[] }>(
-            `/api/v1/query?query=${encodeURIComponent(`${metric}{job="${job}"}`)}`,
-          );
-          for (const name of controllers)
-            assert.ok(
-              result.result.some((r) => r.metric.controller === name || r.metric.name === name),
-              `${metric} of ${name}: ${JSON.stringify(result.result)}`,
-            );
-        }
-      },
-      { timeoutMs: 30_000, intervalMs: 500 },
-    );
-  } catch (error) {
-    throw new Error(`prometheus output:\n${prometheus.output()}`, { cause: error });
-  } finally {
-    await prometheus.stop();
-  }
 }
