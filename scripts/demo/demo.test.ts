@@ -1,74 +1,39 @@
 /**
- * `pnpm demo` end to end: the real entry point as a child process, as a user runs it. With KUBECONFIG
- * pointing at a control plane this test starts (which, like any cluster without nodes, has no kubelet:
- * the test plays it, the demo must not), without KUBECONFIG (the embedded control plane), and
- * interrupted with Ctrl-C halfway (nothing may outlive it).
+ * `pnpm demo` end to end: the real entry point as a child process, as a user runs it.
+ *
+ * - On a node: the node of `pnpm cluster up` when the environment names one (KUBECONFIG and
+ *   LOOPWRIGHT_NODE: the dev loop), else a node the demo starts itself (CI, as root on a fresh machine;
+ *   the machine's one-node lock serialises it with the e2e suites). The controllers must run as pods of
+ *   their charts, the At's command in a pod on the node, and everything the demo created must be gone.
+ * - With KUBECONFIG pointing at a control plane this test starts (which, like any cluster without nodes,
+ *   has no kubelet: the test plays it, the demo must not).
+ * - The fallback without a node (LOOPWRIGHT_DEMO_NODE=0 stands for a machine where none can start: the
+ *   same code path as a non-root user's, taken before any attempt), and interrupted with Ctrl-C halfway
+ *   (nothing may outlive it).
  */
-import { isNotFound, KubeClient, loadKubeConfig } from '@loopwright/runtime';
-import { eventually, startControlPlane, type ControlPlane } from '@loopwright/testing';
+import { KubeClient, loadKubeConfig } from '@loopwright/runtime';
+import { eventually, findTestNode, helm, startControlPlane, type ControlPlane } from '@loopwright/testing';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import {
+  alive,
+  assertConverged,
+  demoEnv,
+  descendants,
+  exists,
+  NAMESPACE,
+  NODE_NAME,
+  runDemo,
+  type DemoRun,
+} from './demo-run.ts';
 
-const entry = fileURLToPath(new URL('main.ts', import.meta.url));
-const NAMESPACE = 'loopwright-demo';
-const NODE_NAME = 'loopwright-demo-node';
-
-interface DemoRun {
-  child: ChildProcess;
-  output(): string;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
-function runDemo(env: Record<string, string | undefined>): DemoRun {
-  const child = spawn(process.execPath, ['--conditions=development', entry], {
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once('exit', (code, signal) => {
-      resolve({ code, signal });
-    }),
-  );
-  return { child, output: () => output, exited };
-}
-
-function envWithout(name: string): Record<string, string | undefined> {
-  return Object.fromEntries(Object.entries(process.env).filter(([key]) => key !== name));
-}
-
-/** The rows of the last table printed: columns are separated by at least three spaces, as kubectl's. */
-function lastTable(output: string): Record<string, { status: string; detail: string }> {
-  const lines = output.split('\n');
-  const header = lines.findLastIndex((line) =>
-    /^KIND\s{3,}NAME\s{3,}STATUS\s{3,}DETAIL\s{3,}AGE$/.test(line),
-  );
-  assert.ok(header >= 0, 'no table in the output');
-  const rows: Record<string, { status: string; detail: string }> = {};
-  for (const line of lines.slice(header + 1)) {
-    const [kind, , status, detail] = line.split(/\s{3,}/);
-    if (!kind || !status || !detail || !['At', 'MailgunCluster', 'Node'].includes(kind)) break;
-    rows[kind] = { status, detail };
-  }
-  return rows;
-}
-
-function assertConverged(output: string): void {
-  assert.match(output, /^all three converged, [\d.]+s after the samples were applied:$/m);
-  assert.match(output, /^ {2}MailgunCluster demo: Mailgun accepted 1 request mail for it;/m);
-  const rows = lastTable(output);
-  assert.equal(rows.At?.status, 'DONE/Succeeded');
-  assert.match(rows.At.detail, /^exit code 0, pod hello-pod$/);
-  assert.equal(rows.MailgunCluster?.status, 'RequestSent');
-  assert.match(rows.MailgunCluster.detail, /^message <[^>]+>, Ready=False \(WaitingForFulfilment\)$/);
-  assert.equal(rows.Node?.status, 'Initialized');
-  assert.match(rows.Node.detail, /^hcloud:\/\/\d+, untainted, instance-type=cpx31, zone=fsn1-dc14$/);
-}
+const CONTROLLERS = ['at-scheduler', 'mailgun-cluster', 'cloud-node'] as const;
+/** The Node of a cluster `startCluster()` starts (the testing package's name for it). */
+const OWN_NODE_NAME = 'loopwright-node';
+const FALLBACK =
+  /^no node here \(LOOPWRIGHT_DEMO_NODE=0\): falling back to the API-server-only control plane \(kube-apiserver, etcd, kube-controller-manager\); the demo plays kubelet for the At's pod$/;
 
 /** What a kubelet does for the At's pod: the command container ran and exited 0. */
 async function playKubelet(client: KubeClient, run: DemoRun): Promise<void> {
@@ -113,50 +78,71 @@ async function playKubelet(client: KubeClient, run: DemoRun): Promise<void> {
   }
 }
 
-async function exists(client: KubeClient, path: string): Promise<boolean> {
-  try {
-    await client.requestJson('GET', path);
-    return true;
-  } catch (error) {
-    if (isNotFound(error)) return false;
-    throw error;
+interface NodeObservations {
+  /** Deployment name -> the most ready replicas seen. */
+  deployments: Map<string, number>;
+  /** The node the At's pod was bound to. */
+  atPodNode: string | undefined;
+}
+
+/** What the API server shows while the demo runs on a cluster the test can reach too. */
+async function observeNode(client: KubeClient, run: DemoRun): Promise<NodeObservations> {
+  const seen: NodeObservations = { deployments: new Map(), atPodNode: undefined };
+  while (run.child.exitCode === null && run.child.signalCode === null) {
+    const deployments = await client
+      .requestJson<{ items: { metadata: { name: string }; status?: { readyReplicas?: number } }[] }>(
+        'GET',
+        `/apis/apps/v1/namespaces/${NAMESPACE}/deployments`,
+      )
+      .catch(() => ({ items: [] }));
+    for (const { metadata, status } of deployments.items)
+      seen.deployments.set(
+        metadata.name,
+        Math.max(seen.deployments.get(metadata.name) ?? 0, status?.readyReplicas ?? 0),
+      );
+    const pod = await client
+      .requestJson<{ spec: { nodeName?: string } }>('GET', `/api/v1/namespaces/${NAMESPACE}/pods/hello-pod`)
+      .catch(() => undefined);
+    seen.atPodNode = pod?.spec.nodeName ?? seen.atPodNode;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  return seen;
+}
+
+/** What the demo's own lines say about a run on a node (the only evidence where the node is its own). */
+function assertRanOnNode(output: string, nodeName: string): void {
+  assert.doesNotMatch(output, /falling back|plays kubelet/);
+  for (const controller of CONTROLLERS)
+    assert.match(
+      output,
+      new RegExp(
+        `^  ${controller}: Deployment ${controller} ready, pod ${controller}-\\S+ Running on node ${nodeName} \\(ghcr\\.io/loopwright/${controller}:0\\.1\\.0\\)$`,
+        'm',
+      ),
+    );
+  assert.match(
+    output,
+    new RegExp(
+      `^  At hello: its command ran once, when it was due, in pod hello-pod on node ${nodeName}: exit code 0, output "hello from the Loopwright demo"$`,
+      'm',
+    ),
+  );
+  assert.match(output, /^uninstalled the releases at-scheduler, mailgun-cluster, cloud-node$/m);
+  assert.match(output, new RegExp(`^deleted namespace ${NAMESPACE} and Node ${NODE_NAME}$`, 'm'));
+  const saved = /^saved the logs of the controller pods \(3\) to (\S+)$/m.exec(output);
+  assert.ok(saved?.[1], 'no saved controller logs');
+  for (const controller of CONTROLLERS) {
+    const logs = readdirLogs(saved[1], controller);
+    assert.equal(logs.length, 1, `${controller}: ${logs.join(' ')}`);
+    assert.match(readFileSync(logs[0] ?? '', 'utf8'), /"message":"starting/, `${controller}'s pod log`);
   }
 }
 
-/** Every live descendant of `pid` (zombies count as gone), from /proc. */
-function descendants(pid: number): number[] {
-  const children = new Map<number, number[]>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-    } catch {
-      continue; // exited meanwhile
-    }
-    // After the command name in parentheses (which may hold spaces): state, ppid, ...
-    const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    if (state === 'Z') continue;
-    const list = children.get(Number(ppid)) ?? [];
-    list.push(Number(entry));
-    children.set(Number(ppid), list);
-  }
-  const found: number[] = [];
-  for (let queue = [pid]; queue.length > 0;) {
-    const next = children.get(queue.shift() ?? -1) ?? [];
-    found.push(...next);
-    queue.push(...next);
-  }
-  return found;
-}
-
-function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0] !== 'Z';
-  } catch {
-    return false;
-  }
+/** The saved logs of a controller's pods (named `<pod>.log`, the pod named after its Deployment). */
+function readdirLogs(dir: string, controller: string): string[] {
+  return readdirSync(dir)
+    .filter((file) => new RegExp(`^${controller}-[a-z0-9]+-[a-z0-9]+\\.log$`).test(file))
+    .map((file) => join(dir, file));
 }
 
 // Independent runs (the embedded ones start control planes of their own): side by side, to keep the
@@ -177,7 +163,7 @@ describe('pnpm demo', { concurrency: true }, () => {
   });
 
   it('with KUBECONFIG: says so, converges, then deletes its namespace and Node and keeps the CRDs', async () => {
-    const run = runDemo({ ...process.env, KUBECONFIG: controlPlane.kubeconfigPath });
+    const run = runDemo(demoEnv({ KUBECONFIG: controlPlane.kubeconfigPath }));
     await playKubelet(client, run);
     const { code } = await run.exited;
     const output = run.output();
@@ -203,18 +189,84 @@ describe('pnpm demo', { concurrency: true }, () => {
       assert.ok(await exists(client, `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd}`), crd);
   });
 
-  it('without KUBECONFIG: its own control plane, kubelet played for the one pod, converges', async () => {
-    const run = runDemo(envWithout('KUBECONFIG'));
+  it('without a node (the fallback): says why in one line, kubelet played for the one pod, converges', async () => {
+    const run = runDemo(demoEnv({ LOOPWRIGHT_DEMO_NODE: '0' }));
     const { code } = await run.exited;
     const output = run.output();
     assert.equal(code, 0, output);
-    assert.match(output.split('\n')[0] ?? '', /^no KUBECONFIG: starting the embedded control plane/);
-    assert.match(output, /the demo plays kubelet for the At's pod/);
+    assert.match(output.split('\n')[0] ?? '', FALLBACK);
+    assert.match(
+      output,
+      /^ {2}At hello: its pod hello-pod was created once, when it was due; no kubelet here, so the demo reported it finished \(exit code 0\) and the command itself did not run$/m,
+    );
     assertConverged(output);
   });
 
+  it('on a node: the controllers as pods of their charts, the At run by the kubelet, then nothing left', async () => {
+    // The dev loop's node (`pnpm cluster up`) when there is one, else (CI) the demo starts its own.
+    const shared = findTestNode();
+    const kubeconfig = shared ? process.env.KUBECONFIG : undefined;
+    const run = runDemo(
+      shared && kubeconfig
+        ? demoEnv({ KUBECONFIG: kubeconfig, LOOPWRIGHT_NODE: JSON.stringify(shared) })
+        : demoEnv(),
+    );
+    const admin = kubeconfig
+      ? new KubeClient(loadKubeConfig({ kubeconfig }), { rateLimit: false })
+      : undefined;
+    try {
+      const observed = admin ? await observeNode(admin, run) : undefined;
+      const { code } = await run.exited;
+      const output = run.output();
+      assert.equal(code, 0, output);
+      const nodeName = shared?.nodeName ?? OWN_NODE_NAME;
+      assert.match(
+        output.split('\n')[0] ?? '',
+        shared
+          ? new RegExp(`^using the Loopwright node of KUBECONFIG and LOOPWRIGHT_NODE \\(node ${nodeName}, `)
+          : /^no KUBECONFIG: starting a single-node cluster on this machine/,
+      );
+      assertConverged(output);
+      assertRanOnNode(output, nodeName);
+      if (!admin || !observed) {
+        // The demo's own node is gone with the demo: its lines are the evidence that it stopped it.
+        assert.match(output, /^ {2}node stopped; restored: /m);
+        return;
+      }
+      assert.equal(observed.atPodNode, nodeName);
+      assert.deepEqual(
+        [...observed.deployments].sort(),
+        CONTROLLERS.map((controller) => [controller, 1]).sort(),
+      );
+      assert.equal(await exists(admin, `/api/v1/namespaces/${NAMESPACE}`), false);
+      assert.equal(await exists(admin, `/api/v1/nodes/${NODE_NAME}`), false);
+      // The releases' cluster-scoped objects and the Role cloud-node's chart puts into `default`.
+      for (const path of [
+        '/apis/rbac.authorization.k8s.io/v1/clusterroles/cloud-node',
+        '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/cloud-node',
+        '/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles/cloud-node-events',
+        '/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings/cloud-node-events',
+      ])
+        assert.equal(await exists(admin, path), false, path);
+      const releases = await helm(
+        [
+          'list',
+          '--namespace',
+          NAMESPACE,
+          '--short',
+          // Helm 4 has no --all: every state a release record can be in.
+          ...['--deployed', '--failed', '--pending', '--uninstalling', '--uninstalled', '--superseded'],
+        ],
+        { kubeconfig },
+      );
+      assert.equal(releases.stdout.trim(), '');
+    } finally {
+      await admin?.close();
+    }
+  });
+
   it('Ctrl-C halfway: exits 130 and leaves no process behind', async () => {
-    const run = runDemo(envWithout('KUBECONFIG'));
+    const run = runDemo(demoEnv({ LOOPWRIGHT_DEMO_NODE: '0' }));
     await eventually(
       () => {
         assert.match(run.output(), /^applied: /m);

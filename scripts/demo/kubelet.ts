@@ -1,8 +1,9 @@
 /**
- * The embedded control plane has no kubelet, so the At's pod would stay Pending for ever. In that mode
- * (only) the demo plays kubelet for exactly that pod, through the pod status subresource as a kubelet
- * does: Running, then Succeeded with the command container terminated with exit code 0. A cluster of
- * KUBECONFIG has real kubelets: there the pod really runs.
+ * The API-server-only control plane (the demo's fallback where no node can start) has no kubelet, so the
+ * At's pod would stay Pending for ever. In that mode (only) the demo plays kubelet for exactly that pod,
+ * through the pod status subresource as a kubelet does: Running, then Succeeded with the command
+ * container terminated with exit code 0. On a node, and on a cluster of KUBECONFIG, a real kubelet runs
+ * the pod.
  */
 import type { KubeClient } from '@loopwright/runtime';
 import { setTimeout as sleep } from 'node:timers/promises';

@@ -1,30 +1,42 @@
 /**
- * `pnpm demo`: the three controllers at work, in one command. Without KUBECONFIG it starts a control
- * plane of its own; with KUBECONFIG it uses that cluster and says so. Then: the fake Hetzner Cloud API
- * and the Mailgun peer, the CRDs, the controllers (child processes, logs in a temporary directory), one
- * sample object per controller, and a live table until all three converged (exit 0) or 90 s passed
- * (exit 1, naming what did not converge). Ctrl-C stops everything at any moment; on a cluster of
- * KUBECONFIG the demo's namespace and Node are deleted again, the CRDs stay.
+ * `pnpm demo`: the three controllers at work, in one command.
+ *
+ * Where (see environment.ts): without KUBECONFIG on a real single-node cluster it starts on this machine,
+ * the controllers as pods from their charts and the At's command run by the kubelet; when no node can
+ * start here, on the API-server-only control plane, the controllers as child processes and the demo
+ * playing kubelet for the At's pod (it says why in one line); with KUBECONFIG on that cluster, the
+ * controllers as child processes (as pods from the charts when it is the node of `pnpm cluster up`).
+ *
+ * Then: the fake Hetzner Cloud API and the Mailgun peer, the CRDs, the controllers, one sample object per
+ * controller, and a live table until all three converged (exit 0) or 90 s passed (exit 1, naming what did
+ * not converge). Ctrl-C stops everything at any moment. On a cluster that is not thrown away the demo's
+ * releases, namespace and Node are deleted again, the CRDs stay.
  */
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ControllerProcess, controllerSpecs } from './controllers.ts';
 import { ensureCrds } from './crds.ts';
-import { openCluster, type DemoCluster } from './environment.ts';
+import { openCluster } from './environment.ts';
 import { startFakes } from './fakes.ts';
 import { playKubelet } from './kubelet.ts';
 import { LiveTable } from './live-table.ts';
-import { AT_DELAY_MS, AT_NAME, CLUSTER_NAME, NAMESPACE, NODE_NAME } from './names.ts';
+import { AT_DELAY_MS, AT_NAME, CLUSTER_NAME, NAMESPACE, NODE_NAME, PATHS } from './names.ts';
 import { observeRows } from './observe.ts';
+import { readContainerRun } from './pods.ts';
+import { getIfExists } from './read.ts';
+import type { At, MailgunCluster } from './rows.ts';
 import { applySamples, clearLeftovers, createNamespace, deleteSamples } from './samples.ts';
 import { Shutdown } from './shutdown.ts';
+import { installControllerCharts, startControllerProcesses } from './start-controllers.ts';
+import { atSummary } from './summary.ts';
 import type { Row } from './table.ts';
 
 /** From the samples being applied to the last row converged; the At alone takes 10 s of it. */
 const CONVERGE_TIMEOUT_MS = 90_000;
 const POLL_MS = 500;
+/** The At's pod's container, as at-scheduler names it. */
+const COMMAND_CONTAINER = 'command';
 
 const startedAt = Date.now();
 const seconds = (since: number): string => `${((Date.now() - since) / 1000).toFixed(1)}s`;
@@ -45,19 +57,19 @@ const say = (line: string): void => {
 };
 const shutdown = new Shutdown(say);
 
-/** What is running, for the lines printed on the way out. */
-let mode: DemoCluster['mode'] | undefined;
-let fakesStarted = false;
+/** What runs, newest last, for the line printed on the way out. */
+const running: string[] = [];
 let logDir: string | undefined;
 
 async function demo(): Promise<number> {
   const { signal } = shutdown;
   const cluster = await openCluster(process.env, shutdown, say);
-  mode = cluster.mode;
+  signal.throwIfAborted();
   const { client } = cluster;
+  if (!cluster.outlivesDemo) running.push(cluster.mode === 'node' ? 'the node' : 'the control plane');
 
-  const fakes = await startFakes(shutdown);
-  fakesStarted = true;
+  const fakes = await startFakes(shutdown, cluster.mode === 'node' ? cluster.node.hostAddress : undefined);
+  running.push('the fakes');
   say(`fake Hetzner Cloud API at ${fakes.hcloud.url}, Mailgun peer at ${fakes.mailgun.url}`);
 
   const crds = await ensureCrds(client, signal);
@@ -67,7 +79,7 @@ async function demo(): Promise<number> {
     say(`  ${crds.standIns.join(', ')}: minimal stand-ins, as Cluster API is not installed`);
 
   await clearLeftovers(client, signal, say);
-  if (cluster.mode === 'kubeconfig') {
+  if (cluster.outlivesDemo)
     // Undone after the objects are deleted (steps run newest first): the last word on what stays.
     shutdown.defer('report the CRDs', () => {
       const charts = [...crds.installed, ...crds.present].filter((name) => !crds.standIns.includes(name));
@@ -78,23 +90,18 @@ async function demo(): Promise<number> {
         );
       return Promise.resolve();
     });
+  // On a node of its own too: the same steps as on `pnpm cluster up`'s node, so both paths are one.
+  if (cluster.mode !== 'embedded')
     shutdown.defer(`delete namespace ${NAMESPACE} and Node ${NODE_NAME}`, () => deleteSamples(client, say));
-  }
   await createNamespace(client, signal);
 
-  const controllers: ControllerProcess[] = [];
-  logDir = await mkdtemp(join(tmpdir(), 'loopwright-demo-'));
-  say(`controller logs: ${logDir}`);
-  for (const spec of controllerSpecs(fakes)) {
-    signal.throwIfAborted();
-    const controller = await ControllerProcess.start(spec, logDir, cluster.kubeconfigEnv);
-    shutdown.defer(`stop ${spec.name}`, () => controller.stop());
-    controllers.push(controller);
-  }
-  say(
-    `starting ${controllers.map((c) => `${c.name} (:${c.healthPort})`).join(', ')} in namespace ${NAMESPACE}`,
-  );
-  await Promise.all(controllers.map((c) => c.waitReady(60_000, signal)));
+  const dir = await mkdtemp(join(tmpdir(), 'loopwright-demo-'));
+  logDir = dir;
+  running.push('the controllers');
+  const controllers =
+    cluster.mode === 'node'
+      ? await installControllerCharts({ shutdown, say }, cluster, fakes, dir)
+      : await startControllerProcesses({ shutdown, say }, cluster, fakes, dir);
   say(`controllers ready after ${seconds(startedAt)}`);
 
   const { expectedProviderID } = await applySamples(client, fakes.hcloudState);
@@ -103,7 +110,8 @@ async function demo(): Promise<number> {
     `applied: At ${AT_NAME} (due in ${AT_DELAY_MS / 1000}s), Cluster + MailgunCluster ${CLUSTER_NAME}, ` +
       `Node ${NODE_NAME} (tainted, server ${expectedProviderID.replace('hcloud://', '')} in the fake project)`,
   );
-  if (cluster.mode === 'embedded') {
+  const kubeletPlayed = cluster.mode === 'embedded';
+  if (kubeletPlayed) {
     say(
       `no kubelet in the embedded control plane: the demo plays kubelet for the At's pod (Running, then Succeeded, exit 0)`,
     );
@@ -126,8 +134,8 @@ async function demo(): Promise<number> {
     }
     table.update(rows);
     if (rows.every((row) => row.converged)) break;
-    const exited = controllers.find((c) => !c.running);
-    if (exited) throw new Error(`${exited.name} exited; its log ends with:\n${await exited.tail()}`);
+    const failure = await controllers.failure();
+    if (failure) throw new Error(failure);
     if (Date.now() - appliedAt > CONVERGE_TIMEOUT_MS) {
       table.finish();
       const pending = rows
@@ -142,12 +150,21 @@ async function demo(): Promise<number> {
   }
   table.finish();
   say(`all three converged, ${seconds(appliedAt)} after the samples were applied:`);
-  const mails = fakes.acceptedMails();
-  say(`  At ${AT_NAME}: its command ran once, in a pod, when it was due; the outcome is in its status`);
+  const podName = (await getIfExists<At>(client, `${PATHS.ats}/${AT_NAME}`))?.status?.podName;
+  const podRun = podName && (await readContainerRun(client, podName, COMMAND_CONTAINER));
+  say(`  ${atSummary(AT_NAME, podRun || undefined, kubeletPlayed)}`);
+  const mails = fakes.acceptedMailIds();
   say(
-    `  MailgunCluster ${CLUSTER_NAME}: Mailgun accepted ${mails} request mail${mails === 1 ? '' : 's'} for it; ` +
+    `  MailgunCluster ${CLUSTER_NAME}: Mailgun accepted ${mails.length} request mail${mails.length === 1 ? '' : 's'} for it; ` +
       'Ready stays False until a human builds the cluster',
   );
+  const messageID = (await getIfExists<MailgunCluster>(client, `${PATHS.mailgunClusters}/${CLUSTER_NAME}`))
+    ?.status?.messageID;
+  if (messageID && !mails.includes(messageID))
+    say(
+      `  but its message id ${messageID} is not from the demo's Mailgun peer: another mailgun-cluster ` +
+        `controller in this cluster reconciles namespace ${NAMESPACE} too`,
+    );
   say(`  Node ${NODE_NAME}: initialised from its Hetzner server (providerID, labels), taint removed`);
   return 0;
 }
@@ -158,11 +175,11 @@ function exit(code: number, why?: string): Promise<never> {
     // The table stays as it was last drawn; what follows is printed below it.
     table.finish();
     if (why) say(why);
-    const running = [logDir && 'the controllers', fakesStarted && 'the fakes'].filter(Boolean);
-    if (mode === 'embedded') running.push('the control plane');
-    const last = running.pop();
-    if (last) say(`stopping ${running.length > 0 ? `${running.join(', ')} and ${last}` : last}`);
-    await shutdown.run(flow);
+    const stopping = [...running].reverse();
+    const last = stopping.pop();
+    if (last) say(`stopping ${stopping.length > 0 ? `${stopping.join(', ')} and ${last}` : last}`);
+    // Long enough for a node's start (which cannot be interrupted) to end and register its stop.
+    await shutdown.run(flow, 180_000);
     const logs = logDir ? `; controller logs kept in ${logDir}` : '';
     say(`demo ${code === 0 ? 'done' : 'ended'} after ${seconds(startedAt)}${logs}`);
     process.exit(code);

@@ -1,0 +1,139 @@
+/**
+ * On a node, the controllers run as users run them: pods of their charts, installed with the pinned
+ * helm into the demo's namespace. Each chart gets its defaults plus only what it requires (the Secrets
+ * and endpoints of the fakes, the namespace to watch, cloud-node's Node label selector), and one
+ * replica instead of two: one pod per controller keeps the demo's pods and logs one per controller and
+ * halves what a laptop runs; the charts' second replica is a warm standby that only matters when a node
+ * is lost, which a single-node demo cannot show.
+ */
+import type { KubeClient } from '@loopwright/runtime';
+import { helm } from '@loopwright/testing';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { ControllerName, ThirdParties } from './controllers.ts';
+import { MAIL_RECIPIENT, MAILGUN_DOMAIN, MANAGED_BY, NAMESPACE, NODE_LABEL, PATHS } from './names.ts';
+import { podLog } from './pods.ts';
+import { repoRoot } from './repo.ts';
+
+/** The charts' container that runs the controller. */
+const CONTROLLER_CONTAINER = 'controller';
+const SECRETS = { hcloud: 'hcloud', mailgun: 'mailgun' } as const;
+
+/** The release of each controller: named like its chart, so the Deployment is `deploy/<controller>`. */
+export const RELEASES: readonly ControllerName[] = ['at-scheduler', 'mailgun-cluster', 'cloud-node'];
+
+/** The values each chart requires (beyond its defaults), as `--set-json` pairs. */
+export function chartValues(controller: ControllerName, fakes: ThirdParties): Record<string, unknown> {
+  const [[labelKey, labelValue]] = Object.entries(NODE_LABEL) as [[string, string]];
+  const common = { replicaCount: 1 };
+  switch (controller) {
+    case 'at-scheduler':
+      return { ...common, watchNamespaces: [NAMESPACE] };
+    case 'mailgun-cluster':
+      return {
+        ...common,
+        watchNamespace: NAMESPACE,
+        'mailgun.domain': MAILGUN_DOMAIN,
+        'mailgun.url': fakes.mailgun.url,
+        'mailgun.apiKey.existingSecret': SECRETS.mailgun,
+        recipient: MAIL_RECIPIENT,
+      };
+    case 'cloud-node':
+      return {
+        ...common,
+        'hcloud.endpoint': fakes.hcloud.url,
+        'hcloud.token.existingSecret': SECRETS.hcloud,
+        nodeLabelSelector: `${labelKey}=${labelValue}`,
+      };
+  }
+}
+
+/** The credentials, in Secrets the charts reference (as the charts recommend, not in the releases). */
+export async function createCredentialSecrets(client: KubeClient, fakes: ThirdParties): Promise<void> {
+  for (const [name, stringData] of [
+    [SECRETS.hcloud, { token: fakes.hcloud.token }],
+    [SECRETS.mailgun, { 'api-key': fakes.mailgun.apiKey }],
+  ] as const)
+    await client.requestJson('POST', `/api/v1/namespaces/${NAMESPACE}/secrets`, {
+      body: { apiVersion: 'v1', kind: 'Secret', metadata: { name, labels: { ...MANAGED_BY } }, stringData },
+    });
+}
+
+export async function installChart(
+  controller: ControllerName,
+  fakes: ThirdParties,
+  kubeconfig: string,
+): Promise<void> {
+  const args = ['install', controller, join(repoRoot, 'charts', controller), '--namespace', NAMESPACE];
+  for (const [key, value] of Object.entries(chartValues(controller, fakes)))
+    args.push('--set-json', `${key}=${JSON.stringify(value)}`);
+  args.push('--wait', '--timeout', '3m');
+  await helm(args, { kubeconfig, timeoutMs: 200_000 });
+}
+
+/** `--wait`: the pods are gone too when it returns, so the namespace is deleted at once afterwards. */
+export async function uninstallChart(controller: ControllerName, kubeconfig: string): Promise<void> {
+  await helm(
+    ['uninstall', controller, '--namespace', NAMESPACE, '--ignore-not-found', '--wait', '--timeout', '90s'],
+    {
+      kubeconfig,
+      timeoutMs: 100_000,
+    },
+  );
+}
+
+interface Pod {
+  metadata: { name: string };
+  spec: { nodeName?: string; containers: { name: string; image: string }[] };
+  status: { phase?: string; containerStatuses?: { name: string; restartCount: number }[] };
+}
+
+export interface ControllerPod {
+  controller: ControllerName;
+  pod: string;
+  nodeName: string | undefined;
+  image: string | undefined;
+  phase: string | undefined;
+  /** Of the controller container: a restart means the controller crashed (or failed its probe). */
+  restarts: number;
+}
+
+/** The pods of a release, by the chart's `app.kubernetes.io/instance` label. */
+export async function controllerPods(
+  client: KubeClient,
+  controller: ControllerName,
+): Promise<ControllerPod[]> {
+  const selector = encodeURIComponent(`app.kubernetes.io/instance=${controller}`);
+  const list = await client.requestJson<{ items: Pod[] }>('GET', `${PATHS.pods}?labelSelector=${selector}`);
+  return list.items.map((pod) => ({
+    controller,
+    pod: pod.metadata.name,
+    nodeName: pod.spec.nodeName,
+    image: pod.spec.containers.find((c) => c.name === CONTROLLER_CONTAINER)?.image,
+    phase: pod.status.phase,
+    restarts: pod.status.containerStatuses?.find((c) => c.name === CONTROLLER_CONTAINER)?.restartCount ?? 0,
+  }));
+}
+
+/** Which controller pod restarted, with the end of the log of its crashed container; else undefined. */
+export async function restartedControllerPod(client: KubeClient): Promise<string | undefined> {
+  for (const controller of RELEASES)
+    for (const { pod, restarts } of await controllerPods(client, controller))
+      if (restarts > 0) {
+        const previous = await podLog(client, pod, CONTROLLER_CONTAINER, { previous: true, tailLines: 15 });
+        return `${controller}'s pod ${pod} restarted (${restarts}); its crashed container's log ends with:\n${previous.trimEnd()}`;
+      }
+  return undefined;
+}
+
+/** Each controller pod's log into `<dir>/<pod>.log`: the cluster, and the logs with it, may be gone soon. */
+export async function saveControllerLogs(client: KubeClient, dir: string): Promise<string[]> {
+  const saved: string[] = [];
+  for (const controller of RELEASES)
+    for (const { pod } of await controllerPods(client, controller)) {
+      const path = join(dir, `${pod}.log`);
+      await writeFile(path, await podLog(client, pod, CONTROLLER_CONTAINER));
+      saved.push(path);
+    }
+  return saved;
+}

@@ -1,0 +1,55 @@
+/**
+ * What a real kubelet leaves behind of a pod that ran: the node it ran on, its container's exit code and
+ * log. Read through the API server, as `kubectl get pod` and `kubectl logs` read them.
+ */
+import type { KubeClient } from '@loopwright/runtime';
+import { PATHS } from './names.ts';
+import { getIfExists } from './read.ts';
+
+/**
+ * A container's log through the API server (which asks the kubelet), as `kubectl logs` reads it; with
+ * `previous`, that of the container before its last restart.
+ */
+export async function podLog(
+  client: KubeClient,
+  pod: string,
+  container: string,
+  options: { previous?: boolean; tailLines?: number } = {},
+): Promise<string> {
+  const query = new URLSearchParams({ container });
+  if (options.previous) query.set('previous', 'true');
+  if (options.tailLines !== undefined) query.set('tailLines', String(options.tailLines));
+  const response = await client.fetch(`${PATHS.pods}/${pod}/log?${query.toString()}`);
+  const text = await response.text();
+  if (!response.ok) throw new Error(`log of pod ${pod}: HTTP ${response.status}: ${text.trim()}`);
+  return text;
+}
+
+interface Pod {
+  spec: { nodeName?: string };
+  status?: {
+    containerStatuses?: { name: string; state?: { terminated?: { exitCode: number } } }[];
+  };
+}
+
+export interface ContainerRun {
+  pod: string;
+  /** Where it ran; undefined where no kubelet took the pod (somebody played kubelet for it). */
+  nodeName: string | undefined;
+  exitCode: number | undefined;
+  /** Its log, when a kubelet has one. */
+  output: string | undefined;
+}
+
+export async function readContainerRun(
+  client: KubeClient,
+  pod: string,
+  container: string,
+): Promise<ContainerRun | undefined> {
+  const found = await getIfExists<Pod>(client, `${PATHS.pods}/${pod}`);
+  if (!found) return undefined;
+  const { nodeName } = found.spec;
+  const status = found.status?.containerStatuses?.find((c) => c.name === container);
+  const output = nodeName ? await podLog(client, pod, container).catch(() => undefined) : undefined;
+  return { pod, nodeName, exitCode: status?.state?.terminated?.exitCode, output };
+}
