@@ -14,9 +14,9 @@ import { readFile } from 'node:fs/promises';
 import { after, before, describe, test } from 'node:test';
 import { chartPath, normalizeRules, type PolicyRule } from './charts.ts';
 import {
-  ApiError,
   adminKubeconfigPath,
   api,
+  objectExists,
   effectiveRules,
   serviceAccountKubeconfig,
   type ServiceAccountCredentials,
@@ -112,16 +112,6 @@ function assertRanOnce(at: At, schedule: string, podUids: PodUidWatch): void {
   assert.ok(podName, `At ${at.metadata.name} records no pod`);
   assert.equal(podUids.uidsOf(podName).length, 1, `pods created for At ${at.metadata.name}`);
   assert.ok(Date.parse(at.status?.startTime ?? '') >= Date.parse(schedule), 'started before its schedule');
-}
-
-async function exists(admin: KubeConfig, path: string): Promise<boolean> {
-  try {
-    await api(admin, 'GET', path);
-    return true;
-  } catch (error) {
-    if (error instanceof ApiError && error.status === 404) return false;
-    throw error;
-  }
 }
 
 /** The release's controller pods, not counting those already terminating. */
@@ -259,15 +249,15 @@ async function assertUninstallLeavesOnlyTheCrd(
     },
     { timeoutMs: 75_000, intervalMs: 500 },
   );
-  for (const path of objects) assert.equal(await exists(admin, path), false, `${path} is left`);
+  for (const path of objects) assert.equal(await objectExists(admin, path), false, `${path} is left`);
   const helmSecrets = await api<{ items: unknown[] }>(
     admin,
     'GET',
     `/api/v1/namespaces/${namespace}/secrets?labelSelector=${encodeURIComponent(`owner=helm,name=${release}`)}`,
   );
   assert.equal(helmSecrets.items.length, 0, 'helm kept the release history');
-  assert.ok(await exists(admin, `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${CRD}`));
-  for (const at of userAts) assert.ok(await exists(admin, `${atsPath(at.namespace)}/${at.name}`));
+  assert.ok(await objectExists(admin, `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${CRD}`));
+  for (const at of userAts) assert.ok(await objectExists(admin, `${atsPath(at.namespace)}/${at.name}`));
   const lease = await api<{ metadata: { labels?: Record<string, string> } }>(
     admin,
     'GET',
@@ -423,7 +413,7 @@ describe('at-scheduler on the node, all namespaces', () => {
       assert.equal(container.readinessProbe?.httpGet?.path, '/readyz');
       assert.equal(container.livenessProbe?.httpGet?.path, '/healthz');
     }
-    assert.ok(await exists(admin, `/apis/rbac.authorization.k8s.io/v1/clusterroles/${release}`));
+    assert.ok(await objectExists(admin, `/apis/rbac.authorization.k8s.io/v1/clusterroles/${release}`));
   });
 
   test('the controller runs on its in-cluster ServiceAccount token, no kubeconfig', async () => {
@@ -491,7 +481,7 @@ describe('at-scheduler on the node, all namespaces', () => {
     let goneAt = 0;
     await eventually(
       async () => {
-        assert.equal(await exists(admin, `/api/v1/namespaces/${work.name}/pods/ttl-pod`), false);
+        assert.equal(await objectExists(admin, `/api/v1/namespaces/${work.name}/pods/ttl-pod`), false);
         goneAt = Date.now();
       },
       { timeoutMs: 20_000, intervalMs: 200 },
@@ -499,7 +489,7 @@ describe('at-scheduler on the node, all namespaces', () => {
     assert.ok(goneAt >= deletableAt, 'the finished pod was deleted before its TTL');
     // The TTL removes the pod only: the At keeps its outcome, and pods of Ats without a TTL stay.
     assert.equal((await getAt(admin, work.name, 'ttl')).status?.phase, 'DONE');
-    assert.ok(await exists(admin, `/api/v1/namespaces/${work.name}/pods/echo-pod`));
+    assert.ok(await objectExists(admin, `/api/v1/namespaces/${work.name}/pods/echo-pod`));
 
     // Events, written with the ServiceAccount's rights (events.k8s.io create).
     await eventually(async () => {
@@ -675,9 +665,9 @@ describe('at-scheduler on the node, watchNamespaces', () => {
     assert.match(installOutput, new RegExp(`Watching: ${watched.name}\\.`));
     await assertReplicasReady(admin, system.name, release);
     const rbac = '/apis/rbac.authorization.k8s.io/v1';
-    assert.equal(await exists(admin, `${rbac}/clusterroles/${release}`), false);
-    assert.ok(await exists(admin, `${rbac}/namespaces/${watched.name}/roles/${release}`));
-    assert.equal(await exists(admin, `${rbac}/namespaces/${other.name}/roles/${release}`), false);
+    assert.equal(await objectExists(admin, `${rbac}/clusterroles/${release}`), false);
+    assert.ok(await objectExists(admin, `${rbac}/namespaces/${watched.name}/roles/${release}`));
+    assert.equal(await objectExists(admin, `${rbac}/namespaces/${other.name}/roles/${release}`), false);
   });
 
   test('the controller runs on its in-cluster ServiceAccount token, no kubeconfig', async () => {

@@ -36,7 +36,14 @@ import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { after, before, describe, test } from 'node:test';
 import { chartPath, normalizeRules, type PolicyRule } from './charts.ts';
-import { adminKubeconfigPath, api, ApiError, effectiveRules, serviceAccountKubeconfig } from './kube.ts';
+import {
+  adminKubeconfigPath,
+  api,
+  ApiError,
+  effectiveRules,
+  objectExists,
+  serviceAccountKubeconfig,
+} from './kube.ts';
 import {
   assertPodsScrapedByPrometheus,
   followPodLogs,
@@ -305,7 +312,7 @@ describe('cloud-node on the node: helm install, Nodes initialised, failover, upg
       // At once (no kubelet will ever confirm a graceful deletion).
       await api(admin, 'DELETE', `/api/v1/namespaces/${namespace.name}/pods/${probe}?gracePeriodSeconds=0`);
     }
-    assert.equal(await exists(admin, `/api/v1/namespaces/${namespace.name}/pods/${probe}`), false);
+    assert.equal(await objectExists(admin, `/api/v1/namespaces/${namespace.name}/pods/${probe}`), false);
   });
 
   let first: Machine;
@@ -522,7 +529,7 @@ describe('cloud-node on the node: helm install, Nodes initialised, failover, upg
       `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/roles/${fullname}-leader-election`,
       `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings/${fullname}-leader-election`,
     ])
-      assert.equal(await exists(admin, path), false, `${path} is left`);
+      assert.equal(await objectExists(admin, path), false, `${path} is left`);
     // The release record too (no history kept), and the pods with their ReplicaSets (garbage-collected).
     await assert.rejects(helmAsAdmin(['status', release, '--namespace', ns]), /not found/);
     const records = await api<{ items: unknown[] }>(
@@ -559,7 +566,8 @@ describe('cloud-node on the node: helm install, Nodes initialised, failover, upg
     const left = await lease(admin, ns);
     assert.equal(left.metadata.labels?.['app.kubernetes.io/instance'], undefined);
     const holder = left.spec.holderIdentity ?? '';
-    if (holder !== '') assert.equal(await exists(admin, `/api/v1/namespaces/${ns}/pods/${holder}`), false);
+    if (holder !== '')
+      assert.equal(await objectExists(admin, `/api/v1/namespaces/${ns}/pods/${holder}`), false);
     assert.ok(Date.parse(left.spec.renewTime ?? '') <= podsGoneAt, JSON.stringify(left.spec));
     // What matters to a user: installing again (same release, same namespace) works, and leads.
     await install();
@@ -711,16 +719,6 @@ async function chartPods(admin: KubeConfig, namespace: string, selector: string)
 
 async function lease(admin: KubeConfig, namespace: string): Promise<Lease> {
   return api<Lease>(admin, 'GET', `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/${LEASE}`);
-}
-
-async function exists(admin: KubeConfig, path: string): Promise<boolean> {
-  try {
-    await api(admin, 'GET', path);
-    return true;
-  } catch (error) {
-    if (error instanceof ApiError && error.status === 404) return false;
-    throw error;
-  }
 }
 
 /** cloud-node's Events about a Node, as `<type> <reason> by <replica>` (a repeated one with its count). */

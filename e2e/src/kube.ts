@@ -111,6 +111,17 @@ export async function api<T = unknown>(
   return (text ? JSON.parse(text) : undefined) as T;
 }
 
+/** Whether GET `path` finds the object (404: false; any other failure throws). */
+export async function objectExists(kc: KubeConfig, path: string): Promise<boolean> {
+  try {
+    await api(kc, 'GET', path);
+    return true;
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 404) return false;
+    throw error;
+  }
+}
+
 /** The admin kubeconfig file of the test run (set by the global setup); helm installs with it. */
 export function adminKubeconfigPath(): string {
   const path = process.env.KUBECONFIG;
