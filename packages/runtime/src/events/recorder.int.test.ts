@@ -98,6 +98,35 @@ describe('EventRecorder against the API server', () => {
     );
   });
 
+  it('an object with a 253-character name (the longest allowed) gets its Event', async () => {
+    const longName = `${'a'.repeat(126)}.${'b'.repeat(126)}`;
+    const configMap = await client
+      .api(CoreV1Api)
+      .createNamespacedConfigMap({ namespace: namespace.name, body: { metadata: { name: longName } } });
+    const recorder = new EventRecorder({
+      client,
+      reportingController: 'loopwright.dev/runtime-test',
+      reportingInstance: 'test-0',
+    });
+    recorder.event(
+      {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        namespace: namespace.name,
+        name: longName,
+        uid: configMap.metadata?.uid ?? '',
+      },
+      { type: 'Normal', reason: 'LongNameChecked', action: 'Check' },
+    );
+    await recorder.close();
+    assert.deepEqual(recorder.stats(), { created: 1, patched: 0, aggregated: 0, dropped: 0, failed: 0 });
+    const list = await client
+      .api(EventsV1Api)
+      .listNamespacedEvent({ namespace: namespace.name, fieldSelector: `regarding.name=${longName}` });
+    assert.equal(list.items.length, 1);
+    assert.equal(list.items[0]?.reason, 'LongNameChecked');
+  });
+
   it('cluster-scoped objects get their Events in the default namespace', async () => {
     const recorder = new EventRecorder({
       client,

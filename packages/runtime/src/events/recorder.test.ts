@@ -249,6 +249,15 @@ describe('EventRecorder', () => {
     assert.equal(recorder.stats().failed, 0);
   });
 
+  it('names the Event of an object with a 253-character name within 253 characters', async () => {
+    const { sink, recorder } = setup();
+    recorder.event({ ...pod, name: `${'a'.repeat(126)}.${'b'.repeat(126)}` }, failed);
+    await settle();
+    const name = sink.creates[0]?.event.metadata.name ?? '';
+    assert.ok(name.length > 0 && name.length <= 253, `${name.length} characters: ${name}`);
+    assert.match(name, /^a{126}\.b+-[0-9a-f]{8}\.[0-9a-f]{16}$/);
+  });
+
   it('finishes a series after 6 min without repeats: the next occurrence is a new Event', async () => {
     const { clock, sink, recorder } = setup();
     recorder.event(pod, failed);

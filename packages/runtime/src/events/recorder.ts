@@ -7,8 +7,8 @@
  *
  * Aggregation. Events are identical when regarding (apiVersion, kind, namespace, name, uid, fieldPath),
  * related, type, reason, action and note are equal. The first one is created
- * (`<regarding name>.<hex unix nanoseconds>` in the regarding object's namespace, `default` for
- * cluster-scoped objects). Repeats are not created again: they increment a series, and the Event's
+ * (`<regarding name>.<hex unix nanoseconds>`, a long name cut and hashed to stay within 253 characters:
+ * see `eventName`; in the regarding object's namespace, `default` for cluster-scoped objects). Repeats are not created again: they increment a series, and the Event's
  * `series.count`/`series.lastObservedTime` are written with a merge PATCH at most once per
  * `seriesPatchIntervalMs` (default 30 s) per Event, counting from the previous write; repeats in
  * between are only counted, and the next allowed patch carries the latest count. A series whose Event
@@ -33,6 +33,7 @@ import { realClock, type Clock } from '../kube/clock.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { TokenBucket } from '../kube/token-bucket.ts';
 import { createSilentLogger } from '../log/logger.ts';
+import { eventName } from './event-name.ts';
 import { microTime } from './micro-time.ts';
 import { kubeEventSink, type EventSink } from './sink.ts';
 import { truncateUtf8 } from './truncate.ts';
@@ -398,7 +399,7 @@ export class EventRecorder {
   /** client-go's `<name>.<hex unix nanoseconds>`; the sub-millisecond digits are a sequence so names stay unique within a process. */
   #eventName(regardingName: string): string {
     const nanos = BigInt(this.#clock.now()) * 1_000_000n + BigInt(this.#nameSequence++ % 1_000_000);
-    return `${regardingName}.${nanos.toString(16)}`;
+    return eventName(regardingName, nanos);
   }
 }
 
