@@ -16,7 +16,8 @@ import { createAtControllers, podCacheScope } from './controller.ts';
 import { installCrd, loadAtCrd, type AtCrd } from './crd.ts';
 import type { At } from './generated/at-types.ts';
 import type { StartObservation } from './reconcile.ts';
-import { AT_UID_LABEL, POD_SELECTOR, type Pod } from './resource.ts';
+import { UNCACHED_POD_RECHECK_MS } from './decide.ts';
+import { AT_UID_LABEL, MANAGED_BY_LABEL, POD_SELECTOR, type Pod } from './resource.ts';
 import { parseSchedule } from './schedule.ts';
 import type { Lister } from '@loopwright/informer';
 import { KubeApiError, KubeClient, Manager, createSilentLogger } from '@loopwright/runtime';
@@ -402,6 +403,32 @@ describe('at-scheduler on a real control plane', () => {
     await sleep(500);
     assert.equal((await podsOf(at)).length, 0);
     assert.equal(controller.starts.filter((s) => s.name === 'vanishing').length, 1);
+  });
+
+  it('a running pod whose managed-by label is removed is still its pod: its outcome is recorded when it ends', async () => {
+    await createAt('unlabelled', { schedule: '2019-04-12T10:12:00Z', command: 'sleep 3600' });
+    await eventually(() => getPod('unlabelled-pod'));
+    await kubelet('unlabelled-pod', 'Running');
+    await client.requestJson('PATCH', `${PODS(ns.name)}/unlabelled-pod`, {
+      contentType: MERGE,
+      body: { metadata: { labels: { [MANAGED_BY_LABEL]: null } } },
+    });
+    await eventually(() => {
+      assert.equal(controller.podCache.get(ns.name, 'unlabelled-pod'), undefined);
+    });
+    // The pod left the cache but exists: not PodDisappeared.
+    await sleep(1000);
+    assert.equal((await getAt('unlabelled')).status?.phase, 'RUNNING');
+
+    // No pod event reaches the controller now: only its periodic live read can notice the end.
+    await kubelet('unlabelled-pod', 'Succeeded', { exitCode: 0, reason: 'Completed' });
+    await eventually(
+      async () => {
+        const done = await getAt('unlabelled');
+        assert.deepEqual([done.status?.phase, done.status?.outcome], ['DONE', 'Succeeded']);
+      },
+      { timeoutMs: UNCACHED_POD_RECHECK_MS + 5_000, intervalMs: 250 },
+    );
   });
 
   it('deletes the finished pod after ttlSecondsAfterFinished and keeps the At', async () => {

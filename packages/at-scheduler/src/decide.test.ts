@@ -5,6 +5,7 @@ import {
   POD_CREATE_RETRY_MS,
   POD_NOT_OWNED_RECHECK_MS,
   START_GRACE_MS,
+  UNCACHED_POD_RECHECK_MS,
   decide,
   observePod,
   type AtView,
@@ -45,6 +46,7 @@ function owned(
 ): ObservedPod {
   return {
     kind: 'owned',
+    outsideCache: false,
     phase,
     deleting: false,
     terminated: undefined,
@@ -318,6 +320,27 @@ describe('decide: RUNNING At', () => {
     assert.equal(decide(justStarted, confirmedAbsent, AFTER + START_GRACE_MS).type, 'finish');
   });
 
+  it('a pod outside the cache (managed-by label removed) is still its pod: read again until it finishes', () => {
+    for (const phase of [undefined, 'Pending', 'Running']) {
+      assert.deepEqual(decide(running, owned(phase, { outsideCache: true }), AFTER), {
+        type: 'wait',
+        afterMs: UNCACHED_POD_RECHECK_MS,
+        recordPending: false,
+      });
+    }
+    const finished = owned('Succeeded', {
+      outsideCache: true,
+      terminated: { exitCode: 0, reason: 'Completed' },
+    });
+    assert.deepEqual(decide(running, finished, AFTER), {
+      type: 'finish',
+      outcome: 'Succeeded',
+      exitCode: 0,
+      reason: 'Completed',
+      message: '',
+    });
+  });
+
   it('a recorded pod that is really gone ends the At Failed/PodDisappeared', () => {
     const action = decide(running, confirmedAbsent, AFTER);
     assert.equal(action.type, 'finish');
@@ -398,6 +421,11 @@ describe('observePod', () => {
     assert.equal(observePod(pod(uid, false), uid, false).kind, 'foreign');
     assert.equal(observePod(pod(undefined), uid, false).kind, 'foreign');
     assert.deepEqual(observePod(undefined, uid, true), { kind: 'absent', confirmed: true });
+  });
+
+  it('an owned pod from a live GET is marked as outside the cache', () => {
+    assert.equal((observePod(pod(uid), uid, false) as { outsideCache: boolean }).outsideCache, false);
+    assert.equal((observePod(pod(uid), uid, true) as { outsideCache: boolean }).outsideCache, true);
   });
 
   it('reads the command container, not whichever comes first', () => {

@@ -34,6 +34,12 @@ export const POD_CREATE_FAILED = 'PodCreateFailed';
  */
 export const POD_CREATE_RETRY_MS = 10_000;
 
+/**
+ * How often a RUNNING At whose pod is outside the label-selected cache (its managed-by label was removed
+ * or changed) reads the pod again: no watch event will announce that it finished.
+ */
+export const UNCACHED_POD_RECHECK_MS = 10_000;
+
 export interface AtView {
   generation: number;
   /** metadata.deletionTimestamp is set: garbage collection removes the pod; nothing to do. */
@@ -50,6 +56,8 @@ export type ObservedPod =
   | { kind: 'foreign' }
   | {
       kind: 'owned';
+      /** Found by a live GET, not in the label-selected cache: its changes raise no events for the At. */
+      outsideCache: boolean;
       phase: string | undefined;
       deleting: boolean;
       terminated: { exitCode: number; reason?: string; message?: string } | undefined;
@@ -77,6 +85,7 @@ export type Action =
   /** ttlSecondsAfterFinished has passed: delete the finished pod (the At stays). */
   | { type: 'deletePod' };
 
+/** `confirmed`: `pod` is the answer of a live GET rather than the cache's. */
 export function observePod(pod: Pod | undefined, atUid: string | undefined, confirmed: boolean): ObservedPod {
   if (!pod) return { kind: 'absent', confirmed };
   const controller = pod.metadata?.ownerReferences?.find((ref) => ref.controller === true);
@@ -86,6 +95,7 @@ export function observePod(pod: Pod | undefined, atUid: string | undefined, conf
     pod.status?.containerStatuses?.[0];
   return {
     kind: 'owned',
+    outsideCache: confirmed,
     phase: pod.status?.phase,
     deleting: pod.metadata?.deletionTimestamp !== undefined,
     terminated: container?.state?.terminated,
@@ -182,12 +192,7 @@ function decideRunning(at: AtView, pod: ObservedPod, nowMs: number): Action {
         message: 'the recorded pod was replaced by a pod this At does not control; it is not re-created',
       };
     case 'owned':
-      return (
-        finishedPod(pod) ?? {
-          type: 'nothing',
-          why: `pod is ${pod.phase ?? 'not yet reported'}; its events wake the At`,
-        }
-      );
+      return finishedPod(pod) ?? waitForPod(pod);
   }
 }
 
@@ -213,6 +218,15 @@ function finishedPod(pod: Extract<ObservedPod, { kind: 'owned' }>): Action | und
     return action;
   }
   return undefined;
+}
+
+/**
+ * A pod that still exists is still the At's pod (owner uid + name), even without the label the cache selects
+ * on. Outside the cache nothing announces its completion, so it is read again on a timer.
+ */
+function waitForPod(pod: Extract<ObservedPod, { kind: 'owned' }>): Action {
+  if (pod.outsideCache) return { type: 'wait', afterMs: UNCACHED_POD_RECHECK_MS, recordPending: false };
+  return { type: 'nothing', why: `pod is ${pod.phase ?? 'not yet reported'}; its events wake the At` };
 }
 
 function decideDone(at: AtView, pod: ObservedPod, nowMs: number): Action {
