@@ -4,6 +4,7 @@ import { describe, it, type TestContext } from 'node:test';
 import { SteppingClock, startFakeHcloud, type FakeHcloud, type FakeHcloudOptions } from '@loopwright/testing';
 import { HcloudClient, type HcloudClientOptions } from './client.ts';
 import { HcloudError, isNotFound, isRateLimited, isRetryable, isUnauthorized } from './errors.ts';
+import type { HcloudRequestLabels } from './observability.ts';
 import type { RateLimitState } from './rate-limit.ts';
 
 interface Setup {
@@ -11,7 +12,7 @@ interface Setup {
   clock: SteppingClock;
   client: HcloudClient;
   /** Every metrics hook call, in order. */
-  metrics: { requests: [string, string][]; remaining: number[] };
+  metrics: { requests: HcloudRequestLabels[]; remaining: number[] };
   /** Every log line, serialised as a logger would. */
   logs: string[];
 }
@@ -33,7 +34,7 @@ async function setup(
     endpoint: fake.url,
     clock,
     metrics: {
-      request: (endpoint, code) => metrics.requests.push([endpoint, code]),
+      request: (labels) => metrics.requests.push(labels),
       rateLimitRemaining: (n) => metrics.remaining.push(n),
     },
     logger: { debug: log('debug'), warn: log('warn') },
@@ -302,7 +303,7 @@ describe('HcloudClient errors and retries', () => {
     assert.equal(clock.sleeps.length, 3);
     assertBackoff(clock.sleeps, 400);
     assert.deepEqual(
-      metrics.requests.map(([, code]) => code),
+      metrics.requests.map(({ code }) => code),
       ['503', '503', '500', '200'],
     );
   });
@@ -358,8 +359,8 @@ describe('HcloudClient errors and retries', () => {
     const error = await rejection(client.listLocations());
     assert.deepEqual([error.code, error.status, isRetryable(error)], ['timeout', undefined, true]);
     assert.deepEqual(metrics.requests, [
-      ['/locations', 'timeout'],
-      ['/locations', 'timeout'],
+      { code: 'timeout', method: 'get', api_endpoint: '/locations' },
+      { code: 'timeout', method: 'get', api_endpoint: '/locations' },
     ]);
   });
 
@@ -505,14 +506,18 @@ describe('HcloudClient resources', () => {
     assert.match(error.message, /rejected the token/);
   });
 
-  it('labels metrics with the templated endpoint, never a raw id', async (t) => {
+  it("labels metrics as hcloud-go does: code, method, api_endpoint with ids as '-', never a raw id", async (t) => {
     const { fake, client, metrics } = await setup(t);
     const server = fake.servers.add();
     await client.getServer(server.id);
     await client.getServer(server.id + 1);
+    await client.listServers({ name: server.name });
+    await client.getNetwork(99999);
     assert.deepEqual(metrics.requests, [
-      ['/servers/{id}', '200'],
-      ['/servers/{id}', '404'],
+      { code: '200', method: 'get', api_endpoint: '/servers/-' },
+      { code: '404', method: 'get', api_endpoint: '/servers/-' },
+      { code: '200', method: 'get', api_endpoint: '/servers' },
+      { code: '404', method: 'get', api_endpoint: '/networks/-' },
     ]);
   });
 });

@@ -415,7 +415,7 @@ export class HcloudClient {
 
   #observe(endpoint: string, code: string, started: number, attempt: number): void {
     const seconds = (performance.now() - started) / 1000;
-    this.#metrics?.request(endpoint, code, seconds);
+    this.#metrics?.request({ code, method: 'get', api_endpoint: apiEndpointLabel(endpoint) }, seconds);
     this.#logger?.debug('hcloud request', {
       method: 'GET',
       endpoint,
@@ -440,6 +440,14 @@ export class HcloudClient {
     const text = JSON.stringify(value);
     return text.includes(this.#token) ? (JSON.parse(this.#redact(text)) as unknown) : value;
   }
+}
+
+/**
+ * hcloud-go's `api_endpoint` label for a templated endpoint: each `{id}` becomes `-` (`/servers/{id}` ->
+ * `/servers/-`), so HCCM's dashboards and queries match this client's requests too.
+ */
+function apiEndpointLabel(endpoint: string): string {
+  return endpoint.replace(/\{[^/}]*\}/g, '-');
 }
 
 function nonNegative(name: string, value: number): number {

@@ -24,5 +24,11 @@ export {
   type ServerPublicNet,
   type ServerStatus,
 } from './models.ts';
-export { HCLOUD_METRIC_NAMES, type HcloudLogger, type HcloudMetrics } from './observability.ts';
+export {
+  HCLOUD_METRIC_NAMES,
+  HCLOUD_REQUEST_LABEL_NAMES,
+  type HcloudLogger,
+  type HcloudMetrics,
+  type HcloudRequestLabels,
+} from './observability.ts';
 export { parseRateLimit, rateLimitWaitMs, type RateLimitState } from './rate-limit.ts';

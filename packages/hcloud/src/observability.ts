@@ -5,7 +5,7 @@
 
 /** Metric names the controller should register for {@link HcloudMetrics}. */
 export const HCLOUD_METRIC_NAMES = {
-  /** Counter, labels `endpoint` (templated, e.g. `/servers/{id}`) and `code` (HTTP status or error kind). */
+  /** Counter, labels {@link HCLOUD_REQUEST_LABEL_NAMES}: hcloud-go's (HCCM's) metric, for its dashboards. */
   requests: 'hcloud_api_requests_total',
   /** Histogram (seconds), same labels; optional. */
   requestDuration: 'hcloud_api_request_duration_seconds',
@@ -13,15 +13,31 @@ export const HCLOUD_METRIC_NAMES = {
   rateLimitRemaining: 'hcloud_ratelimit_remaining',
 } as const;
 
+/** hcloud-go's label names of `hcloud_api_requests_total`, in its order. */
+export const HCLOUD_REQUEST_LABEL_NAMES = ['code', 'method', 'api_endpoint'] as const;
+
+/** The labels of one request, named as hcloud-go's instrumentation names them. */
+export interface HcloudRequestLabels {
+  /**
+   * The HTTP status (`'200'`, `'429'`, `'502'`) or, without a response, `network_error`, `timeout` or
+   * `aborted` (hcloud-go does not count those attempts; here they show up instead of vanishing).
+   */
+  code: string;
+  /** The HTTP method in lower case, as hcloud-go: always `get` (the client only reads). */
+  method: string;
+  /**
+   * The path as hcloud-go labels it: without `/v1` and the query, ids replaced by `-` (`/servers`,
+   * `/servers/-`), so label cardinality stays fixed.
+   */
+  api_endpoint: string;
+}
+
 export interface HcloudMetrics {
   /**
    * Called once per HTTP attempt (retries count: each one costs API budget).
-   * @param endpoint templated path, e.g. `/servers/{id}`; never a raw id, so label cardinality stays fixed.
-   * @param code the HTTP status (`'200'`, `'429'`, `'502'`) or, without a response, `network_error`,
-   *   `timeout` or `aborted`.
    * @param seconds real time from sending to the end of the body.
    */
-  request(endpoint: string, code: string, seconds: number): void;
+  request(labels: HcloudRequestLabels, seconds: number): void;
   /** Called whenever a response carried `RateLimit-Remaining`. */
   rateLimitRemaining(remaining: number): void;
 }
