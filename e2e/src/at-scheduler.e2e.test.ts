@@ -1,18 +1,19 @@
 /**
- * at-scheduler end to end on the real node, exactly as a user runs it: `helm install --wait` of the
- * unchanged chart into a namespace that enforces the restricted Pod Security profile, two replicas
- * Ready through the kubelet's probes, the controller on its in-cluster ServiceAccount token, and Ats
- * that run real `/bin/sh -c` commands in busybox pods. Both install modes (all namespaces; the
- * `watchNamespaces` list); the first also proves the outcomes a user relies on (success, failure,
- * OOM kill, ttlSecondsAfterFinished), failover, a rolling `helm upgrade`, Prometheus and the uninstall.
+ * at-scheduler end to end on the real node, exactly as a user runs it: the root README's `helm install`
+ * command, read from the README (release `at-scheduler` in `loopwright`), plus only `--wait` (and, for
+ * the second mode, `watchNamespaces`), of the unchanged chart into a namespace that enforces the
+ * restricted Pod Security profile, two replicas Ready through the kubelet's probes, the controller on
+ * its in-cluster ServiceAccount token, and Ats that run real `/bin/sh -c` commands in busybox pods.
+ * Both install modes (all namespaces; the `watchNamespaces` list), one after the other under the same
+ * release name; the first also proves the outcomes a user relies on (success, failure, OOM kill,
+ * ttlSecondsAfterFinished), failover, a rolling `helm upgrade`, Prometheus and the uninstall.
  */
 import { eventually, helm, loadTestKubeConfig, type TestNamespace } from '@loopwright/testing';
 import type { KubeConfig } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { after, before, describe, test } from 'node:test';
-import { chartPath, normalizeRules, type PolicyRule } from './charts.ts';
+import { chartPath, normalizeRules, repoRoot, type PolicyRule } from './charts.ts';
 import {
   adminKubeconfigPath,
   api,
@@ -23,7 +24,9 @@ import {
 } from './kube.ts';
 import {
   assertPodsScrapedByPrometheus,
+  enforceRestricted,
   followPodLogs,
+  leaderAmong,
   leaseHolderPod,
   podLog,
   pods,
@@ -33,6 +36,7 @@ import {
   type PodUidWatch,
 } from './node.ts';
 import { promtoolCheckMetrics } from './prometheus.ts';
+import { readmeInstall, testOnlyArgs } from './readme-install.ts';
 
 const expectedRules = JSON.parse(
   await readFile(new URL('../expected/at-scheduler.effective-rules.json', import.meta.url), 'utf8'),
@@ -302,10 +306,17 @@ function assertLogsClean(
   }
 }
 
-/** Namespaces, the install and its watchers, undone in reverse order whatever `before` got to. */
+/**
+ * Namespaces, the install and its watchers, undone in reverse order whatever `before` got to. The
+ * release and its namespace are the README's: both modes install `at-scheduler` into `loopwright`, one
+ * after the other, so each run uninstalls with `--wait` (pods gone) and leaves the namespace (it is
+ * not the test's; the controller's Lease in it stays, as a user's would).
+ */
 class Run {
   readonly admin = loadTestKubeConfig();
-  readonly release = `at-scheduler-${randomBytes(3).toString('hex')}`;
+  readonly readme = readmeInstall('at-scheduler');
+  readonly release = this.readme.release;
+  readonly system = this.readme.namespace;
   readonly #cleanups: (() => unknown)[] = [];
   #logs: PodLogs | undefined;
 
@@ -319,6 +330,7 @@ class Run {
     this.#cleanups.push(cleanup);
   }
 
+  /** A work namespace of the test's own (deleted at the end, with its Ats and their pods). */
   async namespace(prefix: string): Promise<TestNamespace> {
     const namespace = await restrictedNamespace(this.admin, prefix);
     this.onCleanup(() => namespace.cleanup());
@@ -326,13 +338,15 @@ class Run {
   }
 
   /**
-   * The README's install (`helm install at-scheduler charts/at-scheduler -n <ns>`), waiting for Ready;
-   * the release name has a random suffix, since its ClusterRole is cluster-wide and the node shared.
+   * The README's install, word for word (`helm install at-scheduler charts/at-scheduler -n loopwright
+   * --create-namespace`, run from the repository root), into the namespace made restricted first, plus
+   * `--wait` and `values` only.
    */
-  async install(namespace: string, extraArgs: string[] = []): Promise<string> {
+  async install(values: Record<string, unknown> = {}): Promise<string> {
+    await enforceRestricted(this.admin, this.system);
     const logs = followPodLogs(
       this.admin,
-      namespace,
+      this.system,
       `app.kubernetes.io/instance=${this.release}`,
       'controller',
     );
@@ -340,24 +354,33 @@ class Run {
     this.onCleanup(() => {
       logs.stop();
     });
+    // --wait: the next install of the same release (the other mode, the next run) finds no pod of this one.
     this.onCleanup(() =>
-      helm(['uninstall', this.release, '--namespace', namespace, '--ignore-not-found'], {
-        kubeconfig: adminKubeconfigPath(),
-      }),
+      helm(
+        [
+          'uninstall',
+          this.release,
+          '--namespace',
+          this.system,
+          '--ignore-not-found',
+          '--wait',
+          '--timeout',
+          '2m',
+        ],
+        { kubeconfig: adminKubeconfigPath(), timeoutMs: 150_000 },
+      ),
     );
     const { stdout } = await helm(
-      [
-        'install',
-        this.release,
-        chartPath('at-scheduler'),
-        '--namespace',
-        namespace,
-        '--wait',
-        '--timeout',
-        '2m',
-        ...extraArgs,
-      ],
-      { kubeconfig: adminKubeconfigPath() },
+      [...this.readme.args, ...testOnlyArgs(this.readme, { timeout: '2m', values })],
+      { kubeconfig: adminKubeconfigPath(), cwd: repoRoot, timeoutMs: 150_000 },
+    );
+    // The tests expect Ats to be taken on at once: a replica of this install leads first (an earlier
+    // install's Lease, left in the README's namespace, lapses as client-go sees it).
+    await leaderAmong(
+      this.admin,
+      this.system,
+      CHART_DEFAULTS.leaseName,
+      `app.kubernetes.io/instance=${this.release}`,
     );
     return stdout;
   }
@@ -371,8 +394,7 @@ class Run {
 
 describe('at-scheduler on the node, all namespaces', () => {
   const run = new Run();
-  const { admin, release } = run;
-  let system: TestNamespace;
+  const { admin, release, system } = run;
   let work: TestNamespace;
   let other: TestNamespace;
   let installOutput: string;
@@ -381,34 +403,40 @@ describe('at-scheduler on the node, all namespaces', () => {
   let sa: ServiceAccountCredentials;
 
   before(async () => {
-    system = await run.namespace('e2e-at-system');
     work = await run.namespace('e2e-at-work');
     other = await run.namespace('e2e-at-other');
     podUids = await watchPodUids(admin, work.name, AT_PODS);
     run.onCleanup(() => {
       podUids.stop();
     });
-    installOutput = await run.install(system.name);
-    sa = await serviceAccountKubeconfig(admin, system.name, release);
+    installOutput = await run.install();
+    sa = await serviceAccountKubeconfig(admin, system, release);
     run.onCleanup(() => sa.remove());
   });
   after(() => run.cleanup());
 
   test('helm install --wait: two replicas Ready through their probes, restricted profile, NOTES', async () => {
-    const { stdout } = await helm(['status', release, '--namespace', system.name, '--output', 'json'], {
+    const { stdout } = await helm(['status', release, '--namespace', system, '--output', 'json'], {
       kubeconfig: adminKubeconfigPath(),
     });
     assert.equal((JSON.parse(stdout) as { info: { status: string } }).info.status, 'deployed');
-    assert.match(installOutput, new RegExp(`installed as ${release} in ${system.name}\\.`));
+    assert.match(installOutput, new RegExp(`installed as ${release} in ${system}\\.`));
     assert.match(installOutput, /Watching: all namespaces\./);
-    assert.match(installOutput, new RegExp(`Lease ${system.name}/at-scheduler, 2 replicas`));
-    const live = await livePods(admin, system.name, release);
+    assert.match(installOutput, new RegExp(`Lease ${system}/at-scheduler, 2 replicas`));
+    // The pods were admitted by the README's namespace, which enforces the restricted profile.
+    const namespace = await api<{ metadata: { labels?: Record<string, string> } }>(
+      admin,
+      'GET',
+      `/api/v1/namespaces/${system}`,
+    );
+    assert.equal(namespace.metadata.labels?.['pod-security.kubernetes.io/enforce'], 'restricted');
+    const live = await livePods(admin, system, release);
     assert.equal(live.length, CHART_DEFAULTS.replicas);
     for (const pod of live) {
       assert.ok(pod.ready && pod.restarts === 0, JSON.stringify(pod));
       // Ready is the kubelet's verdict from these probes: nothing else marks the pods Ready here.
       const container = controllerContainerOf(
-        await api<PodSpec>(admin, 'GET', `/api/v1/namespaces/${system.name}/pods/${pod.name}`),
+        await api<PodSpec>(admin, 'GET', `/api/v1/namespaces/${system}/pods/${pod.name}`),
       );
       assert.equal(container.readinessProbe?.httpGet?.path, '/readyz');
       assert.equal(container.livenessProbe?.httpGet?.path, '/healthz');
@@ -417,13 +445,13 @@ describe('at-scheduler on the node, all namespaces', () => {
   });
 
   test('the controller runs on its in-cluster ServiceAccount token, no kubeconfig', async () => {
-    await assertInClusterConfig(admin, system.name, release, 'all');
+    await assertInClusterConfig(admin, system, release, 'all');
   });
 
   test('least privilege: the ServiceAccount may do exactly the checked-in list', async () => {
     const expected = expectedRules.allNamespaces;
     await assertEffectiveRules(sa, {
-      [system.name]: expected.releaseNamespace,
+      [system]: expected.releaseNamespace,
       [work.name]: expected.otherNamespace,
       [other.name]: expected.otherNamespace,
     });
@@ -507,7 +535,7 @@ describe('at-scheduler on the node, all namespaces', () => {
   });
 
   test('failover: the leader pod deleted, another replica takes over at once; every At runs exactly once', async () => {
-    const leader = await leaseHolderPod(admin, system.name, CHART_DEFAULTS.leaseName);
+    const leader = await leaseHolderPod(admin, system, CHART_DEFAULTS.leaseName);
     // Due while the leadership changes hands, and after.
     const due = Object.fromEntries([1, 2, 3, 4].map((i) => [`failover-${i}`, inMs(2000 + i * 1000)]));
     for (const [name, schedule] of Object.entries(due))
@@ -515,18 +543,18 @@ describe('at-scheduler on the node, all namespaces', () => {
     for (const name of Object.keys(due)) await waitForPhase(admin, work.name, name, 'PENDING');
 
     const deletedAt = Date.now();
-    await api(admin, 'DELETE', `/api/v1/namespaces/${system.name}/pods/${leader}`);
+    await api(admin, 'DELETE', `/api/v1/namespaces/${system}/pods/${leader}`);
     // Usually the standby; the Deployment's replacement pod may win the race for the released Lease.
     let successor = '';
     await eventually(
       async () => {
-        successor = await leaseHolderPod(admin, system.name, CHART_DEFAULTS.leaseName);
+        successor = await leaseHolderPod(admin, system, CHART_DEFAULTS.leaseName);
         assert.notEqual(successor, leader);
       },
       { timeoutMs: 30_000, intervalMs: 250 },
     );
     const handOverMs = Date.now() - deletedAt;
-    const live = await livePods(admin, system.name, release);
+    const live = await livePods(admin, system, release);
     assert.ok(
       live.some((p) => p.name === successor),
       `${successor} is not a live replica: ${JSON.stringify(live)}`,
@@ -544,11 +572,11 @@ describe('at-scheduler on the node, all namespaces', () => {
       assert.equal(at.status?.outcome, 'Succeeded', `${name}: ${JSON.stringify(at.status)}`);
       assertRanOnce(at, schedule, podUids);
     }
-    await assertReplicasReady(admin, system.name, release);
+    await assertReplicasReady(admin, system, release);
   });
 
   test('helm upgrade --reuse-values --set logLevel=debug rolls the pods; an At due meanwhile runs once', async () => {
-    const oldPods = (await livePods(admin, system.name, release)).map((p) => p.name);
+    const oldPods = (await livePods(admin, system, release)).map((p) => p.name);
     const duringSchedule = inMs(4000);
     await createAt(admin, work.name, 'during-upgrade', { schedule: duringSchedule, command: 'echo during' });
     await helm(
@@ -557,7 +585,7 @@ describe('at-scheduler on the node, all namespaces', () => {
         release,
         chartPath('at-scheduler'),
         '--namespace',
-        system.name,
+        system,
         '--reuse-values',
         '--set',
         'logLevel=debug',
@@ -567,12 +595,12 @@ describe('at-scheduler on the node, all namespaces', () => {
       ],
       { kubeconfig: adminKubeconfigPath() },
     );
-    await assertReplicasReady(admin, system.name, release);
-    const newPods = await livePods(admin, system.name, release);
+    await assertReplicasReady(admin, system, release);
+    const newPods = await livePods(admin, system, release);
     for (const pod of newPods) {
       assert.ok(!oldPods.includes(pod.name), `${pod.name} was not replaced`);
       const container = controllerContainerOf(
-        await api<PodSpec>(admin, 'GET', `/api/v1/namespaces/${system.name}/pods/${pod.name}`),
+        await api<PodSpec>(admin, 'GET', `/api/v1/namespaces/${system}/pods/${pod.name}`),
       );
       assert.equal(container.env?.find((e) => e.name === 'LOG_LEVEL')?.value, 'debug');
     }
@@ -586,9 +614,9 @@ describe('at-scheduler on the node, all namespaces', () => {
     const afterAt = await waitForPhase(admin, work.name, 'after-upgrade', 'DONE');
     assert.equal(afterAt.status?.outcome, 'Succeeded');
     assertRanOnce(afterAt, afterSchedule, podUids);
-    const leader = await leaseHolderPod(admin, system.name, CHART_DEFAULTS.leaseName);
+    const leader = await leaseHolderPod(admin, system, CHART_DEFAULTS.leaseName);
     assert.ok(newPods.some((p) => p.name === leader));
-    const debugLines = logLines(await podLog(admin, system.name, leader, { container: 'controller' })).filter(
+    const debugLines = logLines(await podLog(admin, system, leader, { container: 'controller' })).filter(
       (line) => line.level === 'debug' && line.name === 'after-upgrade',
     );
     assert.ok(debugLines.length > 0, 'no debug line about the At in the new leader log');
@@ -597,7 +625,7 @@ describe('at-scheduler on the node, all namespaces', () => {
   test('Prometheus discovers both replicas through the metrics Service and scrapes them', async () => {
     await assertPodsScrapedByPrometheus({
       admin,
-      namespace: system.name,
+      namespace: system,
       service: `${release}-metrics`,
       replicas: CHART_DEFAULTS.replicas,
       controllers: ['at-scheduler'],
@@ -605,20 +633,20 @@ describe('at-scheduler on the node, all namespaces', () => {
   });
 
   test("promtool check metrics passes on a replica's /metrics", async () => {
-    await assertPromtoolClean(admin, system.name, release);
+    await assertPromtoolClean(admin, system, release);
   });
 
   test('helm uninstall leaves nothing but the CRD, the users’ Ats and the controller’s Lease', async () => {
     const rbac = '/apis/rbac.authorization.k8s.io/v1';
     logsAtUninstall = await assertUninstallLeavesOnlyTheCrd(
       run,
-      system.name,
+      system,
       [
-        `/apis/apps/v1/namespaces/${system.name}/deployments/${release}`,
-        `/api/v1/namespaces/${system.name}/serviceaccounts/${release}`,
-        `/api/v1/namespaces/${system.name}/services/${release}-metrics`,
-        `${rbac}/namespaces/${system.name}/roles/${release}-leader-election`,
-        `${rbac}/namespaces/${system.name}/rolebindings/${release}-leader-election`,
+        `/apis/apps/v1/namespaces/${system}/deployments/${release}`,
+        `/api/v1/namespaces/${system}/serviceaccounts/${release}`,
+        `/api/v1/namespaces/${system}/services/${release}-metrics`,
+        `${rbac}/namespaces/${system}/roles/${release}-leader-election`,
+        `${rbac}/namespaces/${system}/rolebindings/${release}-leader-election`,
         `${rbac}/clusterroles/${release}`,
         `${rbac}/clusterrolebindings/${release}`,
       ],
@@ -634,8 +662,7 @@ describe('at-scheduler on the node, all namespaces', () => {
 
 describe('at-scheduler on the node, watchNamespaces', () => {
   const run = new Run();
-  const { admin, release } = run;
-  let system: TestNamespace;
+  const { admin, release, system } = run;
   let watched: TestNamespace;
   let other: TestNamespace;
   let installOutput: string;
@@ -644,26 +671,22 @@ describe('at-scheduler on the node, watchNamespaces', () => {
   let sa: ServiceAccountCredentials;
 
   before(async () => {
-    system = await run.namespace('e2e-at-system');
     watched = await run.namespace('e2e-at-watched');
     other = await run.namespace('e2e-at-other');
     podUids = await watchPodUids(admin, watched.name, AT_PODS);
     run.onCleanup(() => {
       podUids.stop();
     });
-    installOutput = await run.install(system.name, [
-      '--set-json',
-      `watchNamespaces=${JSON.stringify([watched.name])}`,
-    ]);
-    sa = await serviceAccountKubeconfig(admin, system.name, release);
+    installOutput = await run.install({ watchNamespaces: [watched.name] });
+    sa = await serviceAccountKubeconfig(admin, system, release);
     run.onCleanup(() => sa.remove());
   });
   after(() => run.cleanup());
 
   test('helm install --wait: Ready replicas, Roles only in the watched namespace, NOTES', async () => {
-    assert.match(installOutput, new RegExp(`installed as ${release} in ${system.name}\\.`));
+    assert.match(installOutput, new RegExp(`installed as ${release} in ${system}\\.`));
     assert.match(installOutput, new RegExp(`Watching: ${watched.name}\\.`));
-    await assertReplicasReady(admin, system.name, release);
+    await assertReplicasReady(admin, system, release);
     const rbac = '/apis/rbac.authorization.k8s.io/v1';
     assert.equal(await objectExists(admin, `${rbac}/clusterroles/${release}`), false);
     assert.ok(await objectExists(admin, `${rbac}/namespaces/${watched.name}/roles/${release}`));
@@ -671,13 +694,13 @@ describe('at-scheduler on the node, watchNamespaces', () => {
   });
 
   test('the controller runs on its in-cluster ServiceAccount token, no kubeconfig', async () => {
-    await assertInClusterConfig(admin, system.name, release, [watched.name]);
+    await assertInClusterConfig(admin, system, release, [watched.name]);
   });
 
   test('least privilege: the ServiceAccount may do exactly the checked-in list', async () => {
     const expected = expectedRules.watchNamespaces;
     await assertEffectiveRules(sa, {
-      [system.name]: expected.releaseNamespace,
+      [system]: expected.releaseNamespace,
       [watched.name]: expected.watchedNamespace,
       [other.name]: expected.otherNamespace,
     });
@@ -704,20 +727,20 @@ describe('at-scheduler on the node, watchNamespaces', () => {
   });
 
   test("promtool check metrics passes on a replica's /metrics", async () => {
-    await assertPromtoolClean(admin, system.name, release);
+    await assertPromtoolClean(admin, system, release);
   });
 
   test('helm uninstall leaves nothing but the CRD, the users’ Ats and the controller’s Lease', async () => {
     const rbac = '/apis/rbac.authorization.k8s.io/v1';
     logsAtUninstall = await assertUninstallLeavesOnlyTheCrd(
       run,
-      system.name,
+      system,
       [
-        `/apis/apps/v1/namespaces/${system.name}/deployments/${release}`,
-        `/api/v1/namespaces/${system.name}/serviceaccounts/${release}`,
-        `/api/v1/namespaces/${system.name}/services/${release}-metrics`,
-        `${rbac}/namespaces/${system.name}/roles/${release}-leader-election`,
-        `${rbac}/namespaces/${system.name}/rolebindings/${release}-leader-election`,
+        `/apis/apps/v1/namespaces/${system}/deployments/${release}`,
+        `/api/v1/namespaces/${system}/serviceaccounts/${release}`,
+        `/api/v1/namespaces/${system}/services/${release}-metrics`,
+        `${rbac}/namespaces/${system}/roles/${release}-leader-election`,
+        `${rbac}/namespaces/${system}/rolebindings/${release}-leader-election`,
         `${rbac}/namespaces/${watched.name}/roles/${release}`,
         `${rbac}/namespaces/${watched.name}/rolebindings/${release}`,
       ],

@@ -1,16 +1,20 @@
 /**
- * cloud-node end to end on the real node, as a user runs it: `helm install --wait` of the unchanged chart
- * with its defaults (2 replicas, leader election, system-cluster-critical, its tolerations) plus only what
- * it requires (the token Secret, shaped like HCCM's `hcloud` Secret) and what this cluster needs (the
- * Hetzner endpoint: the fake of @loopwright/testing on the node bridge, where pods reach it; the Node
- * label selector). The controllers run as pods with their in-cluster ServiceAccount token, Ready through
- * the kubelet's probes; the test registers Nodes with the uninitialized taint, as kubelets with
- * `--cloud-provider=external` do, then deletes the leader, upgrades and uninstalls the release.
+ * cloud-node end to end on the real node, as a user runs it: the root README's `helm install` command,
+ * read from the README (release `cloud-node` in `kube-system`, the token by `hcloud.token.existingSecret`
+ * from HCCM's `hcloud` Secret, which the test creates as the README says the user has it), of the
+ * unchanged chart with its defaults (2 replicas, leader election, system-cluster-critical, its
+ * tolerations), plus only `--wait` and what this cluster needs (the Hetzner endpoint: the fake of
+ * @loopwright/testing on the node bridge, where pods reach it; the Node label selector). The controllers
+ * run as pods with their in-cluster ServiceAccount token, Ready through the kubelet's probes; the test
+ * registers Nodes with the uninitialized taint, as kubelets with `--cloud-provider=external` do, then
+ * deletes the leader, upgrades and uninstalls the release.
  *
- * Why a fresh namespace rather than the README's kube-system: the cluster is shared with other suites
- * and runs; a namespace of its own isolates the release, enforces the restricted Pod Security profile
- * (which the chart's pods meet: no hostNetwork by default, `dnsPolicy: Default` is allowed) and goes
- * with everything in it. The chart puts the Events Role in `default` wherever it is installed.
+ * kube-system is the README's namespace, and it is not the test's: nothing deletes it; the release is
+ * uninstalled and the test's own objects (the `hcloud` Secret, its Nodes and their Events, its other
+ * namespace) are deleted one by one. kube-system enforces no Pod Security profile (it is privileged in
+ * real clusters), so the pods' compliance with the restricted profile (no hostNetwork by default,
+ * `dnsPolicy: Default` is allowed) is shown by a server-side dry run of the Deployment's pod template in
+ * a restricted namespace. The chart puts the Events Role in `default` wherever it is installed.
  *
  * Nodes are cluster-scoped, and cloud-node deletes Nodes whose servers are gone: the install sets
  * `nodeLabelSelector` to this run's label, so the controllers never see the node's own Node
@@ -20,7 +24,6 @@
  * scheduled onto them.
  */
 import {
-  createTestNamespace,
   eventually,
   helm,
   loadTestKubeConfig,
@@ -35,18 +38,21 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { after, before, describe, test } from 'node:test';
-import { chartPath, normalizeRules, type PolicyRule } from './charts.ts';
+import { chartPath, normalizeRules, repoRoot, type PolicyRule } from './charts.ts';
 import {
   adminKubeconfigPath,
   api,
   ApiError,
+  createOrReplaceSecret,
   effectiveRules,
   objectExists,
   serviceAccountKubeconfig,
 } from './kube.ts';
 import {
+  assertAdmittedUnderRestricted,
   assertPodsScrapedByPrometheus,
   followPodLogs,
+  leaderAmong,
   leaseHolderPod,
   podLog,
   pods,
@@ -54,6 +60,7 @@ import {
   type PodLogs,
 } from './node.ts';
 import { promtoolCheckMetrics } from './prometheus.ts';
+import { readmeInstall, testOnlyArgs } from './readme-install.ts';
 
 const expectedRules = JSON.parse(
   await readFile(new URL('../expected/cloud-node.effective-rules.json', import.meta.url), 'utf8'),
@@ -127,12 +134,19 @@ describe('cloud-node on the node: helm install, Nodes initialised, failover, upg
   const run = randomBytes(3).toString('hex');
   // A Hetzner token is 64 alphanumerics; a fresh one, so finding it in a log means it leaked.
   const hcloudToken = randomBytes(32).toString('hex');
-  const release = `cn-${run}`;
-  const fullname = `${release}-cloud-node`;
+  /** The README's command: its release and namespace (kube-system) are what this suite installs. */
+  const readme = readmeInstall('cloud-node');
+  const { release } = readme;
+  /** The chart's fullname: the release's, since the release is named like the chart. */
+  const fullname = release;
+  /** HCCM's Secret, as the README's command references it. */
+  const hcloudSecret = readme.values['hcloud.token.existingSecret'] ?? '';
   const podSelector = `app.kubernetes.io/instance=${release},app.kubernetes.io/name=cloud-node`;
   const { nodeName: realNodeName, hostAddress } = loadTestNode();
   let admin: KubeConfig;
-  let namespace: TestNamespace;
+  /** kube-system: `namespace.name` reads as it did when the suite had a namespace of its own. */
+  const namespace = { name: readme.namespace };
+  /** A namespace of the test's own: restricted, for the least-privilege check and the dry run. */
   let other: TestNamespace;
   let fake: FakeHcloud;
   let networkId: number;
@@ -154,24 +168,17 @@ describe('cloud-node on the node: helm install, Nodes initialised, failover, upg
   const helmAsAdmin = (args: string[]) =>
     helm(args, { kubeconfig: adminKubeconfigPath(), timeoutMs: 150_000 });
 
-  /** `helm install --wait` with the chart's defaults and what it requires; NOTES.txt. */
+  /**
+   * The README's command word for word (run from the repository root) plus `--wait`, the fake's
+   * endpoint and the run's Node label selector; NOTES.txt.
+   */
   async function install(): Promise<string> {
-    const { stdout } = await helmAsAdmin([
-      'install',
-      release,
-      chartPath('cloud-node'),
-      '--namespace',
-      namespace.name,
-      '--wait',
-      '--timeout',
-      '2m',
-      '--set-json',
-      'hcloud.token.existingSecret="hcloud"',
-      '--set-json',
-      `hcloud.endpoint=${JSON.stringify(fake.url)}`,
-      '--set-json',
-      `nodeLabelSelector=${JSON.stringify(`${RUN_LABEL}=${run}`)}`,
-    ]);
+    const values = { 'hcloud.endpoint': fake.url, nodeLabelSelector: `${RUN_LABEL}=${run}` };
+    const { stdout } = await helm([...readme.args, ...testOnlyArgs(readme, { timeout: '2m', values })], {
+      kubeconfig: adminKubeconfigPath(),
+      cwd: repoRoot,
+      timeoutMs: 150_000,
+    });
     return stdout;
   }
 
@@ -197,23 +204,33 @@ describe('cloud-node on the node: helm install, Nodes initialised, failover, upg
   before(async () => {
     admin = loadTestKubeConfig();
     realNodeBefore = await api<Node>(admin, 'GET', `/api/v1/nodes/${realNodeName}`);
-    namespace = await restrictedNamespace(admin, 'e2e-cn');
-    cleanups.push(() => namespace.cleanup());
-    other = await createTestNamespace(admin, 'e2e-cn-other');
+    assert.ok(hcloudSecret, "the README's cloud-node install names no hcloud.token.existingSecret");
+    other = await restrictedNamespace(admin, 'e2e-cn-other');
     cleanups.push(() => other.cleanup());
     fake = await startFakeHcloud({ token: hcloudToken, host: hostAddress });
     cleanups.push(() => fake.close());
     cleanups.push(() => deleteNodesAndTheirEvents(admin, testNodes));
     // The controller resolves HCLOUD_NETWORK at start (and exits if the project has no such network).
     networkId = fake.networks.add({ name: NETWORK, ip_range: '10.0.0.0/16' }).id;
-    // The Secret the user created, shaped like HCCM's `hcloud` Secret; the chart only references it.
-    await api(admin, 'POST', `/api/v1/namespaces/${namespace.name}/secrets`, {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name: 'hcloud' },
-      stringData: { token: hcloudToken, network: NETWORK },
+    // The Secret the user has, HCCM's `hcloud` Secret as it is; the chart only references it.
+    await createOrReplaceSecret(admin, namespace.name, hcloudSecret, {
+      token: hcloudToken,
+      network: NETWORK,
     });
-    cleanups.push(() => helmAsAdmin(['uninstall', release, '--namespace', namespace.name]));
+    cleanups.push(() => api(admin, 'DELETE', `/api/v1/namespaces/${namespace.name}/secrets/${hcloudSecret}`));
+    // --wait: nothing of the release is left running when the suite ends.
+    cleanups.push(() =>
+      helmAsAdmin([
+        'uninstall',
+        release,
+        '--namespace',
+        namespace.name,
+        '--ignore-not-found',
+        '--wait',
+        '--timeout',
+        '2m',
+      ]),
+    );
     installOutput = await install().catch(async (error: unknown) => {
       const state = await pods(admin, namespace.name, podSelector).catch(() => []);
       throw new Error(`helm install failed; the pods: ${JSON.stringify(state)}`, { cause: error });
@@ -222,9 +239,12 @@ describe('cloud-node on the node: helm install, Nodes initialised, failover, upg
     cleanups.push(() => {
       podLogs.stop();
     });
+    // A replica of this install leads before the tests start (a Lease left in kube-system by an earlier
+    // install lapses first, as client-go sees it).
+    await leaderAmong(admin, namespace.name, LEASE, podSelector);
   });
 
-  test('helm install --wait: deployed, NOTES.txt, both replicas Ready through the kubelet under restricted', async () => {
+  test('helm install --wait: deployed, NOTES.txt, both replicas Ready through the kubelet; the pods comply with restricted', async () => {
     const { stdout } = await helmAsAdmin([
       'status',
       release,
@@ -236,7 +256,7 @@ describe('cloud-node on the node: helm install, Nodes initialised, failover, upg
     assert.equal((JSON.parse(stdout) as { info: { status: string } }).info.status, 'deployed');
     assert.match(installOutput, new RegExp(`installed as\\s+${fullname} in ${namespace.name}\\.`));
     assert.match(installOutput, new RegExp(`Nodes: ${RUN_LABEL}=${run}\\.`));
-    assert.match(installOutput, new RegExp(`token: Secret ${namespace.name}/hcloud, key token\\.`));
+    assert.match(installOutput, new RegExp(`token: Secret ${namespace.name}/${hcloudSecret}, key token\\.`));
     assert.match(
       installOutput,
       new RegExp(`Leader election: on \\(Lease ${namespace.name}/${LEASE}, 2 replicas\\)`),
@@ -247,18 +267,18 @@ describe('cloud-node on the node: helm install, Nodes initialised, failover, upg
       assert.ok(replica.ready && replica.phase === 'Running', JSON.stringify(replica));
       assert.equal(replica.restarts, 0, `${replica.name} restarted`);
     }
-    // The pods were admitted by a namespace that enforces the restricted profile.
-    const ns = await api<{ metadata: { labels: Record<string, string> } }>(
+    // kube-system enforces nothing; a namespace that enforces the restricted profile would admit them.
+    const { spec } = await api<{ spec: { template: Parameters<typeof assertAdmittedUnderRestricted>[2] } }>(
       admin,
       'GET',
-      `/api/v1/namespaces/${namespace.name}`,
+      `/apis/apps/v1/namespaces/${namespace.name}/deployments/${fullname}`,
     );
-    assert.equal(ns.metadata.labels['pod-security.kubernetes.io/enforce'], 'restricted');
+    await assertAdmittedUnderRestricted(admin, other.name, spec.template);
   });
 
   test('the pods run on the node with system-cluster-critical and their own ServiceAccount token', async () => {
     // kube-apiserver creates the PriorityClass at start-up, as in every cluster; Priority admission
-    // resolved it for the pods (outside kube-system, where the README installs).
+    // resolved it for the pods.
     const priorityClass = await api<{ value: number }>(
       admin,
       'GET',
@@ -560,14 +580,15 @@ describe('cloud-node on the node: helm install, Nodes initialised, failover, upg
       for (const record of logRecords(shutdown).filter((r) => /\b403\b|forbidden/i.test(JSON.stringify(r))))
         assert.equal(record.message, 'failed to release lease', JSON.stringify(record));
     }
-    // The Lease is the controller's, not the chart's (it carries no release label): helm leaves it, and
-    // it goes with the namespace (the chart README says how to remove it from kube-system). It is
-    // released, or held by a pod that is gone, and nothing renews it: it lapses within one lease duration.
+    // The Lease is the controller's, not the chart's (it carries no release label): helm leaves it in
+    // kube-system (the chart README says how to remove it). It is released, or held by a pod that is
+    // gone (client-go's identity is `<pod>_<uuid>`), and nothing renews it: it lapses within one lease
+    // duration.
     const left = await lease(admin, ns);
     assert.equal(left.metadata.labels?.['app.kubernetes.io/instance'], undefined);
-    const holder = left.spec.holderIdentity ?? '';
-    if (holder !== '')
-      assert.equal(await objectExists(admin, `/api/v1/namespaces/${ns}/pods/${holder}`), false);
+    const holderPod = (left.spec.holderIdentity ?? '').split('_')[0] ?? '';
+    if (holderPod !== '')
+      assert.equal(await objectExists(admin, `/api/v1/namespaces/${ns}/pods/${holderPod}`), false);
     assert.ok(Date.parse(left.spec.renewTime ?? '') <= podsGoneAt, JSON.stringify(left.spec));
     // What matters to a user: installing again (same release, same namespace) works, and leads.
     await install();

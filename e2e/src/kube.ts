@@ -122,6 +122,25 @@ export async function objectExists(kc: KubeConfig, path: string): Promise<boolea
   }
 }
 
+/**
+ * A Secret the README tells the user to create before the install (the chart only references it). In
+ * the README's fixed namespaces a run killed before its cleanup leaves it behind: the next run replaces it.
+ */
+export async function createOrReplaceSecret(
+  kc: KubeConfig,
+  namespace: string,
+  name: string,
+  stringData: Record<string, string>,
+): Promise<void> {
+  const secret = { apiVersion: 'v1', kind: 'Secret', metadata: { name }, stringData };
+  try {
+    await api(kc, 'POST', `/api/v1/namespaces/${namespace}/secrets`, secret);
+  } catch (error) {
+    if (!(error instanceof ApiError && error.status === 409)) throw error;
+    await api(kc, 'PUT', `/api/v1/namespaces/${namespace}/secrets/${name}`, secret);
+  }
+}
+
 /** The admin kubeconfig file of the test run (set by the global setup); helm installs with it. */
 export function adminKubeconfigPath(): string {
   const path = process.env.KUBECONFIG;

@@ -1,7 +1,9 @@
 /**
- * mailgun-cluster end to end on the real node, as a user runs it: `helm install --wait` of the unchanged
- * chart (its defaults, 2 replicas, plus only the required values and the Mailgun URL) into a namespace
- * that enforces the restricted Pod Security profile; the controller pods become Ready through the
+ * mailgun-cluster end to end on the real node, as a user runs it: the root README's `helm install`
+ * command, read from the README (release `mailgun-cluster` in `loopwright`, the required values, the key
+ * in the user's Secret `mailgun`), plus only `--wait` and the Mailgun URL, of the unchanged chart (its
+ * defaults, 2 replicas) into the namespace made to enforce the restricted Pod Security profile first,
+ * with the Secret the README says the user creates; the controller pods become Ready through the
  * kubelet's probes and talk to the API server with their own ServiceAccount token, and to the Mailgun
  * peer of `@loopwright/testing` (Mailgun's own mock behind an API-faithful front) on the node's bridge
  * address. The test plays Cluster API core, whose CRDs are stand-ins here: it creates the Cluster and
@@ -24,38 +26,48 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { after, before, describe, test } from 'node:test';
-import { chartPath, normalizeRules, type PolicyRule } from './charts.ts';
+import { chartPath, normalizeRules, repoRoot, type PolicyRule } from './charts.ts';
 import {
   adminKubeconfigPath,
   api,
   ApiError,
+  createOrReplaceSecret,
   effectiveRules,
   serviceAccountKubeconfig,
   type ServiceAccountCredentials,
 } from './kube.ts';
 import {
   assertPodsScrapedByPrometheus,
+  enforceRestricted,
   followPodLogs,
+  leaderAmong,
   leaseHolderPod,
   pods,
-  restrictedNamespace,
   type PodLogs,
   type PodSummary,
 } from './node.ts';
 import { promtoolCheckMetrics } from './prometheus.ts';
+import { readmeInstall, testOnlyArgs } from './readme-install.ts';
 
 const expectedRules = JSON.parse(
   await readFile(new URL('../expected/mailgun-cluster.effective-rules.json', import.meta.url), 'utf8'),
 ) as Record<'releaseNamespace' | 'otherNamespace' | 'nonResource', PolicyRule[]>;
 
-const DOMAIN = 'mg.example.com';
-const RECIPIENT = 'clusters@example.com';
+/** The README's command: its release, namespace and values are what this suite installs. */
+const README = readmeInstall('mailgun-cluster');
+const value = (key: string) => {
+  const set = README.values[key];
+  assert.ok(set, `the README's mailgun-cluster install sets no ${key}`);
+  return set;
+};
+const DOMAIN = value('mailgun.domain');
+const RECIPIENT = value('recipient');
+/** The user's Secret with the key `api-key`, as the README's command references it. */
+const KEY_SECRET = value('mailgun.apiKey.existingSecret');
 /** The chart's default `leaderElection.leaseName`, in the release namespace. */
 const LEASE = 'mailgun-cluster-controller';
 /** The chart's default `replicaCount`. */
 const REPLICAS = 2;
-/** The user's Secret with the key `api-key`, as the chart README's install command expects it. */
-const KEY_SECRET = 'mailgun-api-key';
 /** Any ServiceAccount token (a JWT: header and claims are base64url JSON objects). */
 const JWT = /eyJ[\w-]{10,}\.eyJ[\w-]{10,}\.[\w-]+/;
 
@@ -158,15 +170,17 @@ async function recordedMessageID(admin: KubeConfig, namespace: string, name: str
 
 describe('mailgun-cluster on the real node: helm install, one mail each, failover, upgrade, uninstall', () => {
   let admin: KubeConfig;
-  let system: TestNamespace;
+  const { release, namespace: system } = README;
   let work: TestNamespace;
   let peer: MailgunPeer;
   let logs: PodLogs;
   const apiKey = `key-${randomBytes(16).toString('hex')}`;
-  const release = `mg-${randomBytes(3).toString('hex')}`;
-  const fullname = `${release}-mailgun-cluster`;
+  /** The chart's fullname: the release's, since the release is named like the chart. */
+  const fullname = release;
   const selector = `app.kubernetes.io/name=mailgun-cluster,app.kubernetes.io/instance=${release}`;
   const kubeconfig = adminKubeconfigPath();
+  /** The Secrets in the release namespace before the install: the user's and any others'. */
+  let secretsBeforeInstall: string[] = [];
   /** Every MailgunCluster of the run with its uid: each must end with exactly one mail. */
   const requested = new Map<string, string>();
 
@@ -200,7 +214,7 @@ describe('mailgun-cluster on the real node: helm install, one mail each, failove
     let ready: PodSummary[] = [];
     await eventually(
       async () => {
-        ready = await pods(admin, system.name, selector);
+        ready = await pods(admin, system, selector);
         assert.equal(ready.length, REPLICAS, JSON.stringify(ready));
         for (const pod of ready) {
           assert.ok(pod.ready && !pod.deleting, JSON.stringify(pod));
@@ -217,7 +231,7 @@ describe('mailgun-cluster on the real node: helm install, one mail each, failove
       await api<{ spec: LeaseSpec }>(
         admin,
         'GET',
-        `/apis/coordination.k8s.io/v1/namespaces/${system.name}/leases/${LEASE}`,
+        `/apis/coordination.k8s.io/v1/namespaces/${system}/leases/${LEASE}`,
       )
     ).spec;
   }
@@ -229,56 +243,51 @@ describe('mailgun-cluster on the real node: helm install, one mail each, failove
   }
 
   /**
-   * The install command of the chart README (required values, the key by existingSecret) plus the
-   * Mailgun URL of the peer; `--wait` for two Ready replicas.
+   * The README's command word for word (run from the repository root), plus the Mailgun URL of the
+   * peer and `--wait` for two Ready replicas.
    */
   async function install(): Promise<void> {
     await helm(
-      [
-        'install',
-        release,
-        chartPath('mailgun-cluster'),
-        '--namespace',
-        system.name,
-        '--set',
-        `mailgun.domain=${DOMAIN},recipient=${RECIPIENT},mailgun.apiKey.existingSecret=${KEY_SECRET}`,
-        '--set',
-        `mailgun.url=${peer.url}`,
-        '--wait',
-        '--timeout',
-        '90s',
-      ],
-      { kubeconfig },
+      [...README.args, ...testOnlyArgs(README, { timeout: '90s', values: { 'mailgun.url': peer.url } })],
+      { kubeconfig, cwd: repoRoot, timeoutMs: 120_000 },
     );
   }
 
   before(async () => {
     admin = loadTestKubeConfig();
     await installClusterApiStandIns(admin);
-    system = await restrictedNamespace(admin, 'e2e-mg-system');
-    cleanups.push(() => system.cleanup());
+    // The README's namespace stays (the next suite may install into it); the test's own objects go.
+    await enforceRestricted(admin, system);
     work = await createTestNamespace(admin, 'e2e-mg-work');
     cleanups.push(() => work.cleanup());
     // Pods reach the test process only on the node's bridge address.
     peer = await startMailgunPeer({ apiKey, host: loadTestNode().hostAddress });
     cleanups.push(() => peer.stop());
     // The key lives in a Secret the user created; the chart only references it.
-    await api(admin, 'POST', `/api/v1/namespaces/${system.name}/secrets`, {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name: KEY_SECRET },
-      stringData: { 'api-key': apiKey },
-    });
-    logs = followPodLogs(admin, system.name, selector, 'controller');
+    await createOrReplaceSecret(admin, system, KEY_SECRET, { 'api-key': apiKey });
+    cleanups.push(() => api(admin, 'DELETE', `/api/v1/namespaces/${system}/secrets/${KEY_SECRET}`));
+    secretsBeforeInstall = await names(`/api/v1/namespaces/${system}/secrets`);
+    logs = followPodLogs(admin, system, selector, 'controller');
     cleanups.push(() => {
       logs.stop();
       if (process.env.E2E_SHOW_OUTPUT)
         for (const [pod, text] of logs.byPod()) process.stderr.write(`--- ${pod}\n${text}`);
       return Promise.resolve();
     });
-    cleanups.push(() => helm(['uninstall', release, '--namespace', system.name], { kubeconfig }));
+    cleanups.push(() =>
+      helm(
+        ['uninstall', release, '--namespace', system, '--ignore-not-found', '--wait', '--timeout', '90s'],
+        {
+          kubeconfig,
+          timeoutMs: 120_000,
+        },
+      ),
+    );
     await install();
     await readyReplicas();
+    // A replica of this install leads before the tests start (a Lease left in the README's namespace by
+    // an earlier install lapses first, as client-go sees it).
+    await leaderAmong(admin, system, LEASE, selector);
   });
 
   test('a MailgunCluster owned by a Cluster gets exactly one request mail and records its id', async () => {
@@ -295,9 +304,9 @@ describe('mailgun-cluster on the real node: helm install, one mail each, failove
   });
 
   test('least privilege: the ServiceAccount may do exactly the checked-in list', async () => {
-    const sa: ServiceAccountCredentials = await serviceAccountKubeconfig(admin, system.name, fullname);
+    const sa: ServiceAccountCredentials = await serviceAccountKubeconfig(admin, system, fullname);
     try {
-      const inRelease = await effectiveRules(sa.kubeConfig, system.name);
+      const inRelease = await effectiveRules(sa.kubeConfig, system);
       const inOther = await effectiveRules(sa.kubeConfig, work.name);
       assert.equal(inRelease.incomplete, false);
       assert.deepEqual(inRelease.resourceRules, normalizeRules(expectedRules.releaseNamespace));
@@ -320,7 +329,7 @@ describe('mailgun-cluster on the real node: helm install, one mail each, failove
     // The scenario has MailgunClusters only: the MailgunMachine controller has nothing to count yet.
     await assertPodsScrapedByPrometheus({
       admin,
-      namespace: system.name,
+      namespace: system,
       service: `${fullname}-metrics`,
       replicas: REPLICAS,
       controllers: ['mailguncluster'],
@@ -329,18 +338,18 @@ describe('mailgun-cluster on the real node: helm install, one mail each, failove
 
   test('failover: the leader deleted right after a MailgunCluster is created; one mail, another replica leads', async () => {
     const replicas = await readyReplicas();
-    const leader = await leaseHolderPod(admin, system.name, LEASE);
+    const leader = await leaseHolderPod(admin, system, LEASE);
     assert.ok(
       replicas.some((pod) => pod.name === leader),
       `leader ${leader} is not one of ${JSON.stringify(replicas)}`,
     );
     const uid = await requestCluster('failover');
     const deletedAt = Date.now();
-    await api(admin, 'DELETE', `/api/v1/namespaces/${system.name}/pods/${leader}`);
+    await api(admin, 'DELETE', `/api/v1/namespaces/${system}/pods/${leader}`);
     let holder = leader;
     await eventually(
       async () => {
-        holder = await leaseHolderPod(admin, system.name, LEASE);
+        holder = await leaseHolderPod(admin, system, LEASE);
         assert.notEqual(holder, leader, 'the deleted leader still holds the Lease');
       },
       { timeoutMs: 30_000, intervalMs: 250 },
@@ -376,7 +385,7 @@ describe('mailgun-cluster on the real node: helm install, one mail each, failove
         release,
         chartPath('mailgun-cluster'),
         '--namespace',
-        system.name,
+        system,
         '--reuse-values',
         '--set',
         'logLevel=debug',
@@ -390,7 +399,7 @@ describe('mailgun-cluster on the real node: helm install, one mail each, failove
     upgrade.catch(() => undefined);
     await eventually(
       async () => {
-        const now = await pods(admin, system.name, selector);
+        const now = await pods(admin, system, selector);
         assert.ok(
           now.some((pod) => !previous.has(pod.name)),
           'the roll has not started',
@@ -446,30 +455,33 @@ describe('mailgun-cluster on the real node: helm install, one mail each, failove
   });
 
   test('helm uninstall leaves only the CRDs; the controller’s Lease stays, held by no pod, and a reinstall takes it', async () => {
-    await helm(['uninstall', release, '--namespace', system.name, '--wait', '--timeout', '90s'], {
+    await helm(['uninstall', release, '--namespace', system, '--wait', '--timeout', '90s'], {
       kubeconfig,
     });
     const labelled = (resource: string) => `${resource}?labelSelector=${encodeURIComponent(selector)}`;
     await eventually(
       async () => {
         for (const path of [
-          labelled(`/apis/apps/v1/namespaces/${system.name}/deployments`),
-          labelled(`/apis/apps/v1/namespaces/${system.name}/replicasets`),
-          labelled(`/api/v1/namespaces/${system.name}/pods`),
-          labelled(`/api/v1/namespaces/${system.name}/services`),
-          labelled(`/api/v1/namespaces/${system.name}/serviceaccounts`),
-          labelled(`/apis/rbac.authorization.k8s.io/v1/namespaces/${system.name}/roles`),
-          labelled(`/apis/rbac.authorization.k8s.io/v1/namespaces/${system.name}/rolebindings`),
+          labelled(`/apis/apps/v1/namespaces/${system}/deployments`),
+          labelled(`/apis/apps/v1/namespaces/${system}/replicasets`),
+          labelled(`/api/v1/namespaces/${system}/pods`),
+          labelled(`/api/v1/namespaces/${system}/services`),
+          labelled(`/api/v1/namespaces/${system}/serviceaccounts`),
+          labelled(`/apis/rbac.authorization.k8s.io/v1/namespaces/${system}/roles`),
+          labelled(`/apis/rbac.authorization.k8s.io/v1/namespaces/${system}/rolebindings`),
           labelled('/apis/rbac.authorization.k8s.io/v1/clusterroles'),
           labelled('/apis/rbac.authorization.k8s.io/v1/clusterrolebindings'),
-          `/apis/discovery.k8s.io/v1/namespaces/${system.name}/endpointslices`,
+          `/apis/discovery.k8s.io/v1/namespaces/${system}/endpointslices?labelSelector=${encodeURIComponent(
+            `kubernetes.io/service-name=${fullname}-metrics`,
+          )}`,
         ])
           assert.deepEqual(await names(path), [], path);
       },
       { timeoutMs: 60_000, intervalMs: 500 },
     );
     // Helm's release records are gone too; the user's key Secret stays: it never was the chart's.
-    assert.deepEqual(await names(`/api/v1/namespaces/${system.name}/secrets`), [KEY_SECRET]);
+    assert.deepEqual(await names(`/api/v1/namespaces/${system}/secrets`), secretsBeforeInstall);
+    assert.ok(secretsBeforeInstall.includes(KEY_SECRET));
     // The CRDs stay (helm never deletes crds/), and with them every MailgunCluster and its request.
     for (const crd of ['mailgunclusters', 'mailgunmachines'])
       await api(
@@ -484,9 +496,7 @@ describe('mailgun-cluster on the real node: helm install, one mail each, failove
     // it names a pod that is gone and lapses after leaseDurationSeconds; nothing renews it any more.
     const lease = await readLease();
     assert.ok(
-      !(await names(`/api/v1/namespaces/${system.name}/pods`)).includes(
-        lease.holderIdentity?.split('_')[0] ?? '',
-      ),
+      !(await names(`/api/v1/namespaces/${system}/pods`)).includes(lease.holderIdentity?.split('_')[0] ?? ''),
       `the Lease is held by a live pod: ${JSON.stringify(lease)}`,
     );
     // What matters to a user: installing again (same release, same namespace) works, and leads.
@@ -494,7 +504,7 @@ describe('mailgun-cluster on the real node: helm install, one mail each, failove
     const reinstalled = await readyReplicas();
     await eventually(
       async () => {
-        const holder = await leaseHolderPod(admin, system.name, LEASE);
+        const holder = await leaseHolderPod(admin, system, LEASE);
         assert.ok(
           reinstalled.some((pod) => pod.name === holder),
           holder,

@@ -26,6 +26,53 @@ export async function restrictedNamespace(admin: KubeConfig, prefix: string): Pr
   return namespace;
 }
 
+/**
+ * The README's release namespace (`loopwright`), made to enforce the restricted profile before the
+ * install, as a hardened cluster's would: created with the label, or labelled if an earlier suite (or
+ * `--create-namespace`) made it. It stays: the suites on the node run one after the other in it, and
+ * a namespace being deleted would still be Terminating when the next one installs.
+ */
+export async function enforceRestricted(admin: KubeConfig, namespace: string): Promise<void> {
+  const labels = { 'pod-security.kubernetes.io/enforce': 'restricted' };
+  try {
+    await api(admin, 'POST', '/api/v1/namespaces', {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name: namespace, labels },
+    });
+  } catch (error) {
+    if (!(error instanceof ApiError && error.status === 409)) throw error;
+    await api(
+      admin,
+      'PATCH',
+      `/api/v1/namespaces/${namespace}`,
+      { metadata: { labels } },
+      'application/merge-patch+json',
+    );
+  }
+}
+
+/**
+ * Whether a pod of `template` would be admitted by a namespace that enforces the restricted profile:
+ * a server-side dry run of it in `restrictedNamespace` (Pod Security admission judges dry runs as real
+ * creates; nothing is stored). The pod runs as that namespace's `default` ServiceAccount, which the
+ * profile does not look at, since the release's ServiceAccount lives elsewhere.
+ */
+export async function assertAdmittedUnderRestricted(
+  admin: KubeConfig,
+  restrictedNamespace: string,
+  template: { metadata?: { labels?: Record<string, string> }; spec: Record<string, unknown> },
+): Promise<void> {
+  await api(admin, 'POST', `/api/v1/namespaces/${restrictedNamespace}/pods?dryRun=All`, {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { generateName: 'restricted-dry-run-', labels: template.metadata?.labels },
+    spec: { ...template.spec, serviceAccountName: 'default' },
+  }).catch((error: unknown) => {
+    throw new Error('the pod template violates the restricted profile', { cause: error });
+  });
+}
+
 export interface PodSummary {
   name: string;
   phase: string;
@@ -223,6 +270,36 @@ export async function leaseHolderPod(admin: KubeConfig, namespace: string, lease
   const holder = spec.holderIdentity ?? '';
   assert.ok(holder, `Lease ${lease} has no holder`);
   return holder.split('_')[0] ?? holder;
+}
+
+/**
+ * Waits until one of the live pods matching `selector` holds the Lease, and returns its name. An
+ * install into a namespace that still holds the Lease of an earlier install (the controllers leave it,
+ * as they would for any user, and the README's namespaces are the same on every run) leads only once
+ * that Lease has expired as its candidates saw it: client-go's algorithm trusts its own clock, not the
+ * record's renewTime, so that takes up to one lease duration (15 s, the charts' default) after they
+ * first read it. Tests that expect work to be done at once wait for this first.
+ */
+export async function leaderAmong(
+  admin: KubeConfig,
+  namespace: string,
+  lease: string,
+  selector: string,
+  timeoutMs = 30_000,
+): Promise<string> {
+  let leader = '';
+  await eventually(
+    async () => {
+      leader = await leaseHolderPod(admin, namespace, lease);
+      const live = (await pods(admin, namespace, selector)).filter((pod) => !pod.deleting);
+      assert.ok(
+        live.some((pod) => pod.name === leader),
+        `the Lease is held by ${leader}, not one of ${live.map((pod) => pod.name).join(', ')}`,
+      );
+    },
+    { timeoutMs, intervalMs: 250 },
+  );
+  return leader;
 }
 
 /**
