@@ -372,7 +372,7 @@ describe('cloud-node on the node: helm install, Nodes initialised, failover, upg
     }
   });
 
-  test('/metrics at each pod IP: promtool finds nothing; Hetzner requests by endpoint, only the leader looks up servers', async () => {
+  test('/metrics at each pod IP: promtool finds nothing; Hetzner requests by api_endpoint, only the leader looks up servers', async () => {
     const leader = await leaseHolderPod(admin, namespace.name, LEASE);
     for (const replica of await pods(admin, namespace.name, podSelector)) {
       assert.ok(replica.ip, `${replica.name} has no IP`);
@@ -385,7 +385,7 @@ describe('cloud-node on the node: helm install, Nodes initialised, failover, upg
       assert.equal(requests.count('/locations', '200'), 1, `${replica.name}: the start-up token check`);
       assert.equal(requests.count('/networks', '200'), 1, `${replica.name}: HCLOUD_NETWORK resolved`);
       // ...but only the leader runs the controllers: the standby costs no API budget (README).
-      const lookups = requests.count('/servers', '200') + requests.count('/servers/{id}', '200');
+      const lookups = requests.count('/servers', '200') + requests.count('/servers/-', '200');
       if (replica.name === leader) assert.ok(lookups >= 1, 'the leader looked the server up');
       else assert.equal(requests.total, 2, `the standby made more API requests: ${requests.text}`);
       const remaining = Number(requests.remaining);
@@ -809,7 +809,7 @@ function hcloudRequests(text: string) {
     .split('\n')
     .filter((line) => line.startsWith('hcloud_api_requests_total{'))
     .map((line) => ({
-      endpoint: /endpoint="([^"]*)"/.exec(line)?.[1],
+      endpoint: /[{,]api_endpoint="([^"]*)"/.exec(line)?.[1],
       code: /code="([^"]*)"/.exec(line)?.[1],
       value: Number(line.split(' ').at(-1)),
     }));
