@@ -178,6 +178,26 @@ export async function watchPodUids(
   };
 }
 
+/** Whether the pod's container (its only one when `container` is omitted) has terminated, or the pod is gone. */
+async function containerExited(
+  admin: KubeConfig,
+  namespace: string,
+  pod: string,
+  container: string | undefined,
+): Promise<boolean> {
+  try {
+    const { status } = await api<{
+      status: { containerStatuses?: { name: string; state?: { terminated?: object } }[] };
+    }>(admin, 'GET', `/api/v1/namespaces/${namespace}/pods/${pod}`);
+    const statuses = status.containerStatuses ?? [];
+    const ours = container ? statuses.find((c) => c.name === container) : statuses[0];
+    return ours?.state?.terminated !== undefined;
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 404) return true;
+    throw error;
+  }
+}
+
 export interface FollowedLog {
   /** The log read so far. */
   text(): string;
@@ -210,7 +230,10 @@ export async function followPodLog(
       let attempt = '';
       try {
         await apiStream(admin, path, (chunk) => (text = attempt += chunk), signal, opened);
-        break; // the container exited, or the signal aborted
+        // The stream also ends early, empty, for a container that is only just starting: read again
+        // unless the container has really exited (or the pod is gone).
+        if (await containerExited(admin, namespace, pod, container)) break;
+        await sleep(250);
       } catch (error) {
         // 404: the pod is gone, with what was read; 400: its container has not started yet.
         if (error instanceof ApiError && error.status === 404) break;
