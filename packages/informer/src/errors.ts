@@ -7,6 +7,11 @@ import type { ApiStatus } from './types.ts';
 export const FailureReason = {
   /** 410 Gone / `Expired`: the resourceVersion is too old; the reflector relists. */
   Gone: 'gone',
+  /**
+   * 404 / `NotFound` on a list or watch: the API server does not serve the resource (e.g. its CRD is
+   * not installed, or not with this version). The reflector relists once it is served again.
+   */
+  NotFound: 'not_found',
   /** Connection refused/reset, socket hang up, DNS, TLS. */
   Network: 'network',
   /** A list request did not complete within its timeout. */
@@ -102,6 +107,9 @@ export class ListWatchError extends Error {
 /** Maps an HTTP status / Status object to a {@link FailureReason}. */
 export function classifyStatus(code: number, statusReason?: string): FailureReason {
   if (code === 410 || statusReason === 'Expired' || statusReason === 'Gone') return FailureReason.Gone;
+  // A collection request has no object to be missing: a 404 means the resource type is not served.
+  // Like apimachinery's IsNotFound, the code counts only without a reason (e.g. a plain-text 404).
+  if (statusReason === 'NotFound' || (code === 404 && !statusReason)) return FailureReason.NotFound;
   if (code === 429 || statusReason === 'TooManyRequests') return FailureReason.Throttled;
   if (code === 401) return FailureReason.Unauthorized;
   if (code === 403) return FailureReason.Forbidden;

@@ -84,6 +84,11 @@ export class SharedInformerFactory {
     await Promise.all([...this.#informers.values()].map((informer) => informer.waitForSync(signal)));
   }
 
+  /** The informers requested so far that have not synced yet: what {@link waitForCacheSync} waits for. */
+  unsyncedInformers(): Informer<KubeObject>[] {
+    return [...this.#informers.values()].filter((informer) => !informer.hasSynced());
+  }
+
   /** Stops every informer (quietly, see {@link Informer.stop}). Final. */
   stop(): void {
     this.#stopped = true;

@@ -187,6 +187,14 @@ export class Informer<T extends KubeObject> {
   }
 
   /**
+   * True while the API server does not serve this resource (404 on its list or watch, e.g. the CRD
+   * is not installed). The informer keeps retrying and syncs on its own once the resource is served.
+   */
+  get resourceMissing(): boolean {
+    return this.#reflector.resourceMissing;
+  }
+
+  /**
    * Resolves once synced. Rejects with the signal's reason if `signal` aborts first, or with
    * {@link InformerStoppedError} if the informer is stopped first. It does not time out by itself:
    * pass `AbortSignal.timeout(ms)` for controller-runtime's cache-sync timeout.

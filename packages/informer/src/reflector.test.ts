@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { FailureReason, ListWatchError } from './errors.ts';
+import { FailureReason, ListWatchError, classifyStatus } from './errors.ts';
 import { Reflector, type ObjectEvent } from './reflector.ts';
 import { FakeClock, flush } from './test-helpers/fake-clock.ts';
 import { configMap, recordingLogger, ScriptedClient } from './test-helpers/scripted-client.ts';
@@ -41,6 +41,18 @@ function setup(options: { random?: () => number } = {}) {
 
 const networkError = () =>
   ListWatchError.network(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }));
+
+/** What the API server answers to a list or watch of a resource it does not serve. */
+const notFound = () =>
+  ListWatchError.fromStatus(404, {
+    kind: 'Status',
+    code: 404,
+    reason: 'NotFound',
+    message: 'the server could not find the requested resource',
+  });
+
+const notServedLine =
+  'resource /v1, Resource=configmaps is not served by the API server; retrying until it is';
 
 describe('Reflector', () => {
   it('lists, then watches from the list resourceVersion with a 5-10 min server timeout', async () => {
@@ -105,7 +117,10 @@ describe('Reflector', () => {
     assert.equal(t.client.listCalls, 1, 'a network error never relists');
     assert.deepEqual(t.metrics.errors, ['configmaps:network', 'configmaps:network']);
     assert.equal(t.errors.length, 2);
-    assert.equal(t.logger.lines.filter((l) => l.level === 'warn').length, 2);
+    assert.deepEqual(
+      t.logger.lines.filter((l) => l.level === 'warn').map((l) => l.message),
+      Array(2).fill('watch failed; resuming from the last resourceVersion'),
+    );
     t.abort.abort();
     await t.done;
   });
@@ -169,7 +184,88 @@ describe('Reflector', () => {
     assert.equal(t.client.listCalls, 3);
     await t.client.watchNumber(0);
     assert.deepEqual(t.metrics.errors, ['configmaps:server_error', 'configmaps:forbidden']);
+    assert.deepEqual(
+      t.logger.lines.map((l) => l.message),
+      ['list failed; retrying', 'list failed; retrying'],
+      'a failed first list is not an expired watch',
+    );
     assert.equal(t.replaced.length, 1);
+    t.abort.abort();
+    await t.done;
+  });
+
+  it('waits for a resource that is not served: one log line, the list retried with backoff', async () => {
+    const t = setup();
+    for (let i = 0; i < 3; i++) t.client.scriptList(notFound());
+    await flush();
+    assert.equal(t.reflector.resourceMissing, true);
+    await t.clock.advance(800);
+    await t.clock.advance(1600);
+    assert.equal(t.client.listCalls, 3);
+    assert.deepEqual(t.metrics.errors, Array(3).fill('configmaps:not_found'), 'every retry is counted');
+    assert.equal(t.errors.length, 3, 'every retry reaches onError');
+    assert.deepEqual(
+      t.logger.lines.map((l) => `${l.level} ${l.message}`),
+      [`warn ${notServedLine}`],
+      'logged once, not once per retry',
+    );
+    assert.equal(t.metrics.relists, 0, 'not an expired watch');
+
+    t.client.scriptList({ items: [configMap('a', '1')], resourceVersion: '10' });
+    await t.clock.advance(3200);
+    await t.client.watchNumber(0);
+    assert.equal(t.reflector.resourceMissing, false);
+    assert.deepEqual(t.replaced, [{ names: ['a'], resourceVersion: '10' }]);
+    t.abort.abort();
+    await t.done;
+  });
+
+  it('repeats the not-served line every 10 minutes while the resource stays missing', async () => {
+    const t = setup();
+    // One scripted answer per 30 s step: each step is one attempt, whatever the backoff (<= 30 s).
+    while (t.clock.now() < 10 * 60_000) {
+      t.client.scriptList(notFound());
+      await t.clock.advance(30_000);
+    }
+    assert.equal(t.client.listCalls, 21, '20 failed attempts and one waiting');
+    assert.deepEqual(t.metrics.errors.length, 20);
+    assert.deepEqual(
+      t.logger.lines.map((l) => l.message),
+      [notServedLine],
+    );
+    t.client.scriptList(notFound());
+    await flush();
+    assert.deepEqual(
+      t.logger.lines.map((l) => l.message),
+      [notServedLine, notServedLine],
+    );
+    t.abort.abort();
+    await t.done;
+  });
+
+  it('relists and logs at once when a served resource goes missing (its CRD deleted)', async () => {
+    const t = setup();
+    t.client.scriptList({ items: [configMap('a', '1')], resourceVersion: '10' });
+    const first = await t.client.watchNumber(0);
+    assert.equal(t.reflector.resourceMissing, false);
+    first.fail(notFound());
+    await flush();
+    assert.equal(t.reflector.resourceMissing, true);
+    assert.deepEqual(
+      t.logger.lines.map((l) => l.message),
+      [notServedLine],
+    );
+    t.client.scriptList({ items: [], resourceVersion: '30' });
+    await t.clock.advance(800);
+    const second = await t.client.watchNumber(1);
+    assert.equal(t.client.listCalls, 2, 'a list, not a watch from the old resourceVersion');
+    assert.equal(second.request.resourceVersion, '30');
+    assert.deepEqual(t.replaced.at(-1), { names: [], resourceVersion: '30' });
+    assert.equal(t.reflector.resourceMissing, false);
+    // Missing once more: a new episode, so the line is not held back by the last one.
+    second.fail(notFound());
+    await flush();
+    assert.equal(t.logger.lines.length, 2);
     t.abort.abort();
     await t.done;
   });
@@ -263,12 +359,25 @@ describe('Reflector', () => {
     assert.deepEqual(reasons, [
       FailureReason.Unauthorized,
       FailureReason.Forbidden,
-      FailureReason.HttpError,
+      FailureReason.NotFound,
       FailureReason.Gone,
       FailureReason.Throttled,
       FailureReason.ServerError,
       FailureReason.ServerError,
     ]);
     assert.equal(ListWatchError.fromStatus(200, { code: 410, reason: 'Expired' }).reason, FailureReason.Gone);
+  });
+
+  it('classifies a missing resource by Status reason NotFound, or by 404 without a reason', () => {
+    assert.equal(classifyStatus(404, 'NotFound'), FailureReason.NotFound);
+    assert.equal(classifyStatus(404, undefined), FailureReason.NotFound, 'a plain-text 404 page');
+    assert.equal(classifyStatus(404, ''), FailureReason.NotFound);
+    // The reason decides, never the message text.
+    const notFoundInMessage = ListWatchError.fromStatus(500, {
+      code: 500,
+      reason: 'InternalError',
+      message: 'resource not found',
+    });
+    assert.equal(notFoundInMessage.reason, FailureReason.ServerError);
   });
 });

@@ -1,6 +1,7 @@
 import { Backoff, type BackoffOptions } from './backoff.ts';
 import { sleep, systemClock, type Clock } from './clock.ts';
 import { FailureReason, ListWatchError, toListWatchError } from './errors.ts';
+import { missingResourceMessage, shouldLogMissingResource } from './missing-resource.ts';
 import type { ResourceClient } from './transport.ts';
 import {
   consoleLogger,
@@ -60,11 +61,14 @@ const SHORT_WATCH_MS = 1000;
  * - the server ends a watch (its `timeoutSeconds`): re-watch at once from the last resourceVersion;
  * - 410 Gone (HTTP status or an ERROR event with code 410 / reason Expired): back off, then relist;
  *   the relist replaces the sink's content (deletes for objects that vanished meanwhile);
+ * - 404 NotFound: the resource is not served (its CRD is not installed, or was deleted): back off,
+ *   then list again, until it is served; logged once (and again every 10 min while it lasts), and
+ *   {@link Reflector.resourceMissing} is true meanwhile;
  * - anything else (network errors, 5xx, 429, 401/403, timeouts, inactivity, a watch closed at once
  *   without events, undecodable data, failed lists): back off (jittered exponential), then resume
  *   with a watch from the last resourceVersion, or retry the list if none has succeeded yet;
  *   `Retry-After` from a 429 is honoured as a lower bound on the wait;
- * - every failure is reported to `metrics.watchError`, the logger and `onError`;
+ * - every failure is reported to `metrics.watchError`, the logger (except repeated 404s) and `onError`;
  * - abort: in-flight requests are cancelled, nothing is reported, the sink receives nothing more.
  */
 export class Reflector<T extends KubeObject> {
@@ -79,6 +83,8 @@ export class Reflector<T extends KubeObject> {
   readonly #onError: ((error: ListWatchError) => void) | undefined;
   readonly #random: () => number;
   #resourceVersion: string | undefined;
+  #resourceMissing = false;
+  #missingResourceLoggedAt: number | undefined;
 
   constructor(options: ReflectorOptions<T>) {
     this.#client = options.client;
@@ -98,6 +104,14 @@ export class Reflector<T extends KubeObject> {
     return this.#resourceVersion;
   }
 
+  /**
+   * True while the API server does not serve the resource: the last failed attempt got 404 NotFound
+   * and no list has succeeded since (e.g. a controller started before its CRD was installed).
+   */
+  get resourceMissing(): boolean {
+    return this.#resourceMissing;
+  }
+
   /** Runs until `signal` aborts. Never rejects. */
   async run(signal: AbortSignal): Promise<void> {
     let needList = true;
@@ -110,6 +124,7 @@ export class Reflector<T extends KubeObject> {
           this.#sink.replace(list.items, list.resourceVersion);
           this.#resourceVersion = list.resourceVersion;
           needList = false;
+          this.#resourceServed();
         }
         await this.#watchOnce(signal);
       } catch (error) {
@@ -121,6 +136,10 @@ export class Reflector<T extends KubeObject> {
         needList = true;
         this.#safely(() => this.#metrics.relist?.(this.#client.resource));
       }
+      // The collection is gone with its CRD (or never existed): once it is served again, only a list
+      // tells what exists.
+      if (failure.reason === FailureReason.NotFound) needList = true;
+      this.#resourceMissing = failure.reason === FailureReason.NotFound;
       const delayMs = Math.max(this.#backoff.next(), failure.retryAfterMs ?? 0);
       this.#report(failure, delayMs, needList);
       await sleep(this.#clock, delayMs, signal);
@@ -165,16 +184,17 @@ export class Reflector<T extends KubeObject> {
     }
   }
 
-  #report(error: ListWatchError, retryInMs: number, relist: boolean): void {
+  #resourceServed(): void {
+    this.#resourceMissing = false;
+    // A resource that goes missing again later deserves its line again, at once.
+    this.#missingResourceLoggedAt = undefined;
+  }
+
+  #report(error: ListWatchError, retryInMs: number, listing: boolean): void {
     this.#safely(() => this.#metrics.watchError?.(this.#client.resource, error.reason));
     this.#safely(() => {
-      this.#logger.warn(relist ? 'watch expired; relisting' : 'list/watch failed; retrying', {
-        resource: this.#client.resource,
-        reason: error.reason,
-        statusCode: error.statusCode,
-        error: error.message,
-        retryInMs,
-      });
+      if (error.reason === FailureReason.NotFound) this.#logMissingResource(error);
+      else this.#logFailure(error, retryInMs, listing);
     });
     if (this.#onError !== undefined) {
       const onError = this.#onError;
@@ -182,6 +202,28 @@ export class Reflector<T extends KubeObject> {
         onError(error);
       });
     }
+  }
+
+  #logFailure(error: ListWatchError, retryInMs: number, listing: boolean): void {
+    this.#logger.warn(failureMessage(error.reason, listing), {
+      resource: this.#client.resource,
+      reason: error.reason,
+      statusCode: error.statusCode,
+      error: error.message,
+      retryInMs,
+    });
+  }
+
+  #logMissingResource(error: ListWatchError): void {
+    const now = this.#clock.now();
+    if (!shouldLogMissingResource(this.#missingResourceLoggedAt, now)) return;
+    this.#missingResourceLoggedAt = now;
+    this.#logger.warn(missingResourceMessage(this.#client.ref), {
+      resource: this.#client.resource,
+      reason: error.reason,
+      statusCode: error.statusCode,
+      error: error.message,
+    });
   }
 
   // Observability hooks are user code: a throwing logger or metric must not end the reflector.
@@ -192,6 +234,12 @@ export class Reflector<T extends KubeObject> {
       // Nothing sensible left to report to; the loop must go on.
     }
   }
+}
+
+/** `listing`: the next attempt is a list (none succeeded yet, or the last watch expired). */
+function failureMessage(reason: FailureReason, listing: boolean): string {
+  if (reason === FailureReason.Gone) return 'watch expired; relisting';
+  return listing ? 'list failed; retrying' : 'watch failed; resuming from the last resourceVersion';
 }
 
 // Reads `aborted` through a call so that TypeScript does not narrow it across awaits.

@@ -10,6 +10,7 @@ import {
   type ApiStatus,
   type KubeObject,
   type ListWatchScope,
+  type ResourceRef,
   type WatchEvent,
 } from './types.ts';
 
@@ -45,6 +46,8 @@ export interface WatchRequest {
 export interface ResourceClient<T extends KubeObject> {
   /** `resource.group` for logs and metrics. */
   readonly resource: string;
+  /** Group, version and plural, for a log line naming the resource when the server does not serve it. */
+  readonly ref: ResourceRef;
   list(signal: AbortSignal): Promise<ListResult<T>>;
   watch(request: WatchRequest): AsyncIterable<WatchEvent<T>>;
 }
@@ -85,6 +88,7 @@ export function createResourceClient<T extends KubeObject>(
 
 class HttpResourceClient<T extends KubeObject> implements ResourceClient<T> {
   readonly resource: string;
+  readonly ref: ResourceRef;
   readonly #options: HttpResourceClientOptions;
   readonly #clock: Clock;
   readonly #path: string;
@@ -93,6 +97,7 @@ class HttpResourceClient<T extends KubeObject> implements ResourceClient<T> {
     this.#options = options;
     this.#clock = options.clock ?? systemClock;
     this.resource = resourceName(options);
+    this.ref = { group: options.group, version: options.version, plural: options.plural };
     const prefix =
       options.group === '' ? `/api/${options.version}` : `/apis/${options.group}/${options.version}`;
     const namespace =

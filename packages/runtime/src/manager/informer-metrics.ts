@@ -4,6 +4,7 @@ import type { InformerMetrics, InformerWatchErrorReason } from '@loopwright/metr
 /** The informer's fine-grained failure reasons, folded into the metric's bounded label set. */
 const metricReason: Record<FailureReason, InformerWatchErrorReason> = {
   gone: 'expired',
+  not_found: 'client_error',
   network: 'network',
   timeout: 'timeout',
   inactivity: 'timeout',

@@ -13,6 +13,7 @@ import type { Logger } from 'winston';
 import type { Controller } from '../controller/controller.ts';
 import { EventRecorder } from '../events/index.ts';
 import { KubeClient, describeContext } from '../kube/index.ts';
+import { cacheSyncTimeoutApplies } from './cache-sync.ts';
 import { informerMetricsHook } from './informer-metrics.ts';
 
 export interface LeaderElectionOptions {
@@ -36,7 +37,10 @@ export interface ManagerOptions {
   health?: { port: number; host?: string } | false;
   /** Omit to run without leader election (one replica, or tests). */
   leaderElection?: LeaderElectionOptions;
-  /** How long informers may take to list everything before start-up fails. Default 2 min. */
+  /**
+   * How long informers may take to list everything before start-up fails. Default 2 min. Time spent
+   * waiting only for resources the API server does not serve (a CRD not installed yet) does not count.
+   */
   cacheSyncTimeoutMs?: number;
   /** On shutdown, how long in-flight reconciles may take before the manager gives up on them. Default 30 s. */
   gracefulShutdownTimeoutMs?: number;
@@ -187,18 +191,29 @@ export class Manager {
     }
   }
 
+  /**
+   * Waits for every cache; a timeout window in which only caches of missing resources were pending
+   * starts over instead of failing (see {@link cacheSyncTimeoutApplies}).
+   */
   async #waitForCacheSync(signal: AbortSignal): Promise<void> {
     const timeoutMs = this.#options.cacheSyncTimeoutMs ?? 120_000;
-    const timeout = AbortSignal.timeout(timeoutMs);
-    try {
-      await this.factory.waitForCacheSync(AbortSignal.any([signal, timeout]));
-    } catch (error) {
-      if (signal.aborted) return;
-      if (timeout.aborted)
-        throw new CacheSyncTimeoutError(`informer caches did not sync within ${timeoutMs} ms`, {
-          cause: error,
-        });
-      throw error;
+    for (;;) {
+      const timeout = AbortSignal.timeout(timeoutMs);
+      try {
+        await this.factory.waitForCacheSync(AbortSignal.any([signal, timeout]));
+        return;
+      } catch (error) {
+        if (signal.aborted) return;
+        if (!timeout.aborted) throw error;
+        const pending = this.factory.unsyncedInformers();
+        if (cacheSyncTimeoutApplies(pending)) {
+          const resources = pending.map((informer) => informer.resource).join(', ');
+          throw new CacheSyncTimeoutError(
+            `informer caches did not sync within ${timeoutMs} ms: ${resources}`,
+            { cause: error },
+          );
+        }
+      }
     }
   }
 
