@@ -277,6 +277,17 @@ describe('fake hcloud: faults and request log', () => {
     assert.equal(api.rateLimit.headers()['RateLimit-Remaining'], '8');
   });
 
+  it('resets the connection instead of answering, logged with status 0', async (t) => {
+    const { api, get } = await fake(t);
+    api.faults.connectionReset({ path: '/v1/locations' });
+    await assert.rejects(get('/locations'), TypeError, 'fetch fails: no answer at all');
+    assert.equal((await get('/locations')).status, 200);
+    assert.deepEqual(
+      api.requests.entries.map((entry) => entry.status),
+      [0, 200],
+    );
+  });
+
   it('switches every request to 401 and back', async (t) => {
     const { api, get } = await fake(t);
     api.faults.unauthorized();

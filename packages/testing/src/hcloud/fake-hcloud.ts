@@ -249,7 +249,8 @@ export async function startFakeHcloud(options: FakeHcloudOptions = {}): Promise<
     const fault = faults.take(path);
     if (fault) {
       status = fault.status;
-      sendFault(response, fault);
+      if (fault.reset) request.socket.resetAndDestroy();
+      else sendFault(response, fault);
     } else if (faults.isUnauthorized || request.headers.authorization !== `Bearer ${token}`) {
       status = 401;
       send(

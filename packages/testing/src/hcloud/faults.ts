@@ -21,6 +21,11 @@ export interface FakeHcloudFault {
   times?: number;
   /** Only requests whose path (e.g. `/v1/servers/42`) starts with this string or matches this RegExp. */
   path?: string | RegExp;
+  /**
+   * No answer: the connection is reset (TCP RST), as when a load balancer or the API crashes mid-request.
+   * `status` is then only what the request log records (see {@link FakeHcloudFaults.connectionReset}).
+   */
+  reset?: boolean;
 }
 
 interface ArmedFault {
@@ -67,6 +72,11 @@ export class FakeHcloudFaults {
   /** Queues non-JSON 502 Bad Gateway answers (HTML body, no rate-limit headers). */
   nonJson502(options: { times?: number; path?: string | RegExp } = {}): void {
     this.next({ status: 502, body: FAKE_HCLOUD_BAD_GATEWAY_HTML, ...options });
+  }
+
+  /** Resets the connection of the next `times` matching requests instead of answering (logged as status 0). */
+  connectionReset(options: { times?: number; path?: string | RegExp } = {}): void {
+    this.next({ status: 0, reset: true, ...options });
   }
 
   /** Delays every response by `ms` real milliseconds (0 turns it off). */
