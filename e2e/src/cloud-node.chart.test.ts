@@ -94,15 +94,17 @@ describe('cloud-node chart', () => {
       });
   });
 
-  test('render: exactly these objects, no CRDs, RBAC as expected (Events only in `default`)', async () => {
+  test('render: exactly these objects, no CRDs, RBAC as expected (Events only in `default` and the release namespace)', async () => {
     const manifests = await renderCi();
     assert.deepEqual(kinds(manifests), [
       'ClusterRole/rel-cloud-node',
       'ClusterRoleBinding/rel-cloud-node',
       'Deployment/controllers/rel-cloud-node',
       'Role/controllers/rel-cloud-node-leader-election',
+      'Role/controllers/rel-cloud-node-pod-events',
       'Role/default/rel-cloud-node-events',
       'RoleBinding/controllers/rel-cloud-node-leader-election',
+      'RoleBinding/controllers/rel-cloud-node-pod-events',
       'RoleBinding/default/rel-cloud-node-events',
       'Service/controllers/rel-cloud-node-metrics',
       'ServiceAccount/controllers/rel-cloud-node',
@@ -111,6 +113,11 @@ describe('cloud-node chart', () => {
     assert.deepEqual(rules(one(manifests, 'ClusterRole')), normalizeRules(expected.controller));
     assert.deepEqual(rules(one(manifests, 'Role', 'rel-cloud-node-events')), normalizeRules(expected.events));
     assert.equal(one(manifests, 'Role', 'rel-cloud-node-events').metadata.namespace, 'default');
+    assert.deepEqual(
+      rules(one(manifests, 'Role', 'rel-cloud-node-pod-events')),
+      normalizeRules(expected.events),
+    );
+    assert.equal(one(manifests, 'Role', 'rel-cloud-node-pod-events').metadata.namespace, 'controllers');
     assert.deepEqual(
       rules(one(manifests, 'Role', 'rel-cloud-node-leader-election')),
       normalizeRules(expected.leaderElection),

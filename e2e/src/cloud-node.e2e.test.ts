@@ -546,6 +546,8 @@ describe('cloud-node on the node: helm install, Nodes initialised, failover, upg
       `/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/${fullname}`,
       `/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles/${fullname}-events`,
       `/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings/${fullname}-events`,
+      `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/roles/${fullname}-pod-events`,
+      `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings/${fullname}-pod-events`,
       `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/roles/${fullname}-leader-election`,
       `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings/${fullname}-leader-election`,
     ])

@@ -49,6 +49,7 @@ describe('parseConfig', () => {
     assert.equal(config.nodeStatusUpdateFrequencyMs, 90_000);
     assert.equal(config.nodeSelector, 'a=b');
     assert.equal(config.leaderElection?.namespace, 'kube-system');
+    assert.equal(config.podNamespace, 'kube-system');
   });
 
   it('a bad value is one line naming the variable, never echoing the token', () => {

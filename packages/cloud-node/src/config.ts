@@ -45,6 +45,8 @@ export interface Config {
   context: string | undefined;
   /** POD_NAME (downward API): Events' reportingInstance and the Lease identity. */
   podName: string | undefined;
+  /** POD_NAMESPACE (downward API): with POD_NAME, where start-up Warning Events about this Pod go. */
+  podNamespace: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -100,7 +102,10 @@ export const VARIABLES: readonly EnvVariable[] = [
     name: 'LEADER_ELECTION_NAMESPACE',
     description: "namespace of the Lease; unset: POD_NAMESPACE, else the kubeconfig context's",
   },
-  { name: 'POD_NAMESPACE', description: "the pod's namespace (downward API), for the Lease" },
+  {
+    name: 'POD_NAMESPACE',
+    description: "the pod's namespace (downward API): the Lease's, and start-up Events about the pod",
+  },
   { name: 'LEADER_ELECTION_LEASE_NAME', description: 'name of the Lease', default: 'cloud-node' },
   { name: 'HEALTH_PORT', description: 'port of /metrics, /healthz and /readyz', default: '8080' },
   { name: 'LOG_LEVEL', description: `${LOG_LEVELS.join(', ')}; unset: info, or debug with HCLOUD_DEBUG` },
@@ -185,6 +190,7 @@ export function parseConfig(
     },
     context: optional(env, 'KUBECONFIG_CONTEXT'),
     podName: optional(env, 'POD_NAME'),
+    podNamespace: optional(env, 'POD_NAMESPACE'),
   };
 }
 

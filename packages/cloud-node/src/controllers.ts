@@ -17,7 +17,12 @@ import { Controller, type EventRecorder } from '@loopwright/runtime';
 import type { Logger } from 'winston';
 import { decideLifecycle, planLifecycle, type ServerState } from './lifecycle-decision.ts';
 import { patchNodeRetryingConflicts, type NodeApi } from './kube-nodes.ts';
-import { PROVIDED_NODE_IP_ANNOTATION, SHUTDOWN_TAINT, UNINITIALIZED_TAINT } from './names.ts';
+import {
+  HCLOUD_API_ERROR_REASON,
+  PROVIDED_NODE_IP_ANNOTATION,
+  SHUTDOWN_TAINT,
+  UNINITIALIZED_TAINT,
+} from './names.ts';
 import { hasTaint, nodeName, nodeRef, type Node } from './node.ts';
 import {
   applyProvidedNodeIp,
@@ -283,7 +288,7 @@ class Initialiser {
       if (lookup.cause === 'api-error')
         options.recorder.event(nodeRef(node), {
           type: 'Warning',
-          reason: 'HcloudAPIError',
+          reason: HCLOUD_API_ERROR_REASON,
           action: 'InitializeNode',
           note: `cannot look up the Hetzner Cloud server: ${lookup.reason}; the Node keeps the ${UNINITIALIZED_TAINT} taint`,
         });

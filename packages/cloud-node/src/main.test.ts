@@ -1,15 +1,17 @@
 /**
  * The process's command line (--help, --version: exit 0 before any configuration or cluster access; a bad
- * argument: exit 2) and its start-up failures: exit status 1 and one line naming the variable.
+ * argument: exit 2) and its start-up failures: a configuration error, or one the API rejects, is exit
+ * status 1 and one line naming the variable; a failing API is waited for (main-startup.int.test.ts).
  */
 import { KUBE_CONFIG_VARIABLES } from '@loopwright/runtime';
 import { startFakeHcloud } from '@loopwright/testing';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { FLAGS, VARIABLES } from './config.ts';
 
 const MAIN = new URL('./main.ts', import.meta.url).pathname;
@@ -26,28 +28,33 @@ current-context: ctx
 `,
 );
 
-function run(
+function start(
+  env: Record<string, string>,
+  args: string[] = [],
+): { child: ChildProcess; output: { stdout: string; stderr: string }; done: Promise<number | null> } {
+  const child = spawn(process.execPath, ['--conditions=development', MAIN, ...args], {
+    env: {
+      PATH: process.env.PATH ?? '',
+      KUBECONFIG: kubeconfig,
+      LOG_FORMAT: 'json',
+      HEALTH_PORT: '0',
+      ...env,
+    },
+  });
+  const output = { stdout: '', stderr: '' };
+  child.stdout.on('data', (d: Buffer) => (output.stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (output.stderr += d.toString()));
+  const done = new Promise<number | null>((resolve) => child.on('close', resolve));
+  return { child, output, done };
+}
+
+async function run(
   env: Record<string, string>,
   args: string[] = [],
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--conditions=development', MAIN, ...args], {
-      env: {
-        PATH: process.env.PATH ?? '',
-        KUBECONFIG: kubeconfig,
-        LOG_FORMAT: 'json',
-        HEALTH_PORT: '0',
-        ...env,
-      },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('close', (code) => {
-      resolve({ code, stdout, stderr });
-    });
-  });
+  const { output, done } = start(env, args);
+  const code = await done;
+  return { code, ...output };
 }
 
 describe('main command line', () => {
@@ -132,6 +139,38 @@ describe('main start-up failures', () => {
       assert.equal(fake.requests.count(), 1);
       assert.ok(!stdout.includes(badToken) && !stderr.includes(badToken));
       assert.match(stdout, /target cluster/); // the context is printed first
+    } finally {
+      await fake.close();
+    }
+  });
+
+  it('a 401 after a transient failure still exits 1: a restart is what re-reads the token', async () => {
+    const fake = await startFakeHcloud();
+    try {
+      fake.faults.next({ status: 503 });
+      fake.faults.next({ status: 401 });
+      const { code, stdout, stderr } = await run({ HCLOUD_TOKEN: fake.token, HCLOUD_ENDPOINT: fake.url });
+      assert.equal(code, 1);
+      assert.match(stderr, /^HCLOUD_TOKEN: the Hetzner Cloud API rejected the token \(401 unauthorized/);
+      assert.match(stdout, /Hetzner Cloud API not usable at start-up/);
+      assert.equal(fake.requests.count(), 2);
+    } finally {
+      await fake.close();
+    }
+  });
+
+  it('SIGTERM while start-up waits for a failing API: exit 0', async () => {
+    const fake = await startFakeHcloud();
+    try {
+      fake.faults.next({ status: 503, times: 100 });
+      const { child, output, done } = start({ HCLOUD_TOKEN: fake.token, HCLOUD_ENDPOINT: fake.url });
+      while (!output.stdout.includes('Hetzner Cloud API not usable at start-up')) {
+        assert.equal(child.exitCode, null, output.stderr);
+        await sleep(50);
+      }
+      child.kill('SIGTERM');
+      assert.equal(await done, 0, output.stderr);
+      assert.equal(output.stderr, '');
     } finally {
       await fake.close();
     }

@@ -1,0 +1,112 @@
+/**
+ * The start-up calls to the Hetzner Cloud API (token check, HCLOUD_NETWORK lookup), retried through
+ * transient failures instead of exiting: in a pod an exit is a restart, and a crash loop during an API
+ * outage only adds kubelet's growing restart delay to the outage. Answers that reject the configuration
+ * end start-up with a {@link StartupError} (see `startup-decision.ts` for which are which).
+ */
+import { HcloudError, type HcloudClient } from '@loopwright/hcloud';
+import type { Backoff } from '@loopwright/informer';
+import { setTimeout as delay } from 'node:timers/promises';
+import { classifyStartupFailure } from './startup-decision.ts';
+
+/** A configuration the API rejected: one line naming the variable, for stderr before exit 1. */
+export class StartupError extends Error {
+  override readonly name = 'StartupError';
+}
+
+export interface StartupRetry {
+  /** What was being done, e.g. `check the token`. */
+  step: string;
+  error: HcloudError;
+  /** 1 for the first failure of this start-up. */
+  attempt: number;
+  retryInMs: number;
+}
+
+export interface HcloudStartupOptions {
+  client: Pick<HcloudClient, 'endpoint' | 'validateToken' | 'getNetwork'>;
+  tokenSource: string;
+  /** HCLOUD_NETWORK as configured (id or name), if set. */
+  network: string | undefined;
+  /** One backoff for all steps, so a failure after a success does not start over at the first delay. */
+  backoff: Pick<Backoff, 'next'>;
+  /** Called once per failed attempt, before waiting `retryInMs`: the place to log and record an Event. */
+  onRetry: (retry: StartupRetry) => void;
+  /** Aborting (SIGTERM) ends the waiting; the result is then `stopped`. */
+  signal: AbortSignal;
+  /** Injected by unit tests; default: a real timer that ends early on abort. */
+  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+}
+
+export type HcloudStartupResult = { kind: 'ready'; networkId: number | undefined } | { kind: 'stopped' };
+
+const STOPPED = Symbol('stopped');
+
+/**
+ * Resolves once the API accepted the token and (with HCLOUD_NETWORK) named the network's id.
+ * @throws StartupError when an answer rejects the configuration; any non-API error as it is.
+ */
+export async function connectToHcloud(options: HcloudStartupOptions): Promise<HcloudStartupResult> {
+  const { client, signal } = options;
+  const retrying = retryer(options);
+  const checked = await retrying('check the token', () => client.validateToken({ signal }), {
+    tokenRejected: (error) => `${options.tokenSource}: ${error.message}`,
+    requestRejected: (error) =>
+      `HCLOUD_ENDPOINT: cannot check the token at ${client.endpoint}: ${error.message}`,
+  });
+  if (checked === STOPPED) return { kind: 'stopped' };
+  const wanted = options.network;
+  if (wanted === undefined) return { kind: 'ready', networkId: undefined };
+  const network = await retrying(
+    `look up HCLOUD_NETWORK "${wanted}"`,
+    () => client.getNetwork(wanted, { signal }),
+    {
+      tokenRejected: (error) => `${options.tokenSource}: ${error.message}`,
+      requestRejected: (error) => `HCLOUD_NETWORK: cannot look up "${wanted}": ${error.message}`,
+    },
+  );
+  if (network === STOPPED) return { kind: 'stopped' };
+  if (network === null)
+    throw new StartupError(`HCLOUD_NETWORK: no network with id or name "${wanted}" in this project`);
+  return { kind: 'ready', networkId: network.id };
+}
+
+interface RejectionMessages {
+  tokenRejected: (error: HcloudError) => string;
+  requestRejected: (error: HcloudError) => string;
+}
+
+/** Runs a call until it answers, sharing one backoff and one attempt count across calls. */
+function retryer(options: HcloudStartupOptions) {
+  const sleep = options.sleep ?? sleepUnlessAborted;
+  // A function, not the property: the signal changes during the awaits, which narrowing cannot see.
+  const stopping = (): boolean => options.signal.aborted;
+  let failures = 0;
+  return async <T>(
+    step: string,
+    call: () => Promise<T>,
+    messages: RejectionMessages,
+  ): Promise<T | typeof STOPPED> => {
+    for (;;) {
+      if (stopping()) return STOPPED;
+      try {
+        return await call();
+      } catch (error) {
+        if (stopping()) return STOPPED;
+        const failure = classifyStartupFailure(error);
+        if (failure === 'unexpected' || !(error instanceof HcloudError)) throw error;
+        if (failure === 'token-rejected')
+          throw new StartupError(messages.tokenRejected(error), { cause: error });
+        if (failure === 'request-rejected')
+          throw new StartupError(messages.requestRejected(error), { cause: error });
+        const retryInMs = options.backoff.next();
+        options.onRetry({ step, error, attempt: ++failures, retryInMs });
+        await sleep(retryInMs, options.signal);
+      }
+    }
+  };
+}
+
+async function sleepUnlessAborted(ms: number, signal: AbortSignal): Promise<void> {
+  await delay(ms, undefined, { signal }).catch(() => undefined);
+}
