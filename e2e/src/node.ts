@@ -283,6 +283,16 @@ export function followPodLogs(
   };
 }
 
+/**
+ * Whether a refused request in a controller's log is its leader election's, made after `helm
+ * uninstall` began: helm deletes the RBAC while the pods are still stopping, so the leader's release of
+ * the Lease and a standby's last try to acquire it may be refused (the Lease then lapses). Leader
+ * election talks to nothing but the Lease; any other refused request is a defect.
+ */
+export function isLeaseRequestOfUninstall(record: Record<string, unknown>): boolean {
+  return record.component === 'leader-election';
+}
+
 /** The pod named by a Lease's holderIdentity (client-go's identity is `<pod name>_<uuid>`). */
 export async function leaseHolderPod(admin: KubeConfig, namespace: string, lease: string): Promise<string> {
   const { spec } = await api<{ spec: { holderIdentity?: string } }>(
