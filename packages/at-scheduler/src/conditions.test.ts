@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { observeConditions } from './conditions.ts';
+import { ConditionType, observeConditions, setConditions } from './conditions.ts';
 import type { AtStatusCondition } from './generated/at-types.ts';
 
 describe('observeConditions', () => {
@@ -15,5 +15,33 @@ describe('observeConditions', () => {
     };
     assert.deepEqual(observeConditions([succeeded], 3), [{ ...succeeded, observedGeneration: 3 }]);
     assert.equal(succeeded.observedGeneration, 1);
+  });
+});
+
+describe('setConditions', () => {
+  it('redacts credentials from messages, new and replaced: an Authorization header and a bearer token', () => {
+    const leaked = 'creating pod failed: Authorization: Basic YXBpOmtleS0xMjM= and Bearer hc_T0k3nV4lu3.x-y';
+    const first = setConditions(
+      undefined,
+      [{ type: ConditionType.Running, status: 'False', reason: 'PodCreateFailed', message: leaked }],
+      1,
+      '2029-01-01T00:00:00Z',
+    );
+    const second = setConditions(
+      first,
+      [
+        {
+          type: ConditionType.Running,
+          status: 'False',
+          reason: 'PodCreateFailed',
+          message: `again: ${leaked}`,
+        },
+      ],
+      2,
+      '2029-01-01T00:01:00Z',
+    );
+    const redacted = 'creating pod failed: Authorization: Basic [REDACTED] and Bearer [REDACTED]';
+    assert.equal(first[0]?.message, redacted);
+    assert.equal(second[0]?.message, `again: ${redacted}`);
   });
 });

@@ -1,4 +1,5 @@
 /** Kubernetes-style conditions (`metav1.Condition`) on the At's status. */
+import { redactText } from '@loopwright/runtime';
 import type { AtStatusCondition } from './generated/at-types.ts';
 
 export const ConditionType = {
@@ -25,6 +26,8 @@ export interface ConditionChange {
 /**
  * Returns `conditions` with each change applied, as apimachinery's `meta.SetStatusCondition`:
  * `lastTransitionTime` moves only when the status changes. A new list; the input (the cache's) is untouched.
+ * Messages are redacted as log lines are: they carry API errors and container output, and status is
+ * readable by anyone who may read the At.
  */
 export function setConditions(
   conditions: readonly AtStatusCondition[] | undefined,
@@ -33,7 +36,8 @@ export function setConditions(
   now: string,
 ): AtStatusCondition[] {
   const result = (conditions ?? []).map((condition) => ({ ...condition }));
-  for (const change of changes) {
+  for (const { message, ...rest } of changes) {
+    const change = { ...rest, message: redactText(message) };
     const existing = result.find((condition) => condition.type === change.type);
     if (!existing) {
       result.push({ ...change, observedGeneration: generation, lastTransitionTime: now });

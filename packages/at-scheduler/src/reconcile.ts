@@ -14,6 +14,7 @@ import {
   TerminalError,
   isAlreadyExists,
   isConflict,
+  redactText,
   toKubeApiError,
   type EventRecorder,
   type Reconciler,
@@ -327,7 +328,8 @@ class Step {
       outcome: action.outcome,
       exitCode: action.exitCode ?? null,
       reason: action.reason,
-      message: action.message,
+      // The container's termination message: whatever the command wrote, redacted as conditions are.
+      message: redactText(action.message),
       completionTime: new Date(this.#now()).toISOString(),
       conditions: this.#conditions([
         {

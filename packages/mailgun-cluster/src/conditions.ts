@@ -1,4 +1,5 @@
 /** `metav1.Condition` bookkeeping: a condition's lastTransitionTime changes only when its status does. */
+import { redactText } from '@loopwright/runtime';
 
 export interface Condition {
   type: string;
@@ -13,7 +14,11 @@ export const ConditionType = { Ready: 'Ready', Paused: 'Paused', RequestSent: 'R
 
 export type ConditionInput = Omit<Condition, 'lastTransitionTime'>;
 
-/** A copy of `conditions` with `update` applied (added, or replaced keeping the transition time when the status is unchanged). */
+/**
+ * A copy of `conditions` with `update` applied (added, or replaced keeping the transition time when the
+ * status is unchanged). The message is redacted as log lines are: it often carries Mailgun's error text,
+ * which may echo the request's Authorization header, and status is readable by anyone who may read the object.
+ */
 export function setCondition(
   conditions: readonly Condition[] | undefined,
   update: ConditionInput,
@@ -24,6 +29,7 @@ export function setCondition(
   const previous = index < 0 ? undefined : list[index];
   const next: Condition = {
     ...update,
+    ...(update.message === undefined ? {} : { message: redactText(update.message) }),
     lastTransitionTime:
       previous && previous.status === update.status
         ? previous.lastTransitionTime

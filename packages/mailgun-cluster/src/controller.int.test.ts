@@ -101,16 +101,20 @@ afterEach((t) => {
 
 after(async () => {
   await Promise.all(processes.map((p) => p.stop()));
-  // The API key never reaches a log line or an Event.
-  for (const p of processes)
-    assert.equal(p.output().includes(API_KEY), false, 'API key in controller output');
-  const events = kc.makeApiClient(EventsV1Api);
-  for (const ns of namespaces) {
-    const list = await events.listNamespacedEvent({ namespace: ns.name });
-    assert.equal(JSON.stringify(list.items).includes(API_KEY), false, 'API key in an Event');
+  try {
+    // The API key never reaches a log line or an Event.
+    for (const p of processes)
+      assert.equal(p.output().includes(API_KEY), false, 'API key in controller output');
+    const events = kc.makeApiClient(EventsV1Api);
+    for (const ns of namespaces) {
+      const list = await events.listNamespacedEvent({ namespace: ns.name });
+      assert.equal(JSON.stringify(list.items).includes(API_KEY), false, 'API key in an Event');
+    }
+  } finally {
+    // Also after a failed check: a peer left running keeps the test process from ever exiting.
+    await Promise.all(namespaces.map((ns) => ns.cleanup()));
+    await Promise.all(peers.map((peer) => peer.stop()));
   }
-  await Promise.all(namespaces.map((ns) => ns.cleanup()));
-  await Promise.all(peers.map((peer) => peer.stop()));
 });
 
 async function setup(prefix: string): Promise<{ peer: MailgunPeer; objects: Objects; namespace: string }> {
@@ -390,6 +394,33 @@ describe('Mailgun failures', () => {
     assert.equal(peer.messageRequests() - before, 1, 'not retried');
     await objects.patch(INFRA, 'mailgunclusters', 'rejected', { spec: { request: 'a corrected request' } });
     await expectExactlyOneMail(peer, objects, 'rejected');
+  });
+
+  it('4xx echoing the credentials: neither the condition nor the Event carries them', async () => {
+    const { objects, peer } = ctx;
+    const basic = Buffer.from(`api:${API_KEY}`).toString('base64');
+    // Not registered anywhere: only its shape gives it away.
+    const jwt = 'eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJzeXN0ZW06c2EifQ.c2lnbmF0dXJl';
+    const leaks = [basic, API_KEY, jwt];
+    peer.injectFaults({
+      status: 400,
+      body: { message: `invalid request; got Authorization: Basic ${basic} (key ${API_KEY}, Bearer ${jwt})` },
+    });
+    await objects.createOwnedPair('echoed');
+    await eventually(async () => {
+      const conditions = (await objects.getMailgunCluster('echoed')).status?.conditions ?? [];
+      const requestSent = conditions.find((c) => c.type === 'RequestSent');
+      assert.equal(requestSent?.reason, 'Rejected');
+      assert.match(requestSent.message ?? '', /Authorization: Basic \[REDACTED\]/);
+      const list = await kc.makeApiClient(EventsV1Api).listNamespacedEvent({ namespace: ctx.namespace });
+      const notes = list.items.filter((e) => e.regarding?.name === 'echoed').map((e) => e.note ?? '');
+      assert.equal(notes.length, 1);
+      assert.match(notes[0] ?? '', /Authorization: Basic \[REDACTED\]/);
+      for (const leak of leaks) {
+        assert.equal(JSON.stringify(conditions).includes(leak), false, `status carries ${leak}`);
+        assert.equal(notes[0]?.includes(leak), false, `Event carries ${leak}`);
+      }
+    });
   });
 
   it('401: Unauthorized condition and Event, retried slowly until the key works', async () => {

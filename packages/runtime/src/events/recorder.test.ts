@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { KubeApiError } from '../errors/kube-api-error.ts';
 import { FakeClock, settle } from '../kube/fake-clock.test-support.ts';
+import { SecretRegistry } from '../log/redact.ts';
 import { EventRecorder, type EventRecorderOptions } from './recorder.ts';
 import type { EventSink } from './sink.ts';
 import type { EventsV1Event, EventsV1EventSeries, ObjectReference } from './types.ts';
@@ -284,6 +285,32 @@ describe('EventRecorder', () => {
     assert.equal(note, 'é'.repeat(512));
     assert.equal(Buffer.byteLength(note), 1024);
     assert.equal(recorder.stats().dropped, 2);
+  });
+
+  it('redacts credentials from notes as the logger does: Authorization header, bearer token, registered secret', async () => {
+    const secrets = new SecretRegistry();
+    secrets.register('key-3ax6xnjp29jd6fds4gc373sgvjxteol0');
+    const { sink, recorder } = setup({ secrets });
+    recorder.event(pod, {
+      ...failed,
+      note:
+        'Mailgun 400: bad request; echoed Authorization: Basic YXBpOmtleS0xMjM= and Bearer ' +
+        'hc_T0k3nV4lu3.x-y, key key-3ax6xnjp29jd6fds4gc373sgvjxteol0',
+    });
+    await settle();
+    assert.equal(
+      sink.creates[0]?.event.note,
+      'Mailgun 400: bad request; echoed Authorization: Basic [REDACTED] and Bearer [REDACTED], key [REDACTED]',
+    );
+  });
+
+  it('redacts before truncating, so a secret cut at 1024 bytes does not leave its prefix', async () => {
+    const secrets = new SecretRegistry();
+    secrets.register('key-3ax6xnjp29jd6fds4gc373sgvjxteol0');
+    const { sink, recorder } = setup({ secrets });
+    recorder.event(pod, { ...failed, note: `${'x'.repeat(1000)} key key-3ax6xnjp29jd6fds4gc373sgvjxteol0` });
+    await settle();
+    assert.equal(sink.creates[0]?.event.note, `${'x'.repeat(1000)} key [REDACTED]`);
   });
 
   it('validates reporting fields', () => {

@@ -22,6 +22,11 @@
  * changed), resourceVersion is ignored (it changes on every status write, which would defeat
  * aggregation), and counts reach the API within 30 s.
  *
+ * Notes are redacted exactly as log lines are (`SecretRegistry.redactText`: registered secrets,
+ * `Basic`/`Bearer` credentials, JWTs) before anything else looks at them: notes often carry a third
+ * party's error text, which may echo the request's credentials, and Events are readable by anyone who
+ * may list Events in the namespace.
+ *
  * Spam protection. Creating a new Event takes a token from a bucket per regarding object (burst 25,
  * one token back every 5 min: client-go's `EventSourceObjectSpamFilter` defaults). Without a token the
  * event is dropped and counted (`stats().dropped`, `onDrop`). Series increments are free: they cost
@@ -33,6 +38,7 @@ import { realClock, type Clock } from '../kube/clock.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { TokenBucket } from '../kube/token-bucket.ts';
 import { createSilentLogger } from '../log/logger.ts';
+import { globalSecrets, type SecretRegistry } from '../log/redact.ts';
 import { eventName } from './event-name.ts';
 import { microTime } from './micro-time.ts';
 import { kubeEventSink, type EventSink } from './sink.ts';
@@ -55,6 +61,8 @@ export interface EventRecorderOptions {
   /** `reportingInstance`, e.g. the Pod name: tells replicas apart. */
   reportingInstance: string;
   logger?: Logger;
+  /** Secrets redacted from notes. Default: the process-wide registry `registerSecret` fills, as the logger's. */
+  secrets?: SecretRegistry;
   clock?: Clock;
   /** Minimum time between two writes of one Event (create -> patch, patch -> patch). Default 30 s. */
   seriesPatchIntervalMs?: number;
@@ -108,6 +116,7 @@ export class EventRecorder {
   readonly reportingInstance: string;
   readonly #sink: EventSink;
   readonly #logger: Logger;
+  readonly #secrets: SecretRegistry;
   readonly #clock: Clock;
   readonly #intervalMs: number;
   readonly #finishMs: number;
@@ -134,6 +143,7 @@ export class EventRecorder {
     this.reportingController = options.reportingController;
     this.reportingInstance = options.reportingInstance;
     this.#logger = options.logger ?? createSilentLogger();
+    this.#secrets = options.secrets ?? globalSecrets;
     this.#clock = options.clock ?? realClock;
     this.#intervalMs = options.seriesPatchIntervalMs ?? 30_000;
     this.#finishMs = options.seriesFinishMs ?? 6 * 60_000;
@@ -195,7 +205,7 @@ export class EventRecorder {
     }
     const now = this.#clock.now();
     this.#sweep(now);
-    const note = input.note === undefined ? undefined : truncateUtf8(input.note, NOTE_MAX_BYTES);
+    const note = input.note === undefined ? undefined : this.#noteText(input.note);
     const key = JSON.stringify([
       referenceKey(regarding),
       input.related ? referenceKey(input.related) : null,
@@ -394,6 +404,11 @@ export class EventRecorder {
         regardingNamespace: regarding.namespace,
       });
     }
+  }
+
+  /** Redacted before truncated: a cut could leave a secret's prefix that no longer matches. */
+  #noteText(note: string): string {
+    return truncateUtf8(this.#secrets.redactText(note), NOTE_MAX_BYTES);
   }
 
   /** client-go's `<name>.<hex unix nanoseconds>`; the sub-millisecond digits are a sequence so names stay unique within a process. */

@@ -13,5 +13,6 @@ export {
   SecretRegistry,
   globalSecrets,
   isCredentialKey,
+  redactText,
   registerSecret,
 } from './redact.ts';

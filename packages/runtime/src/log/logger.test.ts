@@ -160,6 +160,19 @@ describe('redaction', () => {
     assert.equal((await jsonLines(log))[0]?.message, '[REDACTED] ab');
   });
 
+  it('redacts credentials by their shape, registered or not: Basic, Bearer, JWT; prose stays', async () => {
+    const jwt = 'eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJzeXN0ZW06c2EifQ.c2lnbmF0dXJl';
+    const log = capture({ secrets: new SecretRegistry() });
+    log.logger.warn('Mailgun 400: echoed Authorization: Basic YXBpOmtleS0xMjM=', {
+      detail: `bearer hc_T0k3nV4lu3 and ${jwt}`,
+      prose: 'Basic authentication failed; Bearer token expired',
+    });
+    const [entry] = await jsonLines(log);
+    assert.equal(entry?.message, 'Mailgun 400: echoed Authorization: Basic [REDACTED]');
+    assert.equal(entry.detail, 'bearer [REDACTED] and [REDACTED]');
+    assert.equal(entry.prose, 'Basic authentication failed; Bearer token expired');
+  });
+
   it('handles circular metadata without throwing', async () => {
     const log = capture();
     const loop: Record<string, unknown> = { a: 1 };

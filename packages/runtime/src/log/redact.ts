@@ -1,10 +1,18 @@
 /**
- * Keeping secrets out of log lines.
+ * Keeping secrets out of everything the controllers write for people to read: log lines, Event notes,
+ * condition messages. Third-party error text (a SaaS API echoing the request's Authorization header)
+ * flows into all three, so all three use {@link SecretRegistry.redactText}.
  *
- * Two rules, applied to the message and to every metadata value, however deeply nested:
+ * Rules for text ({@link SecretRegistry.redactText}):
  * 1. any registered secret value ({@link SecretRegistry.register}) is replaced by `[REDACTED]` wherever it
  *    appears inside a string (an API token echoed in an error message, a password in a URL);
- * 2. the whole value of a key whose name says it holds a credential is replaced by `[REDACTED]`:
+ * 2. credentials recognisable by their shape, registered or not: the credential of an HTTP `Basic` or
+ *    `Bearer` scheme (`Authorization: Basic [REDACTED]`: the scheme stays, it tells a reader what was
+ *    there) and JSON Web Tokens (`eyJ...`.`...`.`...`, e.g. a service-account token).
+ *
+ * Log entries additionally get rule 3, applied to the message and to every metadata value, however
+ * deeply nested:
+ * 3. the whole value of a key whose name says it holds a credential is replaced by `[REDACTED]`:
  *    names ending in `token`, `password`, `passwd`, `secret`, `apikey`, `credential(s)`, or named
  *    `authorization`/`cookie`/`set-cookie`, compared case-insensitively and ignoring `-`/`_`
  *    (`accessToken`, `api_key`, `clientSecret`, `Authorization`). Names that merely start with such a
@@ -45,12 +53,37 @@ export class SecretRegistry {
     this.#pattern = new RegExp(alternatives.join('|'), 'g');
   }
 
-  /** `text` with every registered value replaced by `[REDACTED]`. */
+  /** `text` with every registered value and every credential-shaped string replaced (see the module comment). */
   redactText(text: string): string {
+    return redactCredentialShapes(this.#redactRegistered(text));
+  }
+
+  #redactRegistered(text: string): string {
     if (!this.#pattern) return text;
     this.#pattern.lastIndex = 0;
     return text.replace(this.#pattern, REDACTED);
   }
+}
+
+/** The characters of an RFC 7235 `token68`, the form of Basic and Bearer credentials. */
+const TOKEN68 = '[A-Za-z0-9._~+/-]+=*';
+
+/**
+ * `Basic <credential>` / `Bearer <credential>`. Schemes are case-insensitive (RFC 7235), spelled out
+ * rather than with the `i` flag, which would also loosen the plain-word check: that negative lookahead
+ * spares a capitalised or lowercase word (`Basic authentication failed`), since prose is not a
+ * credential and shredding it would hide what went wrong.
+ */
+const authSchemeCredential = new RegExp(
+  `\\b(Basic|basic|BASIC|Bearer|bearer|BEARER)(\\s+)(?![A-Za-z][a-z]*(?![A-Za-z0-9._~+/=-]))${TOKEN68}`,
+  'g',
+);
+
+/** A JWT: base64url header (always `{"` = `eyJ`), payload and a signature that is empty for `alg: none`. */
+const jsonWebToken = /\beyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*/g;
+
+function redactCredentialShapes(text: string): string {
+  return text.replace(authSchemeCredential, `$1$2${REDACTED}`).replace(jsonWebToken, REDACTED);
 }
 
 /** The process-wide registry: register a secret once (e.g. where config is parsed), every logger redacts it. */
@@ -59,6 +92,14 @@ export const globalSecrets = new SecretRegistry();
 /** Registers `value` in {@link globalSecrets}. */
 export function registerSecret(value: string): void {
   globalSecrets.register(value);
+}
+
+/**
+ * `text` redacted as log lines are ({@link SecretRegistry.redactText} of {@link globalSecrets}): for
+ * text that leaves the process other than through the logger, such as status condition messages.
+ */
+export function redactText(text: string): string {
+  return globalSecrets.redactText(text);
 }
 
 /**
