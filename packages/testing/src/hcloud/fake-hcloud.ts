@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenOnFreePort } from '../controlplane/ports.ts';
 import { defaultErrorCode, FakeHcloudFaults, type FakeHcloudFault } from './faults.ts';
 import { compileLabelSelector, LabelSelectorError } from './label-selector.ts';
 import { FakeHcloudRequestLog } from './request-log.ts';
@@ -301,18 +301,10 @@ export async function startFakeHcloud(options: FakeHcloudOptions = {}): Promise<
         );
     });
   });
-  const host = options.host ?? '127.0.0.1';
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const { port } = server.address() as AddressInfo;
+  const base = await listenOnFreePort(server, options.host ?? '127.0.0.1');
 
   return {
-    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}/v1`,
+    url: `${base}/v1`,
     token,
     servers,
     networks,

@@ -18,7 +18,8 @@
  * from the mock's own event store.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { Socket } from 'node:net';
+import { listenOnFreePort } from '../controlplane/ports.ts';
 import { startMailgunMock } from './mock.ts';
 
 export type MailgunFault =
@@ -261,19 +262,10 @@ export async function startMailgunPeer(options: MailgunPeerOptions = {}): Promis
     );
   }
 
-  const host = options.host ?? '127.0.0.1';
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  }).catch(async (error: unknown) => {
+  base = await listenOnFreePort(server, options.host ?? '127.0.0.1').catch(async (error: unknown) => {
     await mock.stop();
     throw error;
   });
-  const { port } = server.address() as AddressInfo;
-  base = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 
   return {
     url: base,

@@ -13,7 +13,7 @@ import { ManagedProcess } from '../controlplane/process.ts';
 const run = promisify(execFile);
 
 /** The namespace the CRI plugin keeps Kubernetes' images and containers in. */
-export const criNamespace = 'k8s.io';
+const criNamespace = 'k8s.io';
 
 export interface ContainerdPaths {
   dir: string;
@@ -70,7 +70,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
 }
 
 /** `ctr` against this containerd, in the CRI namespace. */
-export async function ctr(socket: string, ...args: string[]): Promise<string> {
+async function ctr(socket: string, ...args: string[]): Promise<string> {
   const { stdout } = await run('ctr', ['--address', socket, '--namespace', criNamespace, ...args], {
     maxBuffer: 16 * 1024 * 1024,
   });
