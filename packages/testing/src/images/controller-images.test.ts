@@ -277,7 +277,7 @@ describe('controller images', { timeout: 15 * 60_000 }, () => {
 
   describe('in containerd', () => {
     it('imports at-scheduler and busybox under their names and runs them with runc', async (t) => {
-      const unavailable = await containerdUnavailableReason();
+      const unavailable = containerdUnavailableReason();
       if (unavailable) {
         t.skip(unavailable);
         return;
@@ -289,10 +289,10 @@ describe('controller images', { timeout: 15 * 60_000 }, () => {
       try {
         await importImage(image.archivePath, { address: containerd.address });
         await importImage(busybox.archivePath, { address: containerd.address });
-        const { stdout: listed } = await containerd.ctr(['images', 'list', '--quiet']);
+        const listed = await containerd.ctr('images', 'list', '--quiet');
         assert.deepEqual(listed.trim().split('\n').sort(), [busyboxImage, image.name].sort());
 
-        const version = await containerd.ctr([
+        const version = await containerd.ctr(
           'run',
           '--rm',
           image.name,
@@ -300,10 +300,10 @@ describe('controller images', { timeout: 15 * 60_000 }, () => {
           '/nodejs/bin/node',
           'dist/main.js',
           '--version',
-        ]);
-        assert.match(version.stdout, new RegExp(`\\b${image.appVersion.replaceAll('.', '\\.')}\\b`));
+        );
+        assert.match(version, new RegExp(`\\b${image.appVersion.replaceAll('.', '\\.')}\\b`));
         // The image config applies: user 65532, working directory /app, NODE_ENV from the Dockerfile.
-        const identity = await containerd.ctr([
+        const identity = await containerd.ctr(
           'run',
           '--rm',
           image.name,
@@ -311,11 +311,11 @@ describe('controller images', { timeout: 15 * 60_000 }, () => {
           '/nodejs/bin/node',
           '-p',
           '[process.getuid(), process.getgid(), process.cwd(), process.env.NODE_ENV].join(" ")',
-        ]);
-        assert.equal(identity.stdout.trim(), '65532 65532 /app production');
+        );
+        assert.equal(identity.trim(), '65532 65532 /app production');
 
-        const hi = await containerd.ctr(['run', '--rm', busyboxImage, 'hi', '/bin/sh', '-c', 'echo hi']);
-        assert.equal(hi.stdout.trim(), 'hi');
+        const hi = await containerd.ctr('run', '--rm', busyboxImage, 'hi', '/bin/sh', '-c', 'echo hi');
+        assert.equal(hi.trim(), 'hi');
       } finally {
         await containerd.stop();
       }

@@ -4,7 +4,7 @@
  * Ready Node, and kube-proxy. `stop()` leaves the machine as `startCluster()` found it.
  */
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -14,7 +14,7 @@ import { ManagedProcess } from '../controlplane/process.ts';
 import { kubeconfigYaml, startControlPlane, type ControlPlane } from '../controlplane/start.ts';
 import { buildPauseImage, importImage, pauseImage } from '../images/index.ts';
 import { createCgroupRoot, removeCgroupRoot } from './cgroups.ts';
-import { containerdPaths, containerdSocketName, startContainerd } from './containerd.ts';
+import { containerdSocketName, killShims, startContainerd } from './containerd.ts';
 import { kubeletArgs, kubeletConfig, type KubeletSettings } from './kubelet.ts';
 import { kubeProxyConfig } from './kube-proxy.ts';
 import { acquireNodeLock } from './machine-lock.ts';
@@ -86,24 +86,6 @@ async function waitForServices(
   }
 }
 
-/**
- * containerd's shims outlive it by design. They are the node's when they name a loopwright-cluster
- * socket (one node per machine: every such shim is this node's or an abandoned one's).
- */
-async function killShims(): Promise<void> {
-  for (const pid of await readdir('/proc')) {
-    if (!/^\d+$/.test(pid)) continue;
-    const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
-    if (cmdline.includes('containerd-shim') && cmdline.includes(containerdSocketName)) {
-      try {
-        process.kill(Number(pid), 'SIGKILL');
-      } catch {
-        // Already gone.
-      }
-    }
-  }
-}
-
 export async function startCluster(options: ClusterOptions = {}): Promise<Cluster> {
   const log = options.log ?? (() => undefined);
   const started = performance.now();
@@ -118,7 +100,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
   if (lock.abandoned) {
     // The previous node's process died without stopping it: its containers, mounts and rules remain.
     await removeCgroupRoot(cgroupRoot);
-    await killShims();
+    await killShims(containerdSocketName);
     const restored = await restoreMachineState(lock.abandoned, dir);
     log(`restored the machine after a node that was not stopped: ${restored.join('; ') || 'nothing left'}`);
   }
@@ -128,7 +110,9 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
   const processes: ManagedProcess[] = [];
   let controlPlane: ControlPlane | undefined;
   let containerd: ManagedProcess | undefined;
-  const paths = containerdPaths(join(dir, 'containerd'));
+  const containerdDir = join(dir, 'containerd');
+  const socket = join(containerdDir, containerdSocketName);
+  const cniConfDir = join(containerdDir, 'cni', 'net.d');
   let stopped = false;
   const stop = async (): Promise<void> => {
     if (stopped) return;
@@ -137,7 +121,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     // cgroups), the shims, containerd, and the control plane; then the machine as it was.
     for (const p of [...processes].reverse()) await p.stop();
     await removeCgroupRoot(cgroupRoot);
-    await killShims();
+    await killShims(containerdSocketName);
     await containerd?.stop();
     await controlPlane?.stop();
     const restored = await restoreMachineState(machine, dir);
@@ -188,13 +172,12 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     processes.push(scheduler);
 
     await createCgroupRoot(cgroupRoot);
-    containerd = await startContainerd({ ...paths, sandboxImage: pauseImage }, deadline - Date.now());
-    const socket = paths.socket;
-    await importImage(await buildPauseImage(binaries.pause, join(dir, 'images')), { address: socket });
-    await writeFile(
-      join(paths.cniConfDir, '10-loopwright.conflist'),
-      cniConfig(network, join(dir, 'cni', 'ipam')),
+    containerd = await startContainerd(
+      { dir: containerdDir, socket, cri: { sandboxImage: pauseImage, cniConfDir } },
+      deadline - Date.now(),
     );
+    await importImage(await buildPauseImage(binaries.pause, join(dir, 'images')), { address: socket });
+    await writeFile(join(cniConfDir, '10-loopwright.conflist'), cniConfig(network, join(dir, 'cni', 'ipam')));
 
     const kubeletDir = join(dir, 'kubelet');
     await mkdir(kubeletDir, { recursive: true });

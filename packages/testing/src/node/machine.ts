@@ -110,6 +110,12 @@ export function machineDifferences(before: MachineState, after: MachineState): s
   return differences;
 }
 
+/** Unmounts everything mounted at or below `dir`, deepest first. */
+export async function unmountUnder(dir: string): Promise<void> {
+  const below = (await mountPoints()).filter((point) => point === dir || point.startsWith(`${dir}/`));
+  for (const point of below.sort((a, b) => b.length - a.length)) await unmount(point);
+}
+
 async function unmount(mountPoint: string): Promise<void> {
   // Lazy: a mount still referenced (a dying process's cwd) is detached now and freed when released.
   await run('umount', ['--lazy', mountPoint]).catch(() => undefined);
