@@ -7,7 +7,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { containerdSocketName, ctr, killShims, startContainerd } from '../node/containerd.ts';
+import { ctr, killShims, startContainerd } from '../node/containerd.ts';
 import { unmountUnder } from '../node/machine.ts';
 import { assertNodeCanStart } from '../node/requirements.ts';
 
@@ -30,7 +30,8 @@ export function containerdUnavailableReason(): string | undefined {
 
 export async function startPrivateContainerd(): Promise<PrivateContainerd> {
   const dir = await mkdtemp(join(tmpdir(), 'loopwright-containerd-'));
-  const address = join(dir, containerdSocketName);
+  // Not the node's socket name: a node that stops kills every shim of that name, and must not kill ours.
+  const address = join(dir, 'containerd.sock');
   const stop = async (): Promise<void> => {
     // Tasks still running (a failed test's) die with their shims.
     await daemon?.stop();
