@@ -431,50 +431,6 @@ describe('at-scheduler on a real control plane', () => {
     );
   });
 
-  it('an edited DONE At records the new generation as observed (status and conditions) with one write, and does not run again', async () => {
-    await createAt('edited', { schedule: '2019-04-12T10:12:00Z', command: 'true' });
-    await eventually(() => getPod('edited-pod'));
-    await kubelet('edited-pod', 'Succeeded', { exitCode: 0, reason: 'Completed' });
-    await eventually(async () => {
-      assert.equal((await getAt('edited')).status?.phase, 'DONE');
-    });
-    // Settled: a reconcile still working from a cached RUNNING copy may make one more (conflicting) attempt.
-    await sleep(1000);
-    const writesBeforeEdit = controller.statusWrites.get('edited') ?? 0;
-
-    const edited = await client.requestJson<At>('PATCH', `${ATS(ns.name)}/edited`, {
-      contentType: MERGE,
-      body: { spec: { command: 'echo edited' } },
-    });
-    const generation = edited.metadata?.generation;
-    assert.equal(generation, 2);
-    // Every change to the At after the edit, for 4 s: the At's own status write is a watch event too, and
-    // must not cause another write.
-    const changes = client
-      .fetch(
-        `${ATS(ns.name)}?watch=true&fieldSelector=metadata.name%3Dedited&timeoutSeconds=4&resourceVersion=${edited.metadata?.resourceVersion ?? ''}`,
-        { headers: { Accept: 'application/json' } },
-      )
-      .then(async (response) => (await response.text()).split('\n').filter((line) => line.trim() !== ''));
-    await eventually(async () => {
-      const at = await getAt('edited');
-      assert.equal(at.status?.observedGeneration, generation);
-      assert.ok(at.status.conditions?.length);
-      for (const c of at.status.conditions) assert.equal(c.observedGeneration, generation, c.type);
-    });
-
-    assert.equal((await changes).length, 1, 'one change after the edit');
-    // A repeated identical patch changes nothing (no new resourceVersion, no event), but is a request all the same.
-    assert.equal(
-      controller.statusWrites.get('edited'),
-      writesBeforeEdit + 1,
-      'one status patch after the edit',
-    );
-    const later = await getAt('edited');
-    assert.deepEqual([later.status?.phase, later.status?.outcome], ['DONE', 'Succeeded']);
-    assert.equal(controller.starts.filter((s) => s.name === 'edited').length, 1);
-  });
-
   it('deletes the finished pod after ttlSecondsAfterFinished and keeps the At', async () => {
     const at = await createAt('ttl', {
       schedule: '2019-04-12T10:12:00Z',

@@ -52,14 +52,6 @@ export function setConditions(
   return result;
 }
 
-/** `conditions` marked as evaluated at `generation`, unchanged otherwise (`lastTransitionTime` included). */
-export function observeConditions(
-  conditions: readonly AtStatusCondition[],
-  generation: number,
-): AtStatusCondition[] {
-  return conditions.map((condition) => ({ ...condition, observedGeneration: generation }));
-}
-
 export function findCondition(
   conditions: readonly AtStatusCondition[] | undefined,
   type: ConditionType,

@@ -254,17 +254,6 @@ describe('decide: RUNNING At', () => {
     assert.equal(decide(running, owned('Running', { deleting: true }), AFTER).type, 'nothing');
   });
 
-  it('acts on no spec change: it only records the new generation as observed, keeping any wait', () => {
-    const edited = { ...running, generation: 2 };
-    assert.deepEqual(decide(edited, owned('Running'), AFTER), { type: 'observeGeneration' });
-    assert.deepEqual(decide(edited, owned('Running', { outsideCache: true }), AFTER), {
-      type: 'observeGeneration',
-      afterMs: UNCACHED_POD_RECHECK_MS,
-    });
-    assert.equal(decide(edited, owned('Succeeded'), AFTER).type, 'finish', 'a finish records it anyway');
-    assert.equal(decide({ ...edited, deleting: true }, owned('Running'), AFTER).type, 'nothing');
-  });
-
   it('never starts again, whatever the time or spec', () => {
     for (const pod of [absent, confirmedAbsent, foreign, owned('Running')]) {
       for (const now of [BEFORE, AFTER])
@@ -370,28 +359,16 @@ describe('decide: DONE At', () => {
     generation: 1,
     deleting: false,
     spec: { schedule: SCHEDULE, ...(ttl === undefined ? {} : { ttlSecondsAfterFinished: ttl }) },
-    status: { phase: 'DONE', observedGeneration: 1, completionTime, outcome: 'Succeeded' },
-  });
-  const edited = (view: AtView): AtView => ({
-    ...view,
-    generation: 5,
-    spec: { ...view.spec, schedule: '2040-01-01T00:00:00Z' },
+    status: { phase: 'DONE', completionTime, outcome: 'Succeeded' },
   });
 
-  it('acts on no spec change, whatever the pod: it only records the new generation as observed, once', () => {
+  it('does nothing, whatever the pod or spec changes', () => {
     for (const pod of [absent, confirmedAbsent, foreign, owned('Succeeded'), owned('Running')]) {
-      assert.deepEqual(decide(edited(done()), pod, AFTER), { type: 'observeGeneration' });
-      const recorded = edited(done());
-      recorded.status = { ...recorded.status, observedGeneration: 5 };
-      assert.equal(decide(recorded, pod, AFTER).type, 'nothing');
+      assert.equal(
+        decide({ ...done(), generation: 5, spec: { schedule: '2040-01-01T00:00:00Z' } }, pod, AFTER).type,
+        'nothing',
+      );
     }
-  });
-
-  it('a spec change while waiting for ttlSecondsAfterFinished is recorded, and the wait kept', () => {
-    assert.deepEqual(decide(edited(done(60)), owned('Succeeded'), AFTER + 1_000), {
-      type: 'observeGeneration',
-      afterMs: 59_000,
-    });
   });
 
   it('deletes the finished pod once ttlSecondsAfterFinished has passed, and sleeps until then', () => {

@@ -83,13 +83,7 @@ export type Action =
   /** spec.schedule does not parse: report it once per generation; wait for a spec change. */
   | { type: 'invalidSchedule'; message: string }
   /** ttlSecondsAfterFinished has passed: delete the finished pod (the At stays). */
-  | { type: 'deletePod' }
-  /**
-   * The spec changed (a new generation) and the step decided writes no status (a RUNNING or DONE At
-   * ignores its spec): record the generation as observed, in status and conditions, in one write; then
-   * wake after `afterMs` if the step was a wait.
-   */
-  | { type: 'observeGeneration'; afterMs?: number };
+  | { type: 'deletePod' };
 
 /** `confirmed`: `pod` is the answer of a live GET rather than the cache's. */
 export function observePod(pod: Pod | undefined, atUid: string | undefined, confirmed: boolean): ObservedPod {
@@ -113,23 +107,6 @@ export function observePod(pod: Pod | undefined, atUid: string | undefined, conf
 export function decide(at: AtView, pod: ObservedPod, nowMs: number): Action {
   if (at.deleting)
     return { type: 'nothing', why: 'the At is being deleted; garbage collection removes its pod' };
-  return observingGeneration(at, decideStep(at, pod, nowMs));
-}
-
-/**
- * Health checks (kstatus, Argo CD, Flux) count an object as reconciled once `status.observedGeneration`
- * reaches `metadata.generation`. Every status write records it; a step that writes nothing gets a write
- * of its own. That write leaves the generation as it is, so the reconcile it triggers writes nothing.
- */
-function observingGeneration(at: AtView, action: Action): Action {
-  if (at.status?.observedGeneration === at.generation) return action;
-  if (action.type === 'nothing') return { type: 'observeGeneration' };
-  if (action.type === 'wait' && !action.recordPending)
-    return { type: 'observeGeneration', afterMs: action.afterMs };
-  return action;
-}
-
-function decideStep(at: AtView, pod: ObservedPod, nowMs: number): Action {
   switch (at.status?.phase) {
     case 'DONE':
       return decideDone(at, pod, nowMs);

@@ -21,13 +21,7 @@ import {
 } from '@loopwright/runtime';
 import type { Logger } from 'winston';
 import type { AtApi } from './api.ts';
-import {
-  ConditionType,
-  findCondition,
-  observeConditions,
-  setConditions,
-  type ConditionChange,
-} from './conditions.ts';
+import { ConditionType, findCondition, setConditions, type ConditionChange } from './conditions.ts';
 import { POD_CREATE_FAILED, decide, observePod, type Action, type AtView } from './decide.ts';
 import type { At } from './generated/at-types.ts';
 import { podNameFor } from './names.ts';
@@ -163,9 +157,6 @@ class Step {
         this.#event('Warning', 'InvalidSchedule', 'Schedule', action.message);
         // Not retried: only a spec change (a new generation) can fix it, and that change enqueues the At.
         throw new TerminalError(action.message);
-      case 'observeGeneration':
-        await this.#observeGeneration();
-        return action.afterMs === undefined ? undefined : { requeueAfterMs: action.afterMs };
       case 'deletePod':
         this.#log.info('deleting the finished pod (ttlSecondsAfterFinished passed)', { pod: this.#podName });
         await this.#options.api.deletePod(
@@ -176,13 +167,6 @@ class Step {
         );
         return undefined;
     }
-  }
-
-  /** `#patch` writes `observedGeneration`; the conditions were re-evaluated for it too and still hold. */
-  async #observeGeneration(): Promise<void> {
-    const conditions = this.#at.status?.conditions;
-    const generation = this.#at.metadata.generation ?? 0;
-    await this.#patch(conditions ? { conditions: observeConditions(conditions, generation) } : {});
   }
 
   async #recordPending(scheduleMs: number): Promise<void> {
