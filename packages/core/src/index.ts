@@ -2,8 +2,11 @@
  * @loopwright/core: the primitives the other packages share, so there is one of each.
  * It depends on nothing of ours; everything else may depend on it.
  */
-// clock
-// backoff
+export { realClock, sleep } from './clock.ts';
+export type { Clock, Timer, TimerOptions } from './clock.ts';
+export { FakeClock, settle } from './fake-clock.ts';
+export type { FakeClockOptions } from './fake-clock.ts';
+export { Backoff, BackoffManager, jitter } from './backoff.ts';
+export type { BackoffManagerOptions, BackoffOptions } from './backoff.ts';
 // api-error
 // transport
-export {};
