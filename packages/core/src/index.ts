@@ -8,5 +8,41 @@ export { FakeClock, settle } from './fake-clock.ts';
 export type { FakeClockOptions } from './fake-clock.ts';
 export { Backoff, BackoffManager, jitter } from './backoff.ts';
 export type { BackoffManagerOptions, BackoffOptions } from './backoff.ts';
-// api-error
-// transport
+export {
+  KubeApiError,
+  KubeApiFailure,
+  toKubeApiError,
+  type KubeApiErrorFields,
+  type KubeRequestLine,
+  type KubeStatus,
+  type KubeStatusCause,
+  type KubeStatusDetails,
+} from './kube/api-error.ts';
+export {
+  StatusReason,
+  isAlreadyExists,
+  isBadRequest,
+  isConflict,
+  isForbidden,
+  isGone,
+  isInternalError,
+  isInvalid,
+  isNotFound,
+  isServerTimeout,
+  isServiceUnavailable,
+  isTimeout,
+  isTooManyRequests,
+  isUnauthorized,
+} from './kube/classify.ts';
+export { TokenBucket, type TokenBucketOptions } from './kube/token-bucket.ts';
+export {
+  KubeTransport,
+  type KubeRequest,
+  type KubeResponse,
+  type KubeTransportOptions,
+  type KubeTransportStats,
+  type KubeWatchRequest,
+  type RateLimiterWaitObservation,
+  type RestClientObserver,
+  type RestRequestObservation,
+} from './kube/transport.ts';

@@ -1,0 +1,126 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { KubeApiError, KubeApiFailure, toKubeApiError } from './api-error.ts';
+
+const request = { method: 'PATCH', path: '/apis/example.com/v1/namespaces/ns/ats/x/status' };
+
+function status(code: number, reason: string, extra: Record<string, unknown> = {}): string {
+  return JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', code, reason, ...extra });
+}
+
+describe('KubeApiError.fromResponse', () => {
+  it('keeps the Status: code, reason, message, details, and the request', () => {
+    const error = KubeApiError.fromResponse(
+      422,
+      status(422, 'Invalid', {
+        message: 'At.example.com "x" is invalid: spec.schedule: Invalid value',
+        details: { name: 'x', kind: 'At', causes: [{ field: 'spec.schedule', type: 'FieldValueInvalid' }] },
+      }),
+      undefined,
+      request,
+    );
+    assert.equal(error.failure, KubeApiFailure.Status);
+    assert.equal(error.status, 422);
+    assert.equal(error.reason, 'Invalid');
+    assert.equal(error.statusMessage, 'At.example.com "x" is invalid: spec.schedule: Invalid value');
+    assert.equal(error.details?.causes?.[0]?.field, 'spec.schedule');
+    assert.equal(error.message, 'At.example.com "x" is invalid: spec.schedule: Invalid value (Invalid, 422)');
+    assert.deepEqual([error.method, error.path], [request.method, request.path]);
+  });
+
+  it("takes the code from the Status when it has one (the server's word over a proxy's)", () => {
+    assert.equal(KubeApiError.fromResponse(500, status(404, 'NotFound'), undefined, request).status, 404);
+  });
+
+  it('names the request and keeps the HTTP status when the body is not a Status', () => {
+    const error = KubeApiError.fromResponse(503, 'upstream connect error', undefined, request);
+    assert.equal(error.status, 503);
+    assert.equal(error.reason, '');
+    assert.equal(error.statusMessage, undefined);
+    assert.equal(error.message, `PATCH ${request.path}: HTTP 503: upstream connect error`);
+    const echoed = KubeApiError.fromResponse(502, '{"kind":"ConfigMap"}', undefined, request);
+    assert.equal(echoed.reason, '', 'JSON that is not a Status has no reason');
+    assert.equal(
+      KubeApiError.fromResponse(401, '', undefined, request).message,
+      `PATCH ${request.path}: HTTP 401`,
+    );
+  });
+
+  it('cuts a long non-Status body short in the message', () => {
+    const error = KubeApiError.fromResponse(502, 'x'.repeat(1000), undefined, request);
+    assert.ok(error.message.endsWith(`${'x'.repeat(200)}...`));
+    assert.ok(error.message.length < 300);
+  });
+
+  it('retryAfterMs: Status.details.retryAfterSeconds first, else the Retry-After header, in milliseconds', () => {
+    const both = status(429, 'TooManyRequests', { details: { retryAfterSeconds: 7 } });
+    assert.equal(KubeApiError.fromResponse(429, both, '3', request).retryAfterMs, 7000);
+    assert.equal(
+      KubeApiError.fromResponse(429, status(429, 'TooManyRequests'), '3', request).retryAfterMs,
+      3000,
+    );
+    assert.equal(KubeApiError.fromResponse(503, 'busy', ' 2 ', request).retryAfterMs, 2000);
+    assert.equal(
+      KubeApiError.fromResponse(404, status(404, 'NotFound'), undefined, request).retryAfterMs,
+      undefined,
+    );
+    assert.equal(
+      KubeApiError.fromResponse(429, 'slow down', 'Wed, 21 Oct 2015 07:28:00 GMT', request).retryAfterMs,
+      undefined,
+      'an HTTP date is not a hint the API server sends',
+    );
+    assert.equal(KubeApiError.fromResponse(429, 'slow down', '0', request).retryAfterMs, undefined);
+  });
+});
+
+describe('KubeApiError.fromStatus (watch ERROR events)', () => {
+  it('uses Status.code, or 500 when the event has none', () => {
+    const gone = KubeApiError.fromStatus({
+      kind: 'Status',
+      code: 410,
+      reason: 'Expired',
+      message: 'too old',
+    });
+    assert.deepEqual([gone.status, gone.reason, gone.message], [410, 'Expired', 'too old (Expired, 410)']);
+    const bare = KubeApiError.fromStatus({ kind: 'Status' });
+    assert.deepEqual([bare.status, bare.reason, bare.message], [500, '', 'HTTP 500']);
+  });
+});
+
+describe('KubeApiError.noResponse', () => {
+  it('a socket error is a network failure that names the request and keeps the cause', () => {
+    const reset = Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
+    const error = KubeApiError.noResponse(reset, { method: 'GET', path: '/api/v1/pods' }, false);
+    assert.equal(error.failure, KubeApiFailure.Network);
+    assert.equal(error.status, undefined);
+    assert.equal(error.cause, reset);
+    assert.equal(error.message, 'GET /api/v1/pods: ECONNRESET read ECONNRESET');
+  });
+
+  it('a TimeoutError is a timeout whoever raised it; any other abort reason is an abort', () => {
+    const timeout = new DOMException('deadline passed', 'TimeoutError');
+    assert.equal(KubeApiError.noResponse(timeout, request, true).failure, KubeApiFailure.Timeout);
+    assert.equal(KubeApiError.noResponse(timeout, request, false).failure, KubeApiFailure.Timeout);
+    const abort = new DOMException('stopped', 'AbortError');
+    assert.equal(KubeApiError.noResponse(abort, request, true).failure, KubeApiFailure.Aborted);
+  });
+});
+
+describe('KubeApiError constructor', () => {
+  it('is a status failure when given a status, a network failure otherwise', () => {
+    assert.equal(
+      new KubeApiError('conflict', { status: 409, reason: 'Conflict' }).failure,
+      KubeApiFailure.Status,
+    );
+    assert.equal(new KubeApiError('reset').failure, KubeApiFailure.Network);
+  });
+});
+
+describe('toKubeApiError', () => {
+  it('finds the error anywhere in a cause chain, and nothing in other errors', () => {
+    const inner = new KubeApiError('conflict', { status: 409, reason: 'Conflict' });
+    assert.equal(toKubeApiError(new Error('outer', { cause: new Error('middle', { cause: inner }) })), inner);
+    assert.equal(toKubeApiError(new Error('plain')), undefined);
+    assert.equal(toKubeApiError({ status: 409, reason: 'Conflict' }), undefined);
+  });
+});

@@ -1,0 +1,503 @@
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, beforeEach, describe, it } from 'node:test';
+import { KubeConfig } from '@kubernetes/client-node';
+import { FakeClock } from '../fake-clock.ts';
+import { KubeApiError, KubeApiFailure } from './api-error.ts';
+import { isConflict, isNotFound, isTooManyRequests } from './classify.ts';
+import {
+  KubeTransport,
+  MAX_ERROR_BODY_BYTES,
+  type KubeTransportOptions,
+  type RateLimiterWaitObservation,
+  type RestRequestObservation,
+} from './transport.ts';
+
+// A tiny HTTP peer for what reaches the wire and how each answer is turned into a result or an error.
+// Behaviour against the real API server is covered by the integration tests of the packages using it.
+type Route = (req: http.IncomingMessage, res: http.ServerResponse, body: string) => void;
+interface Received {
+  method: string;
+  url: string;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+}
+let route: Route;
+let received: Received[];
+let arrived: (() => void)[];
+let connections = 0;
+const server = http.createServer((req, res) => {
+  let body = '';
+  req.setEncoding('utf8');
+  req.on('data', (chunk: string) => (body += chunk));
+  req.on('end', () => {
+    received.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
+    for (const wake of arrived.splice(0)) wake();
+    route(req, res, body);
+  });
+});
+server.on('connection', () => connections++);
+let host: string;
+let kc: KubeConfig;
+
+before(async () => {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  host = `127.0.0.1:${(server.address() as AddressInfo).port}`;
+  kc = kubeConfig(`http://${host}/prefix/`);
+});
+beforeEach(() => {
+  route = (_req, res) =>
+    res.writeHead(200, { 'content-type': 'application/json' }).end('{"kind":"Namespace"}');
+  received = [];
+  arrived = [];
+});
+after(() => {
+  server.closeAllConnections();
+  server.close();
+});
+
+function kubeConfig(serverUrl: string, token = 'the-token'): KubeConfig {
+  const config = new KubeConfig();
+  config.loadFromOptions({
+    clusters: [{ name: 'peer', server: serverUrl, skipTLSVerify: true }],
+    users: [{ name: 'user', token }],
+    contexts: [{ name: 'ctx', cluster: 'peer', user: 'user' }],
+    currentContext: 'ctx',
+  });
+  return config;
+}
+
+function transport(options: KubeTransportOptions = {}, config = kc): KubeTransport {
+  return new KubeTransport(config, { rateLimit: false, ...options });
+}
+
+/** Resolves once `count` requests in total have reached the peer. */
+async function requestsArrived(count: number): Promise<void> {
+  while (received.length < count) await new Promise<void>((resolve) => arrived.push(resolve));
+}
+
+function statusBody(code: number, reason: string, extra: Record<string, unknown> = {}): string {
+  return JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', code, reason, ...extra });
+}
+
+async function rejection(promise: Promise<unknown>): Promise<KubeApiError> {
+  const error: unknown = await promise.then(
+    () => assert.fail('expected a rejection'),
+    (e: unknown) => e,
+  );
+  assert.ok(error instanceof KubeApiError, `a KubeApiError, got ${String(error)}`);
+  return error;
+}
+
+async function collect(documents: AsyncIterable<unknown>): Promise<unknown[]> {
+  const out: unknown[] = [];
+  for await (const document of documents) out.push(document);
+  return out;
+}
+
+describe('KubeTransport requests', () => {
+  it('sends below the server URL with the credentials of the KubeConfig and a user agent', async () => {
+    const client = transport();
+    const response = await client.request({ path: '/api/v1/namespaces/x?limit=1' });
+    assert.equal(response.status, 200);
+    assert.equal(response.body.toString(), '{"kind":"Namespace"}');
+    assert.equal(received[0]?.url, '/prefix/api/v1/namespaces/x?limit=1');
+    assert.equal(received[0].method, 'GET');
+    assert.equal(received[0].headers.authorization, 'Bearer the-token');
+    assert.equal(received[0].headers['user-agent'], 'loopwright');
+    client.close();
+  });
+
+  it('applies the KubeConfig per request, so a rotated token is used at once', async () => {
+    const rotating = kubeConfig(`http://${host}`, 'first');
+    const client = transport({}, rotating);
+    await client.request({ path: '/version' });
+    const user = rotating.getCurrentUser();
+    assert.ok(user);
+    (user as { token?: string }).token = 'second';
+    await client.request({ path: '/version' });
+    assert.deepEqual(
+      received.map((r) => r.headers.authorization),
+      ['Bearer first', 'Bearer second'],
+    );
+    client.close();
+  });
+
+  it('keeps the connection alive between requests', async () => {
+    const client = transport();
+    const opened = connections;
+    await client.request({ path: '/a' });
+    await client.request({ path: '/b' });
+    await client.request({ path: '/c' });
+    assert.equal(connections - opened, 1);
+    client.close();
+  });
+
+  it('requestJson sends JSON with the content type asked for and parses the answer', async () => {
+    route = (_req, res, body) =>
+      res.writeHead(200).end(JSON.stringify({ echo: JSON.parse(body) as unknown }));
+    const client = transport({ userAgent: 'at-scheduler' });
+    const result = await client.requestJson<{ echo: unknown }>({
+      method: 'patch',
+      path: '/apis/example.com/v1/namespaces/ns/ats/a/status',
+      body: { status: { phase: 'Done' } },
+      contentType: 'application/merge-patch+json',
+    });
+    assert.deepEqual(result.echo, { status: { phase: 'Done' } });
+    assert.equal(received[0]?.method, 'PATCH');
+    assert.equal(received[0].headers['content-type'], 'application/merge-patch+json');
+    assert.equal(received[0].headers.accept, 'application/json');
+    assert.equal(received[0].headers['user-agent'], 'at-scheduler');
+    route = (_req, res) => res.writeHead(200).end();
+    assert.equal(await client.requestJson({ method: 'DELETE', path: '/x' }), undefined);
+    client.close();
+  });
+
+  it('an error status becomes a KubeApiError with the Status, the request, and Retry-After in ms', async () => {
+    route = (_req, res) =>
+      res
+        .writeHead(429, { 'content-type': 'application/json', 'retry-after': '3' })
+        .end(statusBody(429, 'TooManyRequests', { message: 'slow down' }));
+    const client = transport();
+    const error = await rejection(client.request({ method: 'PUT', path: '/apis/x/v1/things/a?dryRun=All' }));
+    assert.equal(isTooManyRequests(error), true);
+    assert.deepEqual(
+      [error.failure, error.status, error.reason, error.statusMessage, error.retryAfterMs],
+      [KubeApiFailure.Status, 429, 'TooManyRequests', 'slow down', 3000],
+    );
+    assert.deepEqual([error.method, error.path], ['PUT', '/prefix/apis/x/v1/things/a']);
+
+    route = (_req, res) =>
+      res.writeHead(409).end(statusBody(409, 'Conflict', { details: { name: 'a', kind: 'things' } }));
+    const conflict = await rejection(client.requestJson({ method: 'PUT', path: '/a', body: {} }));
+    assert.equal(isConflict(conflict), true);
+    assert.equal(conflict.details?.name, 'a');
+
+    route = (_req, res) => res.writeHead(502).end('<html>bad gateway</html>');
+    const gateway = await rejection(client.request({ path: '/a' }));
+    assert.deepEqual([gateway.status, gateway.reason], [502, '']);
+    assert.match(gateway.message, /GET \/prefix\/a: HTTP 502: <html>bad gateway/);
+    client.close();
+  });
+
+  it('reads at most MAX_ERROR_BODY_BYTES of an error body, and does not wait for its end', async () => {
+    route = (_req, res) => {
+      res.writeHead(500, { 'content-type': 'text/plain' });
+      // More than the limit, then the response stays open: a client reading to the end would hang.
+      res.write('x'.repeat(MAX_ERROR_BODY_BYTES + 1024));
+    };
+    const client = transport();
+    const error = await rejection(client.request({ path: '/huge' }));
+    assert.equal(error.status, 500);
+    assert.equal(error.reason, '');
+    client.close();
+  });
+
+  it('a 2xx body that is not JSON is a decode failure', async () => {
+    route = (_req, res) => res.writeHead(200).end('<html>login page</html>');
+    const client = transport();
+    const error = await rejection(client.requestJson({ path: '/api/v1/pods' }));
+    assert.equal(error.failure, KubeApiFailure.Decode);
+    assert.equal(error.status, 200);
+    assert.ok(error.cause instanceof SyntaxError);
+    client.close();
+  });
+
+  it('a refused connection is a network failure without a status, observed as such', async () => {
+    const requests: RestRequestObservation[] = [];
+    const client = transport(
+      { observer: { observeRequest: (r) => requests.push(r) } },
+      kubeConfig('http://127.0.0.1:1'),
+    );
+    const error = await rejection(client.request({ path: '/version' }));
+    assert.equal(error.failure, KubeApiFailure.Network);
+    assert.equal(error.status, undefined);
+    assert.equal((error.cause as { code?: string }).code, 'ECONNREFUSED');
+    assert.equal(isNotFound(error), false);
+    assert.deepEqual(
+      requests.map((r) => [r.method, r.host, r.path, r.statusCode]),
+      [['GET', '127.0.0.1:1', '/version', undefined]],
+    );
+    client.close();
+  });
+
+  it('aborting fails the request as aborted, with the reason as cause', async () => {
+    route = () => undefined; // never answers
+    const client = transport();
+    const abort = new AbortController();
+    const pending = client.request({ path: '/slow', signal: abort.signal });
+    await requestsArrived(1);
+    const reason = new Error('shutting down');
+    abort.abort(reason);
+    const error = await rejection(pending);
+    assert.equal(error.failure, KubeApiFailure.Aborted);
+    assert.equal(error.cause, reason);
+    const early = await rejection(client.request({ path: '/never', signal: AbortSignal.abort() }));
+    assert.equal(early.failure, KubeApiFailure.Aborted);
+    assert.equal(received.length, 1, 'an already aborted request is not sent');
+    client.close();
+  });
+
+  it('timeoutMs fails a request without a complete response as a timeout', async () => {
+    route = (_req, res) => {
+      res.writeHead(200);
+      res.write('{"items":['); // ...and never more
+    };
+    const clock = new FakeClock();
+    const client = transport({ clock });
+    let settled = false;
+    const pending = rejection(client.request({ path: '/stuck', timeoutMs: 5_000 })).finally(() => {
+      settled = true;
+    });
+    await requestsArrived(1);
+    await clock.advance(4_999);
+    assert.equal(settled, false);
+    await clock.advance(1);
+    const error = await pending;
+    assert.equal(error.failure, KubeApiFailure.Timeout);
+    assert.equal(error.status, undefined);
+    client.close();
+  });
+
+  it('reports each request to the observer; a throwing observer does not fail requests', async () => {
+    const requests: RestRequestObservation[] = [];
+    const client = transport({ observer: { observeRequest: (r) => requests.push(r) } });
+    await client.request({ method: 'POST', path: '/api/v1/namespaces', body: '{}' });
+    route = (_req, res) => res.writeHead(404).end(statusBody(404, 'NotFound'));
+    await rejection(client.request({ path: '/api/v1/namespaces/missing' }));
+    assert.deepEqual(
+      requests.map(({ method, host: h, path, statusCode }) => ({ method, host: h, path, statusCode })),
+      [
+        { method: 'POST', host, path: '/prefix/api/v1/namespaces', statusCode: 200 },
+        { method: 'GET', host, path: '/prefix/api/v1/namespaces/missing', statusCode: 404 },
+      ],
+    );
+    assert.ok(requests.every((r) => r.durationSeconds >= 0));
+    assert.deepEqual(client.stats(), { requests: 2, throttledRequests: 0, rateLimiterWaitSeconds: 0 });
+    const throwing = transport({
+      observer: {
+        observeRequest: () => {
+          throw new Error('metrics broke');
+        },
+      },
+    });
+    route = (_req, res) => res.writeHead(200).end('{}');
+    assert.deepEqual(await throwing.requestJson({ path: '/x' }), {});
+    throwing.close();
+    client.close();
+  });
+});
+
+describe('KubeTransport rate limit', () => {
+  it('every request waits for a token: burst at once, then one per 1/qps, waits reported', async () => {
+    const clock = new FakeClock();
+    const waits: RateLimiterWaitObservation[] = [];
+    const client = transport({
+      rateLimit: { qps: 10, burst: 2 },
+      clock,
+      observer: { observeRequest: () => undefined, observeRateLimiterWait: (w) => waits.push(w) },
+    });
+    const calls = [
+      client.request({ path: '/1' }),
+      client.request({ path: '/2' }),
+      client.request({ path: '/3' }),
+      client.request({ path: '/4' }),
+    ];
+    await requestsArrived(2);
+    await clock.advance(0);
+    assert.equal(received.length, 2, 'only the burst reached the server');
+    await clock.advance(100);
+    await calls[2];
+    assert.equal(received.length, 3);
+    await clock.advance(100);
+    await Promise.all(calls);
+    assert.deepEqual(
+      received.map((r) => r.url),
+      ['/prefix/1', '/prefix/2', '/prefix/3', '/prefix/4'],
+      'in call order',
+    );
+    assert.deepEqual(
+      waits.map((w) => [w.method, w.host, w.durationSeconds]),
+      [
+        ['GET', host, 0],
+        ['GET', host, 0],
+        ['GET', host, 0.1],
+        ['GET', host, 0.2],
+      ],
+    );
+    assert.deepEqual(client.stats(), {
+      requests: 4,
+      throttledRequests: 2,
+      rateLimiterWaitSeconds: 0.30000000000000004,
+    });
+    client.close();
+  });
+
+  it("defaults to controller-runtime's 20 qps, burst 30", async () => {
+    const clock = new FakeClock();
+    const waits: RateLimiterWaitObservation[] = [];
+    const client = new KubeTransport(kc, {
+      clock,
+      observer: { observeRequest: () => undefined, observeRateLimiterWait: (w) => waits.push(w) },
+    });
+    const calls = Array.from({ length: 31 }, () => client.request({ path: '/x' }));
+    await clock.advance(0);
+    assert.equal(waits.length, 30, 'the burst goes at once');
+    await clock.advance(49);
+    assert.equal(waits.length, 30, 'the 31st waits for the next token');
+    await clock.advance(1);
+    await Promise.all(calls);
+    assert.equal(waits[30]?.durationSeconds, 0.05, 'one token every 1/20 s');
+    client.close();
+  });
+
+  it('a request aborted while waiting for its token is never sent and gives the token back', async () => {
+    const clock = new FakeClock();
+    const client = transport({ rateLimit: { qps: 1, burst: 1 }, clock });
+    await client.request({ path: '/first' });
+    const abort = new AbortController();
+    const waiting = client.request({ path: '/cancelled', signal: abort.signal });
+    abort.abort();
+    assert.equal((await rejection(waiting)).failure, KubeApiFailure.Aborted);
+    const next = client.request({ path: '/next' });
+    await clock.advance(1000);
+    await next;
+    assert.deepEqual(
+      received.map((r) => r.url),
+      ['/prefix/first', '/prefix/next'],
+    );
+    assert.equal(client.stats().requests, 2);
+    client.close();
+  });
+});
+
+describe('KubeTransport watch', () => {
+  it('yields each JSON line, whatever the chunking, and ends with the response', async () => {
+    const lines = [
+      { type: 'ADDED', object: { metadata: { name: 'a' } } },
+      { type: 'BOOKMARK', object: { metadata: { resourceVersion: '150' } } },
+      { type: 'ERROR', object: { kind: 'Status', code: 410, reason: 'Expired' } },
+    ];
+    route = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      const text = lines.map((line) => JSON.stringify(line)).join('\n') + '\n\n';
+      let offset = 0;
+      const dribble = (): void => {
+        if (offset >= text.length) {
+          res.end();
+          return;
+        }
+        res.write(text.slice(offset, offset + 7));
+        offset += 7;
+        setImmediate(dribble);
+      };
+      dribble();
+    };
+    const client = transport();
+    assert.deepEqual(await collect(client.watch({ path: '/api/v1/pods?watch=1' })), lines);
+    client.close();
+  });
+
+  it('an error status fails the watch before any document', async () => {
+    route = (_req, res) => res.writeHead(410).end(statusBody(410, 'Expired'));
+    const client = transport();
+    const error = await rejection(collect(client.watch({ path: '/api/v1/pods?watch=1' })));
+    assert.deepEqual([error.status, error.reason], [410, 'Expired']);
+    client.close();
+  });
+
+  it('fails when nothing arrives for idleTimeoutMs, before or after the headers', async () => {
+    const clock = new FakeClock();
+    const client = transport({ clock });
+    route = () => undefined; // no headers ever
+    const silentServer = rejection(collect(client.watch({ path: '/w', idleTimeoutMs: 1_000 })));
+    await requestsArrived(1);
+    await clock.advance(1_000);
+    assert.equal((await silentServer).failure, KubeApiFailure.Timeout);
+
+    route = (_req, res) => {
+      res.writeHead(200);
+      res.write('{"type":"BOOKMARK"}\n'); // ...then silence, like a half-open connection
+    };
+    const documents: unknown[] = [];
+    const halfOpen = rejection(
+      (async () => {
+        for await (const document of client.watch({ path: '/w', idleTimeoutMs: 1_000 }))
+          documents.push(document);
+      })(),
+    );
+    await requestsArrived(2);
+    while (documents.length === 0) await clock.advance(0);
+    await clock.advance(999);
+    assert.equal(clock.pendingTimers(), 1, 'still waiting');
+    await clock.advance(1);
+    assert.equal((await halfOpen).failure, KubeApiFailure.Timeout);
+    assert.deepEqual(documents, [{ type: 'BOOKMARK' }]);
+    client.close();
+  });
+
+  it('a connection cut in the middle of a line is a network failure', async () => {
+    route = (req, res) => {
+      res.writeHead(200);
+      res.write('{"type":"ADDED"}\n{"type":"ADD');
+      setImmediate(() => req.socket.destroy());
+    };
+    const client = transport();
+    const documents: unknown[] = [];
+    const error = await rejection(
+      (async () => {
+        for await (const document of client.watch({ path: '/w' })) documents.push(document);
+      })(),
+    );
+    assert.equal(error.failure, KubeApiFailure.Network);
+    assert.deepEqual(documents, [{ type: 'ADDED' }]);
+    client.close();
+  });
+
+  it('a line that is not JSON is a decode failure', async () => {
+    route = (_req, res) => res.writeHead(200).end('{"type":"ADDED"}\nnot json\n');
+    const client = transport();
+    assert.equal((await rejection(collect(client.watch({ path: '/w' })))).failure, KubeApiFailure.Decode);
+    client.close();
+  });
+
+  it('stopping the iteration early closes the connection', async () => {
+    let closed: Promise<void> = Promise.resolve();
+    route = (req, res) => {
+      closed = new Promise((resolve) => {
+        req.socket.on('close', () => {
+          resolve();
+        });
+      });
+      res.writeHead(200);
+      res.write('{"n":1}\n{"n":2}\n');
+    };
+    const client = transport();
+    for await (const document of client.watch({ path: '/w' })) {
+      assert.deepEqual(document, { n: 1 });
+      break;
+    }
+    await closed;
+    client.close();
+  });
+
+  it('aborting ends the watch with an aborted failure', async () => {
+    route = (_req, res) => {
+      res.writeHead(200);
+      res.write('{"n":1}\n');
+    };
+    const client = transport();
+    const abort = new AbortController();
+    const error = await rejection(
+      (async () => {
+        for await (const document of client.watch({ path: '/w', signal: abort.signal })) {
+          assert.deepEqual(document, { n: 1 });
+          abort.abort();
+        }
+      })(),
+    );
+    assert.equal(error.failure, KubeApiFailure.Aborted);
+    client.close();
+  });
+});

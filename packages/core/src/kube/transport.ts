@@ -1,0 +1,468 @@
+/**
+ * `KubeTransport`: the one way Loopwright talks to the API server. Every request of a controller goes
+ * through one (generated API clients, raw JSON requests, informers' lists and watches, Lease renewals).
+ *
+ * Per request it applies the KubeConfig (`applyToHTTPSOptions`: CA, client certificate, bearer token
+ * re-read or re-fetched by exec plugins, so rotating credentials keep working), waits for a token of the
+ * client-side rate limiter (client-go's QPS/Burst), reports the outcome to an observer
+ * (`rest_client_*` metrics), and turns every failure into a {@link KubeApiError}: an error status with
+ * the server's `Status`, no response (network, timeout, abort), or an undecodable body.
+ *
+ * Connections are kept alive in an agent of the transport's own (client-node's per-KubeConfig agent
+ * closes every connection after use); a proxied cluster keeps client-node's proxy agent.
+ */
+import http from 'node:http';
+import https from 'node:https';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { realClock, type Clock, type Timer } from '../clock.ts';
+import { KubeApiError, type KubeRequestLine } from './api-error.ts';
+import { LineDecoder } from './line-decoder.ts';
+import { TokenBucket } from './token-bucket.ts';
+
+/** One request to the API server. */
+export interface KubeRequest {
+  /** Default `GET`. */
+  method?: string;
+  /** Below the server's URL, starting with `/`, query included: `/api/v1/namespaces/x/pods?limit=500`. */
+  path: string;
+  /** Sent as given, after `User-Agent` and before the KubeConfig's credentials. */
+  headers?: Record<string, string>;
+  body?: string;
+  /** Aborting it fails the request with a {@link KubeApiError} whose `failure` is `aborted`. */
+  signal?: AbortSignal;
+  /**
+   * Deadline of the whole request, rate-limiter wait included, until its last byte (client-go's
+   * `Request.Timeout`); then it fails with `failure` `timeout`. Default: none.
+   */
+  timeoutMs?: number;
+}
+
+/** A streaming request: a watch. */
+export interface KubeWatchRequest extends KubeRequest {
+  /**
+   * If nothing at all arrives for this long (not even part of a line) once the request has its
+   * rate-limiter token, response headers included, the connection is considered dead and the watch fails with `failure`
+   * `timeout`. A half-open connection would otherwise hang forever. Default: none.
+   */
+  idleTimeoutMs?: number;
+}
+
+/** A successful (2xx) response, read to the end. */
+export interface KubeResponse {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: Buffer;
+}
+
+/** One request, reported when its response headers arrive or it fails; a watch counts once, at its start. */
+export interface RestRequestObservation {
+  /** HTTP method as sent (`GET`, `PATCH`...): the `method` and `verb` labels. */
+  method: string;
+  /** `host[:port]` of the API server: never a path, so label cardinality stays bounded. */
+  host: string;
+  /** URL path of the request, without the query. */
+  path: string;
+  /** HTTP status; undefined when no response arrived (network error, timeout, abort): client-go's `<error>`. */
+  statusCode: number | undefined;
+  /** From handing the request to the network until the response headers (or the failure); excludes the limiter wait. */
+  durationSeconds: number;
+}
+
+/** How long one request waited for a rate-limiter token (client-go's `rest_client_rate_limiter_duration_seconds`). */
+export interface RateLimiterWaitObservation {
+  method: string;
+  host: string;
+  durationSeconds: number;
+}
+
+/**
+ * Receives request outcomes. Structural, so `metrics.restClient` from `@loopwright/metrics` plugs in
+ * directly. Its exceptions are ignored: metrics must never fail a request.
+ */
+export interface RestClientObserver {
+  observeRequest(request: RestRequestObservation): void;
+  observeRateLimiterWait?(wait: RateLimiterWaitObservation): void;
+}
+
+export interface KubeTransportOptions {
+  /**
+   * Client-side rate limit, client-go's `rest.Config.QPS`/`Burst` (a token bucket, see
+   * {@link TokenBucket}). Default 20 qps, burst 30: controller-runtime's defaults. `false`: no limit.
+   */
+  rateLimit?: { qps: number; burst: number } | false;
+  observer?: RestClientObserver;
+  /** Sent as `User-Agent` unless a request sets its own. Default `loopwright`. */
+  userAgent?: string;
+  /** Times the rate limiter, deadlines and idle timeouts. Default the real clock. */
+  clock?: Clock;
+}
+
+/** Totals since the transport was created, for benchmarks and tests. */
+export interface KubeTransportStats {
+  /** Requests sent (including failed ones; not those aborted while waiting for a token). */
+  requests: number;
+  /** Requests that had to wait for a rate-limiter token. */
+  throttledRequests: number;
+  /** Sum of all rate-limiter waits, in seconds. */
+  rateLimiterWaitSeconds: number;
+}
+
+/** Largest error body read; a `Status` is a few KiB, anything bigger is not one and is cut off. */
+export const MAX_ERROR_BODY_BYTES = 64 * 1024;
+
+/** client-go's dialer keeps TCP connections alive with probes after 30 s idle. */
+const KEEP_ALIVE_MS = 30_000;
+
+export class KubeTransport {
+  readonly kubeConfig: KubeConfig;
+  /** The API server's base URL, without a trailing slash. */
+  readonly server: string;
+  /** `host[:port]` of the API server: the metrics' `host` label. */
+  readonly host: string;
+  readonly #limiter: TokenBucket | undefined;
+  readonly #observer: RestClientObserver | undefined;
+  readonly #userAgent: string;
+  readonly #clock: Clock;
+  readonly #agent: http.Agent | undefined;
+  readonly #stats: KubeTransportStats = { requests: 0, throttledRequests: 0, rateLimiterWaitSeconds: 0 };
+
+  constructor(kubeConfig: KubeConfig, options: KubeTransportOptions = {}) {
+    const cluster = kubeConfig.getCurrentCluster();
+    if (!cluster?.server)
+      throw new Error('KubeTransport: the KubeConfig has no current cluster with a server');
+    this.kubeConfig = kubeConfig;
+    this.server = cluster.server.replace(/\/+$/, '');
+    const url = new URL(this.server);
+    this.host = url.host;
+    this.#clock = options.clock ?? realClock;
+    const rateLimit = options.rateLimit ?? { qps: 20, burst: 30 };
+    this.#limiter = rateLimit === false ? undefined : new TokenBucket({ ...rateLimit, clock: this.#clock });
+    this.#observer = options.observer;
+    this.#userAgent = options.userAgent ?? 'loopwright';
+    const agentOptions = { keepAlive: true, keepAliveMsecs: KEEP_ALIVE_MS };
+    this.#agent =
+      cluster.proxyUrl !== undefined
+        ? undefined
+        : url.protocol === 'http:'
+          ? new http.Agent(agentOptions)
+          : new https.Agent(agentOptions);
+  }
+
+  /** Sends `request` and reads the whole response. Rejects with a {@link KubeApiError} unless 2xx. */
+  async request(request: KubeRequest): Promise<KubeResponse> {
+    const { exchange, response } = await this.#open(request, undefined);
+    try {
+      const body = await readBody(response, Infinity);
+      return { status: response.statusCode ?? 0, headers: response.headers, body };
+    } catch (error) {
+      throw exchange.toError(error);
+    } finally {
+      exchange.close();
+    }
+  }
+
+  /**
+   * A JSON request: sends `body` serialised with `contentType` (default `application/json`), resolves
+   * with the parsed response (`undefined` for an empty body). Rejects with a {@link KubeApiError}
+   * unless 2xx; `failure` `decode` when the response is not JSON.
+   */
+  async requestJson<T>(
+    request: Omit<KubeRequest, 'body'> & { body?: unknown; contentType?: string },
+  ): Promise<T> {
+    const { body, contentType, ...rest } = request;
+    const headers: Record<string, string> = { Accept: 'application/json', ...request.headers };
+    if (body !== undefined) headers['Content-Type'] = contentType ?? 'application/json';
+    const response = await this.request({
+      ...rest,
+      headers,
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    if (response.body.length === 0) return undefined as T;
+    try {
+      return JSON.parse(response.body.toString('utf8')) as T;
+    } catch (error) {
+      throw KubeApiError.undecodable(response.status, error, requestLine(this.server, rest));
+    }
+  }
+
+  /**
+   * A watch (or any newline-delimited JSON stream): yields each document as the server sends it and
+   * ends when the server ends the response. Throws a {@link KubeApiError} for an error status, a
+   * connection that fails or stays silent beyond `idleTimeoutMs`, an abort, a line that is not JSON,
+   * or a stream cut in the middle of a line. Stopping the iteration early closes the connection.
+   */
+  async *watch(request: KubeWatchRequest): AsyncGenerator<unknown, void, undefined> {
+    const { exchange, response } = await this.#open(request, request.idleTimeoutMs);
+    try {
+      response.setEncoding('utf8');
+      const decoder = new LineDecoder();
+      for await (const chunk of response as AsyncIterable<string>) {
+        exchange.heardFrom();
+        for (const line of decoder.push(chunk)) {
+          if (line.trim() === '') continue;
+          let document: unknown;
+          try {
+            document = JSON.parse(line);
+          } catch (error) {
+            throw KubeApiError.undecodable(response.statusCode ?? 0, error, exchange.line);
+          }
+          yield document;
+        }
+      }
+      if (decoder.end().trim() !== '') {
+        throw KubeApiError.noResponse(
+          new Error('stream ended in the middle of a line'),
+          exchange.line,
+          false,
+        );
+      }
+    } catch (error) {
+      throw exchange.toError(error);
+    } finally {
+      exchange.close();
+    }
+  }
+
+  /** Request totals so far (a copy). */
+  stats(): KubeTransportStats {
+    return { ...this.#stats };
+  }
+
+  /** Closes the kept-alive connections. Requests after `close()` open new ones. */
+  close(): void {
+    this.#agent?.destroy();
+  }
+
+  /**
+   * Waits for a token, sends, and resolves once 2xx response headers arrived. Every failure on the way
+   * is a {@link KubeApiError}; an error response's body is read (up to {@link MAX_ERROR_BODY_BYTES}).
+   */
+  async #open(
+    request: KubeRequest,
+    idleTimeoutMs: number | undefined,
+  ): Promise<{ exchange: Exchange; response: http.IncomingMessage }> {
+    const method = (request.method ?? 'GET').toUpperCase();
+    if (!request.path.startsWith('/')) {
+      throw new TypeError(`KubeTransport: path must start with "/", got "${request.path}"`);
+    }
+    const url = new URL(this.server + request.path);
+    const exchange = new Exchange(this.#clock, { method, path: url.pathname }, request);
+    try {
+      await this.#throttle(method, exchange.signal);
+      if (idleTimeoutMs !== undefined) exchange.expectDataEvery(idleTimeoutMs);
+      const options = await this.#requestOptions(method, request);
+      exchange.signal.throwIfAborted();
+      const response = await this.#dispatch(url, options, request.body, exchange);
+      const status = response.statusCode ?? 0;
+      if (status < 200 || status > 299) {
+        const body = (await readBody(response, MAX_ERROR_BODY_BYTES)).toString('utf8');
+        throw KubeApiError.fromResponse(status, body, header(response, 'retry-after'), exchange.line);
+      }
+      return { exchange, response };
+    } catch (error) {
+      exchange.close();
+      throw exchange.toError(error);
+    }
+  }
+
+  async #throttle(method: string, signal: AbortSignal): Promise<void> {
+    if (this.#limiter === undefined) return;
+    const waitedMs = await this.#limiter.wait(signal);
+    if (waitedMs > 0) {
+      this.#stats.throttledRequests += 1;
+      this.#stats.rateLimiterWaitSeconds += waitedMs / 1000;
+    }
+    const observer = this.#observer;
+    if (observer?.observeRateLimiterWait !== undefined) {
+      const wait = { method, host: this.host, durationSeconds: waitedMs / 1000 };
+      isolated(() => {
+        observer.observeRateLimiterWait?.(wait);
+      });
+    }
+  }
+
+  async #requestOptions(method: string, request: KubeRequest): Promise<https.RequestOptions> {
+    const headers: http.OutgoingHttpHeaders = { 'User-Agent': this.#userAgent, ...request.headers };
+    if (request.body !== undefined) headers['Content-Length'] = Buffer.byteLength(request.body);
+    const options: https.RequestOptions = { method, headers };
+    await this.kubeConfig.applyToHTTPSOptions(options);
+    // TLS material stays on the request options: the agent pools connections per CA/certificate/key,
+    // so a rotated client certificate gets a connection of its own.
+    if (this.#agent !== undefined) options.agent = this.#agent;
+    return options;
+  }
+
+  #dispatch(
+    url: URL,
+    options: https.RequestOptions,
+    body: string | undefined,
+    exchange: Exchange,
+  ): Promise<http.IncomingMessage> {
+    this.#stats.requests += 1;
+    const started = performance.now();
+    let observed = false;
+    // A socket error after the response headers reaches the request too; it was observed already.
+    const observe = (statusCode: number | undefined): void => {
+      const observer = this.#observer;
+      if (observer === undefined || observed) return;
+      observed = true;
+      const observation: RestRequestObservation = {
+        method: exchange.line.method,
+        host: this.host,
+        path: exchange.line.path,
+        statusCode,
+        durationSeconds: (performance.now() - started) / 1000,
+      };
+      isolated(() => {
+        observer.observeRequest(observation);
+      });
+    };
+    return new Promise((resolve, reject) => {
+      const send = url.protocol === 'http:' ? http.request : https.request;
+      const request = send(url, options, (response) => {
+        observe(response.statusCode);
+        exchange.responded(response);
+        resolve(response);
+      });
+      request.on('error', (error) => {
+        observe(undefined);
+        reject(error);
+      });
+      exchange.sent(request);
+      request.end(body);
+    });
+  }
+}
+
+/**
+ * The life of one request: its abort controller (fed by the caller's signal, the deadline and the
+ * idle timer), the HTTP request and response to tear down, and the translation of whatever ended it
+ * into a {@link KubeApiError}.
+ */
+class Exchange {
+  readonly line: KubeRequestLine;
+  readonly #clock: Clock;
+  readonly #controller = new AbortController();
+  readonly #callerSignal: AbortSignal | undefined;
+  readonly #onCallerAbort = (): void => {
+    this.#controller.abort(this.#callerSignal?.reason);
+  };
+  #deadline: Timer | undefined;
+  #idle: { timer: Timer; ms: number } | undefined;
+  #request: http.ClientRequest | undefined;
+  #response: http.IncomingMessage | undefined;
+
+  constructor(clock: Clock, line: KubeRequestLine, request: KubeRequest) {
+    this.#clock = clock;
+    this.line = line;
+    this.#callerSignal = request.signal;
+    this.#controller.signal.addEventListener('abort', () => {
+      this.#tearDown(this.#controller.signal.reason);
+    });
+    if (request.signal?.aborted === true) this.#onCallerAbort();
+    else request.signal?.addEventListener('abort', this.#onCallerAbort, { once: true });
+    const timeoutMs = request.timeoutMs;
+    if (timeoutMs !== undefined) {
+      this.#deadline = clock.setTimer(() => {
+        this.#controller.abort(
+          new DOMException(`no complete response within ${timeoutMs} ms`, 'TimeoutError'),
+        );
+      }, timeoutMs);
+    }
+  }
+
+  /** Aborts when any source does: the caller, the deadline, the idle timer. */
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  /** Fails the exchange when `ms` pass without any data; every {@link heardFrom} starts the wait over. */
+  expectDataEvery(ms: number): void {
+    this.#idle = { timer: this.#armIdle(ms), ms };
+  }
+
+  heardFrom(): void {
+    if (this.#idle === undefined) return;
+    this.#idle.timer.cancel();
+    this.#idle.timer = this.#armIdle(this.#idle.ms);
+  }
+
+  sent(request: http.ClientRequest): void {
+    this.#request = request;
+    if (this.#controller.signal.aborted) request.destroy(asError(this.#controller.signal.reason));
+  }
+
+  responded(response: http.IncomingMessage): void {
+    this.#response = response;
+    this.heardFrom();
+  }
+
+  /** What ended the exchange, as a {@link KubeApiError}: an abort source's reason wins over the socket error it caused. */
+  toError(error: unknown): KubeApiError {
+    if (error instanceof KubeApiError) return error;
+    if (this.#controller.signal.aborted) {
+      return KubeApiError.noResponse(
+        this.#controller.signal.reason,
+        this.line,
+        this.#callerSignal?.aborted === true,
+      );
+    }
+    return KubeApiError.noResponse(error, this.line, false);
+  }
+
+  /** Stops the timers and frees the connection unless the response was read to its end (then it is reused). */
+  close(): void {
+    this.#deadline?.cancel();
+    this.#idle?.timer.cancel();
+    this.#callerSignal?.removeEventListener('abort', this.#onCallerAbort);
+    if (this.#response !== undefined && !this.#response.complete) this.#response.destroy();
+    else if (this.#response === undefined) this.#request?.destroy();
+  }
+
+  #armIdle(ms: number): Timer {
+    return this.#clock.setTimer(() => {
+      this.#controller.abort(
+        new DOMException(`nothing received for ${ms} ms; connection considered dead`, 'TimeoutError'),
+      );
+    }, ms);
+  }
+
+  #tearDown(reason: unknown): void {
+    const error = asError(reason);
+    this.#response?.destroy(error);
+    this.#request?.destroy(error);
+  }
+}
+
+/** Reads a response to its end, or its first `maxBytes` (the rest is dropped with the connection). */
+async function readBody(response: http.IncomingMessage, maxBytes: number): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of response as AsyncIterable<Buffer>) {
+    chunks.push(chunk);
+    size += chunk.length;
+    if (size >= maxBytes) break;
+  }
+  return Buffer.concat(chunks).subarray(0, maxBytes);
+}
+
+function header(response: http.IncomingMessage, name: string): string | undefined {
+  const value = response.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function requestLine(server: string, request: KubeRequest): KubeRequestLine {
+  return { method: (request.method ?? 'GET').toUpperCase(), path: new URL(server + request.path).pathname };
+}
+
+function asError(reason: unknown): Error {
+  return reason instanceof Error ? reason : new Error(String(reason));
+}
+
+function isolated(hook: () => void): void {
+  try {
+    hook();
+  } catch {
+    // An observer is for metrics; it must never break a request.
+  }
+}
