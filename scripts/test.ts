@@ -1,7 +1,8 @@
 /**
- * `pnpm test`: formatting, then typecheck, lint and every test suite of every package through Nx, then
- * one summary line adding up node:test's per-package counts (Nx replays cached output, so cached runs
- * count too). A formatting failure fails the run but does not skip the tests.
+ * `pnpm test`: formatting and Knip (unused files, exports, dependencies), then typecheck, lint and every
+ * test suite of every package through Nx, then one summary line adding up node:test's per-package counts
+ * (Nx replays cached output, so cached runs count too). A formatting or Knip failure fails the run but
+ * does not skip the tests.
  */
 import { spawn, spawnSync } from 'node:child_process';
 
@@ -9,6 +10,11 @@ const format = spawnSync('pnpm', ['exec', 'prettier', '--check', '--log-level=wa
   stdio: 'inherit',
 });
 if (format.status !== 0) console.error('Formatting differs from Prettier: run `pnpm format`.\n');
+
+// Knip reads the whole workspace in one pass (a couple of seconds): as an Nx target its inputs would
+// be every file of every package, so it would rarely hit the cache and runs here instead.
+const knip = spawnSync('pnpm', ['exec', 'knip', '--no-progress'], { stdio: 'inherit' });
+if (knip.status !== 0) console.error('Knip found unused files, exports or dependencies: run `pnpm knip`.\n');
 
 const args = ['run-many', '-t', 'typecheck', 'lint', 'test', ...process.argv.slice(2)];
 if (process.env.CI) args.push('--output-style=static');
@@ -35,5 +41,5 @@ nx.stdout.on('data', (chunk: Buffer) => {
 nx.on('exit', (code, signal) => {
   console.log(`\nTests: ${totals.pass} passed, ${totals.fail} failed, ${totals.skipped} skipped`);
   const nxFailed = code !== 0 || signal !== null;
-  process.exit(nxFailed || format.status !== 0 ? 1 : 0);
+  process.exit(nxFailed || format.status !== 0 || knip.status !== 0 ? 1 : 0);
 });

@@ -48,7 +48,7 @@ export async function render(chart: ChartName, options: RenderOptions = {}) {
   return parseManifests(stdout);
 }
 
-export function parseManifests(text: string): Manifest[] {
+function parseManifests(text: string): Manifest[] {
   const manifests: Manifest[] = [];
   for (const doc of parseAllDocuments(text)) {
     const [error] = doc.errors;

@@ -211,7 +211,7 @@ export interface FollowedLog {
  * shutdown included. Resolves once the container has started and the stream is open. `container` may
  * be omitted for a pod with a single container.
  */
-export async function followPodLog(
+async function followPodLog(
   admin: KubeConfig,
   namespace: string,
   pod: string,

@@ -80,7 +80,7 @@ export async function startPrometheus(options: { scrape_configs: object[] }): Pr
   };
 }
 
-export const promtoolBinary = process.env.PROMTOOL_BINARY ?? '/usr/bin/promtool';
+const promtoolBinary = process.env.PROMTOOL_BINARY ?? '/usr/bin/promtool';
 
 /**
  * `promtool check metrics` on the text of a /metrics endpoint: resolves with promtool's findings

@@ -57,7 +57,7 @@ export function testOnlyArgs(
   return args;
 }
 
-export function readRootReadme(): string {
+function readRootReadme(): string {
   return readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
 }
 
