@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { FakeClock, newRateLimitingQueue, type Clock, type RateLimitingQueue } from './index.ts';
+import { FakeClock, type Clock } from '@loopwright/core';
+import { newRateLimitingQueue, type RateLimitingQueue } from './index.ts';
 
 function setup(): { clock: FakeClock; queue: RateLimitingQueue<string> } {
   const clock = new FakeClock();
@@ -23,6 +24,7 @@ function countingClock(inner: Clock): Clock & { armed: number } {
   const counting = {
     armed: 0,
     now: () => inner.now(),
+    wallTime: () => inner.wallTime(),
     setTimer: (...args: Parameters<Clock['setTimer']>) => {
       counting.armed++;
       return inner.setTimer(...args);
@@ -37,16 +39,16 @@ describe('delaying queue: addAfter', () => {
     queue.addAfter('a', 0);
     queue.addAfter('b', -5);
     assert.deepEqual(takeReady(queue), ['a', 'b']);
-    assert.equal(clock.armedTimers(), 0);
+    assert.equal(clock.pendingTimers(), 0);
   });
 
   it('adds the key exactly when its delay has passed', () => {
     const { clock, queue } = setup();
     queue.addAfter('a', 100);
     assert.equal(queue.len(), 0);
-    clock.advance(99);
+    clock.step(99);
     assert.equal(queue.len(), 0);
-    clock.advance(1);
+    clock.step(1);
     assert.deepEqual(takeReady(queue), ['a']);
   });
 
@@ -54,18 +56,18 @@ describe('delaying queue: addAfter', () => {
     const { clock, queue } = setup();
     const got = queue.get();
     queue.addAfter('a', 10);
-    clock.advance(10);
+    clock.step(10);
     assert.deepEqual(await got, { key: 'a', shutdown: false });
   });
 
   it('keeps the earliest ready time: a shorter delay moves a waiting key earlier, and it runs once', () => {
     const { clock, queue } = setup();
     queue.addAfter('a', 100);
-    clock.advance(10);
+    clock.step(10);
     queue.addAfter('a', 40); // ready at 50
-    clock.advance(40);
+    clock.step(40);
     assert.deepEqual(takeReady(queue), ['a']);
-    clock.advance(1000);
+    clock.step(1000);
     assert.deepEqual(takeReady(queue), [], 'the superseded 100 ms entry is gone');
   });
 
@@ -73,9 +75,9 @@ describe('delaying queue: addAfter', () => {
     const { clock, queue } = setup();
     queue.addAfter('a', 50);
     queue.addAfter('a', 100);
-    clock.advance(50);
+    clock.step(50);
     assert.deepEqual(takeReady(queue), ['a']);
-    clock.advance(1000);
+    clock.step(1000);
     assert.deepEqual(takeReady(queue), []);
   });
 
@@ -84,7 +86,7 @@ describe('delaying queue: addAfter', () => {
     queue.addAfter('a', 100);
     queue.add('a');
     assert.deepEqual(takeReady(queue), ['a']);
-    clock.advance(100);
+    clock.step(100);
     assert.deepEqual(takeReady(queue), ['a']);
   });
 
@@ -92,7 +94,7 @@ describe('delaying queue: addAfter', () => {
     const { clock, queue } = setup();
     queue.add('a');
     queue.addAfter('a', 100);
-    clock.advance(100);
+    clock.step(100);
     assert.equal(queue.len(), 1);
     assert.deepEqual(takeReady(queue), ['a']);
   });
@@ -103,7 +105,7 @@ describe('delaying queue: addAfter', () => {
     const item = queue.tryGet();
     assert.deepEqual(item, { key: 'a', shutdown: false });
     queue.addAfter('a', 10);
-    clock.advance(10);
+    clock.step(10);
     assert.equal(queue.len(), 0, 'still processing');
     queue.done('a');
     assert.deepEqual(takeReady(queue), ['a']);
@@ -116,7 +118,7 @@ describe('delaying queue: addAfter', () => {
     queue.addAfter('b1', 20);
     queue.addAfter('b2', 20);
     queue.add('now');
-    clock.advance(30);
+    clock.step(30);
     assert.deepEqual(takeReady(queue), ['now', 'a', 'b1', 'b2', 'c']);
   });
 
@@ -126,18 +128,18 @@ describe('delaying queue: addAfter', () => {
     const queue = newRateLimitingQueue({ clock });
     for (let i = 1; i <= 1000; i++) {
       queue.addAfter(`k${i}`, i);
-      assert.equal(fake.armedTimers(), 1);
+      assert.equal(fake.pendingTimers(), 1);
     }
     assert.equal(clock.armed, 1, 'later keys do not touch the timer');
     queue.addAfter('early', 0.5);
-    assert.equal(fake.armedTimers(), 1);
+    assert.equal(fake.pendingTimers(), 1);
     assert.equal(clock.armed, 2, 'a new earliest key re-arms the one timer');
-    fake.advance(0.5);
+    fake.step(0.5);
     assert.deepEqual(takeReady(queue), ['early']);
-    assert.equal(fake.armedTimers(), 1, 'the timer moves on to the next key');
-    fake.advance(1000);
+    assert.equal(fake.pendingTimers(), 1, 'the timer moves on to the next key');
+    fake.step(1000);
     assert.equal(takeReady(queue).length, 1000);
-    assert.equal(fake.armedTimers(), 0, 'no timer once nothing waits');
+    assert.equal(fake.pendingTimers(), 0, 'no timer once nothing waits');
   });
 
   it('drains 100k keys with random delays in ready-time order', () => {
@@ -149,8 +151,8 @@ describe('delaying queue: addAfter', () => {
     delays.forEach((delay, i) => {
       queue.addAfter(`k${i}`, delay);
     });
-    assert.equal(clock.armedTimers(), 1);
-    clock.advance(10_000);
+    assert.equal(clock.pendingTimers(), 1);
+    clock.step(10_000);
     // Array.prototype.sort is stable: equal delays keep addAfter order, as the queue must.
     const expected = delays
       .map((delay, i) => ({ delay, key: `k${i}` }))
@@ -163,23 +165,23 @@ describe('delaying queue: addAfter', () => {
     const { clock, queue } = setup();
     queue.addAfter('a', 10);
     queue.shutDown();
-    assert.equal(clock.armedTimers(), 0);
+    assert.equal(clock.pendingTimers(), 0);
     queue.addAfter('b', 10);
     queue.addAfter('c', 0);
-    assert.equal(clock.armedTimers(), 0);
-    clock.advance(100);
+    assert.equal(clock.pendingTimers(), 0);
+    clock.step(100);
     assert.equal(queue.len(), 0);
   });
 
   it('never adds a key delayed by Infinity and arms no timer for it', () => {
     const { clock, queue } = setup();
     queue.addAfter('never', Infinity);
-    assert.equal(clock.armedTimers(), 0);
+    assert.equal(clock.pendingTimers(), 0);
     queue.addAfter('soon', 10);
-    clock.advance(10);
+    clock.step(10);
     assert.deepEqual(takeReady(queue), ['soon']);
-    assert.equal(clock.armedTimers(), 0);
-    clock.advance(1e12);
+    assert.equal(clock.pendingTimers(), 0);
+    clock.step(1e12);
     assert.equal(queue.len(), 0);
   });
 

@@ -1,4 +1,4 @@
-import type { Clock, Timer } from './clock.ts';
+import type { Clock, Timer } from '@loopwright/core';
 import { DelayHeap } from './delay-heap.ts';
 import type { QueueMetrics } from './metrics.ts';
 import { Queue, type WorkQueue } from './queue.ts';
@@ -66,7 +66,7 @@ export class DelayingQueueImpl<K extends string> extends Queue<K> implements Del
     for (let key = this.#waiting.popDue(now); key !== undefined; key = this.#waiting.popDue(now)) {
       this.add(key);
     }
-    // Also re-arms when the timer fired early (millisecond rounding) or was capped at Node's maximum delay.
+    // Also re-arms when the timer fired before the earliest key was due (millisecond rounding).
     // A key delayed by Infinity never fires, so it gets no timer that would hold the process open.
     const next = this.#waiting.peekReadyAt();
     if (next !== undefined && next < Infinity) this.#arm(next);

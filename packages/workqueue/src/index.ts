@@ -14,6 +14,3 @@ export {
 } from './rate-limiters.ts';
 export type { BucketRateLimiterOptions, RateLimiter } from './rate-limiters.ts';
 export type { WorkqueueMetricsProvider } from './metrics.ts';
-export { realClock } from './clock.ts';
-export type { Clock, Timer, TimerOptions } from './clock.ts';
-export { FakeClock } from './fake-clock.ts';

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { FakeClock, newRateLimitingQueue, type WorkqueueMetricsProvider } from './index.ts';
+import { FakeClock } from '@loopwright/core';
+import { newRateLimitingQueue, type WorkqueueMetricsProvider } from './index.ts';
 
 /** Records every metric call as `metric:method(value)`; creation calls as `new metric(name)`. */
 function recordingProvider(): { provider: WorkqueueMetricsProvider; calls: string[]; take: () => string[] } {
@@ -60,7 +61,7 @@ describe('queue metrics', () => {
     const queue = newRateLimitingQueue({ metricsProvider: provider, clock });
     queue.add('a');
     queue.addAfter('b', 1);
-    clock.advance(1000);
+    clock.step(1000);
     assert.deepEqual(calls, []);
   });
 
@@ -76,10 +77,10 @@ describe('queue metrics', () => {
     const { clock, queue, take } = setup();
     queue.add('a');
     take();
-    clock.advance(250);
+    clock.step(250);
     assert.equal((await queue.get()).key, 'a');
     assert.deepEqual(take(), ['depth:dec', 'latency:observe(0.25)']);
-    clock.advance(1500);
+    clock.step(1500);
     queue.done('a');
     assert.deepEqual(withoutGauges(take()), ['workDuration:observe(1.5)']);
   });
@@ -87,9 +88,9 @@ describe('queue metrics', () => {
   it('measures latency from the first add of a dirty key', () => {
     const { clock, queue, take } = setup();
     queue.add('a');
-    clock.advance(100);
+    clock.step(100);
     queue.add('a');
-    clock.advance(100);
+    clock.step(100);
     queue.tryGet();
     assert.deepEqual(take().slice(-1), ['latency:observe(0.2)']);
   });
@@ -99,13 +100,13 @@ describe('queue metrics', () => {
     queue.add('a');
     queue.tryGet();
     take();
-    clock.advance(10);
+    clock.step(10);
     queue.add('a');
     assert.deepEqual(take(), ['adds:inc', 'depth:inc']);
-    clock.advance(30);
+    clock.step(30);
     queue.done('a');
     assert.deepEqual(take(), ['workDuration:observe(0.04)']);
-    clock.advance(60);
+    clock.step(60);
     queue.tryGet();
     assert.deepEqual(
       take(),
@@ -131,32 +132,32 @@ describe('queue metrics', () => {
 
   it("refreshes unfinished work and longest running processor every 500 ms on one unref'd timer", () => {
     const { clock, queue, take } = setup();
-    assert.equal(clock.armedTimers(), 1);
-    assert.equal(clock.armedTimers({ includeUnref: false }), 0);
-    clock.advance(500);
+    assert.equal(clock.pendingTimers(), 1);
+    assert.equal(clock.pendingTimers({ includeUnref: false }), 0);
+    clock.step(500);
     assert.deepEqual(take(), ['unfinished:set(0)', 'longest:set(0)']);
 
     queue.add('a');
     queue.tryGet();
-    clock.advance(250);
+    clock.step(250);
     queue.add('b');
     queue.tryGet();
     take();
-    clock.advance(250);
+    clock.step(250);
     assert.deepEqual(take(), ['unfinished:set(0.75)', 'longest:set(0.5)']);
 
     queue.done('a');
     queue.done('b');
     take();
-    clock.advance(500);
+    clock.step(500);
     assert.deepEqual(take(), ['unfinished:set(0)', 'longest:set(0)']);
   });
 
   it('stops refreshing on shutdown', () => {
     const { clock, queue, take } = setup();
     queue.shutDown();
-    assert.equal(clock.armedTimers(), 0);
-    clock.advance(5000);
+    assert.equal(clock.pendingTimers(), 0);
+    clock.step(5000);
     assert.deepEqual(take(), []);
   });
 });

@@ -1,4 +1,4 @@
-import type { Clock, Timer } from './clock.ts';
+import type { Clock, Timer } from '@loopwright/core';
 
 /**
  * Creates the metrics of one named queue. `@loopwright/metrics` implements it with prom-client and

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { FakeClock, newRateLimitingQueue, type RateLimitingQueue } from './index.ts';
+import { FakeClock } from '@loopwright/core';
+import { newRateLimitingQueue, type RateLimitingQueue } from './index.ts';
 
 const newQueue = (): RateLimitingQueue<string> => newRateLimitingQueue({ clock: new FakeClock() });
 

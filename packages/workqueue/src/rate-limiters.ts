@@ -1,4 +1,4 @@
-import { realClock, type Clock } from './clock.ts';
+import { Backoff, realClock, type Clock } from '@loopwright/core';
 
 /**
  * client-go's `TypedRateLimiter`: decides how long a key waits before its next retry.
@@ -15,8 +15,9 @@ export interface RateLimiter<K extends string = string> {
 
 /**
  * Per-key exponential backoff: the n-th failure since the last `forget` (n = 0, 1, ...) waits
- * `baseMs * 2^n`, capped at `maxMs`. Defaults give 5, 10, 20, 40 ms, ... 1000 s.
- * The exponent can grow without bound; `2^n` overflowing to Infinity just yields `maxMs`.
+ * `baseMs * 2^n`, capped at `maxMs`. Defaults give 5, 10, 20, 40 ms, ... 1000 s. Each failing key steps
+ * its own core `Backoff` (factor 2, no step limit, cap `maxMs`), which stops growing at the cap, so any
+ * number of failures neither overflows nor costs more than one step.
  * @throws RangeError unless `0 <= baseMs <= maxMs`.
  */
 export function exponentialFailureRateLimiter<K extends string = string>(
@@ -26,19 +27,25 @@ export function exponentialFailureRateLimiter<K extends string = string>(
   if (!(baseMs >= 0 && maxMs >= baseMs)) {
     throw new RangeError(`exponentialFailureRateLimiter: need 0 <= baseMs <= maxMs, got ${baseMs}, ${maxMs}`);
   }
-  const failures = new Map<K, number>();
+  const failures = new Map<K, { count: number; readonly backoff: Backoff }>();
   return {
     when(key) {
-      const exponent = failures.get(key) ?? 0;
-      failures.set(key, exponent + 1);
-      // 2 ** 1024 is Infinity, and 0 * Infinity is NaN: cap the exponent where 2^n is still finite.
-      return Math.min(baseMs * 2 ** Math.min(exponent, 1023), maxMs);
+      let entry = failures.get(key);
+      if (entry === undefined) {
+        entry = {
+          count: 0,
+          backoff: new Backoff({ durationMs: baseMs, factor: 2, steps: Infinity, capMs: maxMs }),
+        };
+        failures.set(key, entry);
+      }
+      entry.count++;
+      return entry.backoff.step();
     },
     forget(key) {
       failures.delete(key);
     },
     numRequeues(key) {
-      return failures.get(key) ?? 0;
+      return failures.get(key)?.count ?? 0;
     },
   };
 }

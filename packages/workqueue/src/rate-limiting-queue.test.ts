@@ -1,23 +1,24 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { FakeClock, newRateLimitingQueue, type RateLimiter } from './index.ts';
+import { FakeClock } from '@loopwright/core';
+import { newRateLimitingQueue, type RateLimiter } from './index.ts';
 
 describe('rate limiting queue', () => {
   it('addRateLimited adds after the default limiter delay: 5 ms, then 10 ms', () => {
     const clock = new FakeClock();
     const queue = newRateLimitingQueue({ clock });
     queue.addRateLimited('a');
-    clock.advance(4);
+    clock.step(4);
     assert.equal(queue.len(), 0);
-    clock.advance(1);
+    clock.step(1);
     assert.deepEqual(queue.tryGet(), { key: 'a', shutdown: false });
     queue.done('a');
     assert.equal(queue.numRequeues('a'), 1);
 
     queue.addRateLimited('a');
-    clock.advance(9);
+    clock.step(9);
     assert.equal(queue.len(), 0);
-    clock.advance(1);
+    clock.step(1);
     assert.equal(queue.len(), 1);
     assert.equal(queue.numRequeues('a'), 2);
   });
@@ -29,7 +30,7 @@ describe('rate limiting queue', () => {
     queue.addRateLimited('a');
     queue.forget('a');
     assert.equal(queue.numRequeues('a'), 0);
-    clock.advance(5);
+    clock.step(5);
     assert.equal(queue.len(), 1, 'the first (5 ms) entry is still waiting and fires');
   });
 
@@ -59,7 +60,7 @@ describe('rate limiting queue', () => {
     const queue = newRateLimitingQueue({ clock });
     queue.addRateLimited('a');
     queue.shutDown();
-    clock.advance(1000);
+    clock.step(1000);
     assert.deepEqual(queue.tryGet(), { key: undefined, shutdown: true });
   });
 });

@@ -1,4 +1,4 @@
-import { realClock, type Clock } from './clock.ts';
+import { realClock, type Clock } from '@loopwright/core';
 import { DelayingQueueImpl, type DelayingQueue } from './delaying-queue.ts';
 import { QueueMetrics, type WorkqueueMetricsProvider } from './metrics.ts';
 import { defaultControllerRateLimiter, type RateLimiter } from './rate-limiters.ts';
