@@ -1,9 +1,10 @@
-import { deadlineSignal, realClock, sleep, type Clock } from './clock.ts';
+import { jitter, realClock, sleep, type Clock } from '@loopwright/core';
+import { deadlineSignal } from './deadline-signal.ts';
 import { LeaderElectionConfigError, LeaderWorkError } from './errors.ts';
 import { consoleLogger, errorText, type Logger } from './logger.ts';
 import { recordContent, type LeaderElectionRecord, type ResourceLock } from './resource-lock.ts';
 
-/** client-go's `JitterFactor`: acquire retries wait `retryPeriod * (1 + 1.2 * random)`. */
+/** client-go's `JitterFactor`: acquire retries wait `wait.Jitter(retryPeriod, 1.2)`, 1 to 2.2 retry periods. */
 export const JITTER_FACTOR = 1.2;
 
 /** Read-then-update rounds a release tries before giving the lease up to expiry. */
@@ -167,7 +168,7 @@ export class LeaderElector {
         this.#logger.info('successfully acquired lease', this.#fields());
         return true;
       }
-      const delayMs = this.#retryPeriodMs * (1 + JITTER_FACTOR * this.#random());
+      const delayMs = jitter(this.#retryPeriodMs, JITTER_FACTOR, this.#random);
       await sleep(this.#clock, delayMs, signal);
     }
     return false;

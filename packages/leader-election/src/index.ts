@@ -10,7 +10,5 @@ export type { LeaderElectionRecord, ResourceLock } from './resource-lock.ts';
 export { formatMicroTime, parseMicroTime, MicroTimeError } from './micro-time.ts';
 export type { EpochMicros } from './micro-time.ts';
 export { LeaderElectionConfigError, LeaderWorkError } from './errors.ts';
-export { realClock } from './clock.ts';
-export type { Clock, Timer } from './clock.ts';
 export { consoleLogger } from './logger.ts';
 export type { Logger } from './logger.ts';
