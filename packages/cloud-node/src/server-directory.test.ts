@@ -1,5 +1,6 @@
+import { FakeClock } from '@loopwright/core';
 import { HcloudClient } from '@loopwright/hcloud';
-import { SteppingClock, startFakeHcloud, type FakeHcloud } from '@loopwright/testing';
+import { startFakeHcloud, type FakeHcloud } from '@loopwright/testing';
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { RequestBudget } from './budget.ts';
@@ -7,13 +8,13 @@ import { ServerDirectory } from './server-directory.ts';
 
 describe('ServerDirectory on the fake API', () => {
   let fake: FakeHcloud;
-  let clock: SteppingClock;
+  let clock: FakeClock;
   let client: HcloudClient;
   let directory: ServerDirectory;
   const ids: number[] = [];
 
   before(async () => {
-    clock = new SteppingClock(1_700_000_000_000);
+    clock = new FakeClock({ wallTimeMs: 1_700_000_000_000 });
     fake = await startFakeHcloud({ clock });
     for (let i = 0; i < 120; i++) ids.push(fake.servers.add().id);
   });
@@ -31,8 +32,8 @@ describe('ServerDirectory on the fake API', () => {
     });
     directory = new ServerDirectory({
       client,
-      budget: new RequestBudget({ rateLimit: () => client.rateLimit, now: () => clock.now() }),
-      now: () => clock.now(),
+      budget: new RequestBudget({ rateLimit: () => client.rateLimit, now: () => clock.wallTime() }),
+      now: () => clock.wallTime(),
       gatherMs: 5,
     });
   });
@@ -50,7 +51,7 @@ describe('ServerDirectory on the fake API', () => {
 
   it('a few lookups cost one GET /servers/{id} each once a sweep size is known', async () => {
     await directory.snapshot(urgent);
-    clock.advance(6000);
+    clock.step(6000);
     fake.requests.clear();
     const results = await Promise.all([
       directory.lookup({ id: ids[1] ?? 0 }, urgent),
@@ -71,7 +72,7 @@ describe('ServerDirectory on the fake API', () => {
     assert.equal((await directory.lookup({ id: victim }, urgent)).state, 'exists');
     assert.equal(fake.requests.count({ endpoint: '/v1/servers/{id}' }), 1);
     fake.servers.delete(victim);
-    clock.advance(6000);
+    clock.step(6000);
     await directory.snapshot(urgent);
     fake.requests.clear();
     assert.equal((await directory.lookup({ id: victim }, urgent)).state, 'gone');
@@ -91,7 +92,7 @@ describe('ServerDirectory on the fake API', () => {
     assert.equal(fake.requests.count(), sent, 'no request while backing off');
     fake.faults.clear();
     fake.faults.unauthorized(true);
-    clock.advance(5000);
+    clock.step(5000);
     assert.equal((await directory.lookup({ id: 999_999 }, urgent)).state, 'unknown');
   });
 
@@ -99,7 +100,7 @@ describe('ServerDirectory on the fake API', () => {
     await directory.snapshot(urgent);
     fake.rateLimit.set(100);
     await client.getServer(ids[0] ?? 0); // headers now say 99 remaining
-    clock.advance(1000);
+    clock.step(1000);
     fake.requests.clear();
     const result = await directory.snapshot({ maxAgeMs: 500, priority: 'refresh' });
     assert.ok(!result.ok && result.retryAfterMs > 60_000 && result.cause === 'budget');
@@ -111,15 +112,15 @@ describe('ServerDirectory on the fake API', () => {
     const victim = fake.servers.add().id;
     fake.rateLimit.set(1000); // below half: urgent sweeps are paced
     await client.getServer(ids[0] ?? 0);
-    clock.advance(1000);
+    clock.step(1000);
     const burst = await Promise.all(ids.slice(0, 5).map((id) => directory.lookup({ id }, quick)));
     assert.ok(burst.every((r) => r.state === 'exists')); // the first sweep goes (nothing paced yet)
     fake.servers.delete(victim);
-    clock.advance(1000);
+    clock.step(1000);
     // The next period's sweep is paced (the first sweep's page at half the 1/s refill: 2 s apart)...
     const paced = await Promise.all(ids.slice(0, 5).map((id) => directory.lookup({ id }, quick)));
     assert.ok(paced.every((r) => r.state === 'unknown'));
-    clock.advance(60_000);
+    clock.step(60_000);
     fake.requests.clear();
     // ...and once it runs, its miss is confirmed at once.
     const results = await Promise.all(
@@ -140,7 +141,7 @@ describe('ServerDirectory on the fake API', () => {
     assert.equal((await directory.lookup({ name: 'no-such-server' }, init)).state, 'gone');
     assert.equal((await directory.lookup({ name: 'no-such-server' }, init)).state, 'gone');
     assert.equal(fake.requests.count(), 1);
-    clock.advance(31_000);
+    clock.step(31_000);
     assert.equal((await directory.lookup({ name: 'no-such-server' }, init)).state, 'gone');
     assert.equal(fake.requests.count(), 2);
   });

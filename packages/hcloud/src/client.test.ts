@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { inspect } from 'node:util';
 import { describe, it, type TestContext } from 'node:test';
-import { SteppingClock, startFakeHcloud, type FakeHcloud, type FakeHcloudOptions } from '@loopwright/testing';
+import { FakeClock } from '@loopwright/core';
+import { startFakeHcloud, type FakeHcloud, type FakeHcloudOptions } from '@loopwright/testing';
 import { HcloudClient, type HcloudClientOptions } from './client.ts';
 import { HcloudError, isNotFound, isRateLimited, isRetryable, isUnauthorized } from './errors.ts';
 import type { HcloudRequestLabels } from './observability.ts';
@@ -9,7 +10,7 @@ import type { RateLimitState } from './rate-limit.ts';
 
 interface Setup {
   fake: FakeHcloud;
-  clock: SteppingClock;
+  clock: FakeClock;
   client: HcloudClient;
   /** Every metrics hook call, in order. */
   metrics: { requests: HcloudRequestLabels[]; remaining: number[] };
@@ -21,7 +22,7 @@ async function setup(
   t: TestContext,
   options: { fake?: FakeHcloudOptions; client?: Partial<HcloudClientOptions> } = {},
 ): Promise<Setup> {
-  const clock = new SteppingClock();
+  const clock = new FakeClock({ autoAdvance: true });
   const fake = await startFakeHcloud({ clock, ...options.fake });
   t.after(() => fake.close());
   const metrics: Setup['metrics'] = { requests: [], remaining: [] };
@@ -259,7 +260,7 @@ describe('HcloudClient.getServer', () => {
     assert.equal((await client.getServer(added.id))?.name, 'x');
     assert.equal(await client.getServer(added.id + 1), null);
     assert.equal(fake.requests.count({ endpoint: '/v1/servers/{id}' }), 2);
-    assert.deepEqual(clock.sleeps, []);
+    assert.deepEqual(clock.armedDelays, []);
     await assert.rejects(client.getServer(0), RangeError);
   });
 
@@ -300,8 +301,8 @@ describe('HcloudClient errors and retries', () => {
     fake.faults.next({ status: 500 });
     assert.equal((await client.listServers()).length, 1);
     assert.equal(fake.requests.count(), 4);
-    assert.equal(clock.sleeps.length, 3);
-    assertBackoff(clock.sleeps, 400);
+    assert.equal(clock.armedDelays.length, 3);
+    assertBackoff(clock.armedDelays, 400);
     assert.deepEqual(
       metrics.requests.map(({ code }) => code),
       ['503', '503', '500', '200'],
@@ -315,7 +316,7 @@ describe('HcloudClient errors and retries', () => {
     assert.deepEqual([error.status, error.code, isRetryable(error)], [502, 'invalid_response', true]);
     assert.match(error.message, /502 Bad Gateway/);
     assert.equal(fake.requests.count(), 3, 'maxRetries 2 = 3 attempts');
-    assert.equal(clock.sleeps.length, 2);
+    assert.equal(clock.armedDelays.length, 2);
 
     fake.faults.clear();
     fake.faults.nonJson502({ times: 1 });
@@ -332,12 +333,12 @@ describe('HcloudClient errors and retries', () => {
 
     for (const status of [401, 403, 400]) {
       fake.requests.clear();
-      clock.sleeps.length = 0;
+      clock.armedDelays.length = 0;
       fake.faults.next({ status, times: 5 });
       const error = await rejection(client.listLocations());
       assert.equal(error.status, status);
       assert.equal(fake.requests.count(), 1, `${status} is not retried`);
-      assert.deepEqual(clock.sleeps, []);
+      assert.deepEqual(clock.armedDelays, []);
       fake.faults.clear();
     }
     fake.requests.clear();
@@ -372,7 +373,7 @@ describe('HcloudClient errors and retries', () => {
     const error = await rejection(client.listLocations());
     assert.deepEqual([error.code, error.status, isRetryable(error)], ['network_error', undefined, true]);
     assert.match(error.message, /ECONNREFUSED/);
-    assert.equal(clock.sleeps.length, 2);
+    assert.equal(clock.armedDelays.length, 2);
   });
 
   it('fails with code aborted when the signal fires, also during a wait', async (t) => {
@@ -411,8 +412,8 @@ describe('HcloudClient rate limits', () => {
     assert.deepEqual(client.rateLimit, {
       limit: 3600,
       remaining: 3598,
-      resetAt: clock.now() + 2000,
-      observedAt: clock.now(),
+      resetAt: clock.wallTime() + 2000,
+      observedAt: clock.wallTime(),
     });
     assert.deepEqual(
       seen.map((s) => s.remaining),
@@ -432,12 +433,12 @@ describe('HcloudClient rate limits', () => {
       [429, 200],
     );
     // Bucket empty, full again in 3600 s: one token per 1000 ms, not the hour until Reset.
-    assert.deepEqual(clock.sleeps, [1000]);
+    assert.deepEqual(clock.armedDelays, [1000]);
   });
 
   it('bounds the total 429 wait by maxRateLimitWaitMs, then throws the 429', async (t) => {
     const { fake, client, clock } = await setup(t, { client: { maxRateLimitWaitMs: 2_500 } });
-    const reset = String(Math.ceil(clock.now() / 1000) + 3600);
+    const reset = String(Math.ceil(clock.wallTime() / 1000) + 3600);
     fake.faults.next({
       status: 429,
       times: 10,
@@ -447,7 +448,7 @@ describe('HcloudClient rate limits', () => {
     assert.ok(isRateLimited(error));
     assert.equal(error.rateLimit?.remaining, 0);
     assert.equal(fake.requests.count(), 3);
-    assert.equal(clock.sleeps.reduce((a, b) => a + b, 0) <= 2_500, true);
+    assert.equal(clock.armedDelays.reduce((a, b) => a + b, 0) <= 2_500, true);
 
     const noWait = new HcloudClient({ token: fake.token, endpoint: fake.url, clock, maxRateLimitWaitMs: 0 });
     fake.requests.clear();

@@ -1,4 +1,4 @@
-import { systemClock, type HcloudClock } from './clock.ts';
+import { Backoff, realClock, sleep, type Clock } from '@loopwright/core';
 import { HcloudError, isNotFound, isRateLimited, isRetryable, isUnauthorized } from './errors.ts';
 import type { Location, Network, Server, ServerStatus } from './models.ts';
 import type { HcloudLogger, HcloudMetrics } from './observability.ts';
@@ -24,8 +24,11 @@ export interface HcloudClientOptions {
   timeoutMs?: number;
   /** Default `globalThis.fetch`. */
   fetch?: typeof globalThis.fetch;
-  /** Time for backoff and 429 waits. Default: `Date.now` and real timers. */
-  clock?: HcloudClock;
+  /**
+   * Time for backoff and 429 waits, and the wall time `RateLimit-Reset` is compared with. Default the
+   * real clock; tests pass a `FakeClock` with `autoAdvance` so waits take no real time.
+   */
+  clock?: Clock;
   metrics?: HcloudMetrics;
   logger?: HcloudLogger;
   /** Retries after a retryable failure other than 429 (so at most `maxRetries + 1` attempts). Default 3. */
@@ -76,7 +79,7 @@ export class HcloudClient {
   readonly #token: string;
   readonly #timeoutMs: number;
   readonly #fetch: typeof globalThis.fetch;
-  readonly #clock: HcloudClock;
+  readonly #clock: Clock;
   readonly #metrics: HcloudMetrics | undefined;
   readonly #logger: HcloudLogger | undefined;
   readonly #maxRetries: number;
@@ -98,7 +101,7 @@ export class HcloudClient {
       throw new TypeError(`HcloudClient: endpoint must be an http(s) URL, got '${this.endpoint}'`);
     this.#timeoutMs = nonNegative('timeoutMs', options.timeoutMs ?? 15_000);
     this.#fetch = options.fetch ?? globalThis.fetch;
-    this.#clock = options.clock ?? systemClock;
+    this.#clock = options.clock ?? realClock;
     this.#metrics = options.metrics;
     this.#logger = options.logger;
     this.#maxRetries = nonNegative('maxRetries', options.maxRetries ?? 3);
@@ -272,7 +275,8 @@ export class HcloudClient {
     const url = `${this.endpoint}${path}${query && query.size > 0 ? `?${query.toString()}` : ''}`;
     const { signal } = options;
     let retries = 0;
-    let rateLimitRetries = 0;
+    const backoff = this.#backoff();
+    const rateLimitBackoff = this.#backoff();
     let rateLimitWaited = 0;
     for (let attempt = 1; ; attempt++) {
       if (signal && isAborted(signal)) throw aborted(endpoint, signal);
@@ -285,13 +289,13 @@ export class HcloudClient {
       }
       let delayMs: number;
       if (isRateLimited(failure)) {
-        delayMs =
-          rateLimitWaitMs(failure.rateLimit, this.#clock.now()) ?? this.#backoffMs(rateLimitRetries++);
+        delayMs = rateLimitWaitMs(failure.rateLimit, this.#clock.wallTime()) ?? rateLimitBackoff();
         if (rateLimitWaited + delayMs > this.#maxRateLimitWaitMs) throw failure;
         rateLimitWaited += delayMs;
       } else {
         if (!isRetryable(failure) || retries >= this.#maxRetries) throw failure;
-        delayMs = this.#backoffMs(retries++);
+        retries++;
+        delayMs = backoff();
       }
       this.#logger?.warn('hcloud request failed, retrying', {
         method: 'GET',
@@ -301,19 +305,25 @@ export class HcloudClient {
         attempt,
         delayMs,
       });
-      try {
-        await this.#clock.sleep(delayMs, signal);
-      } catch (cause) {
-        if (signal && isAborted(signal)) throw aborted(endpoint, signal);
-        throw cause;
-      }
+      // An abort ends the wait early; the loop's first line turns it into the `aborted` error.
+      await sleep(this.#clock, delayMs, signal);
     }
   }
 
-  /** "Equal jitter": half the exponential step fixed, half random, so retries of many callers spread out. */
-  #backoffMs(retry: number): number {
-    const step = Math.min(this.#retryMaxDelayMs, this.#retryBaseDelayMs * 2 ** Math.min(retry, 30));
-    return Math.round(step / 2 + (Math.random() * step) / 2);
+  /**
+   * "Equal jitter": the n-th wait is `step/2 + random * step/2` with `step = min(max, base * 2^n)`, half
+   * fixed so a retry never comes at once, half random so retries of many callers spread out. That is a
+   * core Backoff from half the first step, doubling to half the cap, with jitter 1.0.
+   */
+  #backoff(): () => number {
+    const backoff = new Backoff({
+      durationMs: Math.min(this.#retryBaseDelayMs, this.#retryMaxDelayMs) / 2,
+      factor: 2,
+      steps: Infinity,
+      capMs: this.#retryMaxDelayMs / 2,
+      jitter: 1,
+    });
+    return () => Math.round(backoff.step());
   }
 
   async #attempt(
@@ -365,7 +375,7 @@ export class HcloudClient {
       signal?.removeEventListener('abort', onAbort);
     }
 
-    const rateLimit = parseRateLimit(response.headers, this.#clock.now());
+    const rateLimit = parseRateLimit(response.headers, this.#clock.wallTime());
     if (rateLimit) {
       this.#rateLimit = rateLimit;
       this.#metrics?.rateLimitRemaining(rateLimit.remaining);

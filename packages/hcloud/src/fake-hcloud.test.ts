@@ -4,9 +4,9 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
+import { FakeClock } from '@loopwright/core';
 import {
   FAKE_HCLOUD_BAD_GATEWAY_HTML,
-  SteppingClock,
   startFakeHcloud,
   type FakeHcloud,
   type FakeHcloudOptions,
@@ -17,13 +17,13 @@ async function fake(
   options: FakeHcloudOptions = {},
 ): Promise<{
   api: FakeHcloud;
-  clock: SteppingClock;
+  clock: FakeClock;
   get: (
     path: string,
     token?: string,
   ) => Promise<{ status: number; headers: Headers; body: unknown; text: string }>;
 }> {
-  const clock = new SteppingClock();
+  const clock = new FakeClock();
   const api = await startFakeHcloud({ clock, ...options });
   t.after(() => api.close());
   return {
@@ -231,7 +231,7 @@ describe('fake hcloud: auth and rate limit', () => {
 
   it('is a token bucket: headers on every response, 429 rate_limit_exceeded when empty, 1 token per second back', async (t) => {
     const { clock, get, api } = await fake(t, { rateLimit: { limit: 3, refillPerSecond: 1 } });
-    const nowSeconds = clock.now() / 1000;
+    const nowSeconds = clock.wallTime() / 1000;
     const remaining: (string | null)[] = [];
     for (let i = 0; i < 3; i++) {
       const { status, headers } = await get('/locations');
@@ -249,9 +249,9 @@ describe('fake hcloud: auth and rate limit', () => {
     assert.equal(limited.status, 429);
     assert.equal((limited.body as { error: { code: string } }).error.code, 'rate_limit_exceeded');
     assert.equal(limited.headers.get('ratelimit-remaining'), '0');
-    clock.advance(999);
+    clock.step(999);
     assert.equal((await get('/locations')).status, 429);
-    clock.advance(1);
+    clock.step(1);
     assert.equal((await get('/locations')).status, 200);
     assert.equal(api.requests.count({ status: 429 }), 2);
   });
@@ -300,7 +300,7 @@ describe('fake hcloud: faults and request log', () => {
     const { api, get, clock } = await fake(t);
     const server = api.servers.add();
     await get('/servers?status=running&status=off');
-    clock.advance(5000);
+    clock.step(5000);
     await get(`/servers/${server.id}`);
     await get('/servers/999');
     const [list, one, missing] = api.requests.entries;

@@ -5,7 +5,6 @@ export {
   type HcloudClientOptions,
   type ListServersOptions,
 } from './client.ts';
-export { systemClock, type HcloudClock } from './clock.ts';
 export {
   HcloudError,
   isNotFound,

@@ -1,3 +1,4 @@
+import type { Clock } from '@loopwright/core';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { listenOnFreePort } from '../controlplane/ports.ts';
 import { defaultErrorCode, FakeHcloudFaults, type FakeHcloudFault } from './faults.ts';
@@ -21,8 +22,11 @@ export interface FakeHcloudOptions {
   token?: string;
   /** Token bucket (default: the real API's 3600 requests, refilled 1 per second). */
   rateLimit?: { limit?: number; refillPerSecond?: number };
-  /** Unix-ms time source for the bucket, `created` and the request log (default `Date.now`). */
-  clock?: { now(): number };
+  /**
+   * Time source for the bucket, `created` and the request log: its `wallTime()` (default `Date.now`). Share
+   * a core `FakeClock` with the client under test so the bucket refills while the client waits.
+   */
+  clock?: Pick<Clock, 'wallTime'>;
   /**
    * The address to listen on (default `127.0.0.1`). Pods on a test node reach the fake only at the host's
    * address on the node bridge (`loadTestNode().hostAddress`).
@@ -122,7 +126,7 @@ function notFound(resource: string): ApiError {
  */
 export async function startFakeHcloud(options: FakeHcloudOptions = {}): Promise<FakeHcloud> {
   const token = options.token ?? FAKE_HCLOUD_TOKEN;
-  const now = options.clock ? options.clock.now.bind(options.clock) : Date.now;
+  const now = options.clock ? options.clock.wallTime.bind(options.clock) : Date.now;
   const servers = new FakeHcloudServers(now);
   const networks = new FakeHcloudNetworks(now);
   const faults = new FakeHcloudFaults();

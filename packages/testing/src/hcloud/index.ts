@@ -6,7 +6,6 @@ export {
 } from './fake-hcloud.ts';
 export { FakeHcloudFaults, FAKE_HCLOUD_BAD_GATEWAY_HTML, type FakeHcloudFault } from './faults.ts';
 export { FakeHcloudRequestLog, type FakeHcloudRequest, type FakeHcloudRequestFilter } from './request-log.ts';
-export { SteppingClock } from './stepping-clock.ts';
 export {
   FAKE_HCLOUD_LOCATIONS,
   FAKE_HCLOUD_SERVER_STATUSES,
