@@ -4,7 +4,7 @@
  */
 export { LeaderElector, JITTER_FACTOR } from './elector.ts';
 export type { LeaderCallbacks, LeaderElectionMetricsSink, LeaderElectorOptions } from './elector.ts';
-export { LeaseLock, LeaseRequestError } from './lease-lock.ts';
+export { LeaseLock } from './lease-lock.ts';
 export type { LeaseLockOptions } from './lease-lock.ts';
 export type { LeaderElectionRecord, ResourceLock } from './resource-lock.ts';
 export { formatMicroTime, parseMicroTime, MicroTimeError } from './micro-time.ts';
