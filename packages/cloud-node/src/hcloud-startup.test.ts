@@ -2,13 +2,14 @@
  * The start-up calls against the fake Hetzner API with faults; waits are recorded instead of slept, and
  * the backoff's jitter is fixed, so the delays are exact.
  */
+import { Backoff } from '@loopwright/core';
 import { HcloudClient } from '@loopwright/hcloud';
-import { Backoff, systemClock } from '@loopwright/informer';
 import { startFakeHcloud, type FakeHcloud } from '@loopwright/testing';
 import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
 import {
   connectToHcloud,
+  STARTUP_BACKOFF,
   StartupError,
   type HcloudStartupOptions,
   type StartupRetry,
@@ -32,13 +33,7 @@ async function setUp(
       client: new HcloudClient({ token: fake.token, endpoint: fake.url, maxRetries: 0, timeoutMs: 2000 }),
       tokenSource: 'HCLOUD_TOKEN',
       network: undefined,
-      backoff: new Backoff(systemClock, {
-        initialMs: 1000,
-        factor: 2,
-        jitter: 0.1,
-        capMs: 30_000,
-        random: () => 0,
-      }),
+      backoff: new Backoff({ ...STARTUP_BACKOFF, random: () => 0 }),
       onRetry: (retry) => retries.push(retry),
       signal: new AbortController().signal,
       sleep: (ms) => {

@@ -4,10 +4,22 @@
  * outage only adds kubelet's growing restart delay to the outage. Answers that reject the configuration
  * end start-up with a {@link StartupError} (see `startup-decision.ts` for which are which).
  */
+import { Backoff, realClock, sleep, type BackoffOptions } from '@loopwright/core';
 import { HcloudError, type HcloudClient } from '@loopwright/hcloud';
-import type { Backoff } from '@loopwright/informer';
-import { setTimeout as delay } from 'node:timers/promises';
 import { classifyStartupFailure } from './startup-decision.ts';
+
+/**
+ * client-go `wait.Backoff{Duration: 1s, Factor: 2, Jitter: 0.1, Cap: 30s}`, stepping until the cap: at
+ * most one attempt (log line, Event update, API request) per second at first, one per ~30 s during a
+ * long outage.
+ */
+export const STARTUP_BACKOFF: BackoffOptions = {
+  durationMs: 1000,
+  factor: 2,
+  steps: Infinity,
+  jitter: 0.1,
+  capMs: 30_000,
+};
 
 /** A configuration the API rejected: one line naming the variable, for stderr before exit 1. */
 export class StartupError extends Error {
@@ -28,8 +40,11 @@ export interface HcloudStartupOptions {
   tokenSource: string;
   /** HCLOUD_NETWORK as configured (id or name), if set. */
   network: string | undefined;
-  /** One backoff for all steps, so a failure after a success does not start over at the first delay. */
-  backoff: Pick<Backoff, 'next'>;
+  /**
+   * One backoff for all steps, so a failure after a success does not start over at the first delay.
+   * Default `new Backoff(STARTUP_BACKOFF)`.
+   */
+  backoff?: Pick<Backoff, 'step'>;
   /** Called once per failed attempt, before waiting `retryInMs`: the place to log and record an Event. */
   onRetry: (retry: StartupRetry) => void;
   /** Aborting (SIGTERM) ends the waiting; the result is then `stopped`. */
@@ -78,7 +93,8 @@ interface RejectionMessages {
 
 /** Runs a call until it answers, sharing one backoff and one attempt count across calls. */
 function retryer(options: HcloudStartupOptions) {
-  const sleep = options.sleep ?? sleepUnlessAborted;
+  const backoff = options.backoff ?? new Backoff(STARTUP_BACKOFF);
+  const wait = options.sleep ?? ((ms: number, signal: AbortSignal) => sleep(realClock, ms, signal));
   // A function, not the property: the signal changes during the awaits, which narrowing cannot see.
   const stopping = (): boolean => options.signal.aborted;
   let failures = 0;
@@ -99,14 +115,10 @@ function retryer(options: HcloudStartupOptions) {
           throw new StartupError(messages.tokenRejected(error), { cause: error });
         if (failure === 'request-rejected')
           throw new StartupError(messages.requestRejected(error), { cause: error });
-        const retryInMs = options.backoff.next();
+        const retryInMs = backoff.step();
         options.onRetry({ step, error, attempt: ++failures, retryInMs });
-        await sleep(retryInMs, options.signal);
+        await wait(retryInMs, options.signal);
       }
     }
   };
-}
-
-async function sleepUnlessAborted(ms: number, signal: AbortSignal): Promise<void> {
-  await delay(ms, undefined, { signal }).catch(() => undefined);
 }

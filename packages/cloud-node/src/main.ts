@@ -8,7 +8,6 @@
  * (a bad argument: 2).
  */
 import { HcloudClient } from '@loopwright/hcloud';
-import { Backoff, systemClock, type BackoffOptions } from '@loopwright/informer';
 import { startHealthServer } from '@loopwright/metrics';
 import {
   KUBE_CONFIG_VARIABLES,
@@ -29,12 +28,6 @@ import { kubeNodeApi } from './kube-nodes.ts';
 import { connectToHcloud, StartupError } from './hcloud-startup.ts';
 import { HCLOUD_API_ERROR_REASON, REPORTING_CONTROLLER } from './names.ts';
 import { ServerDirectory } from './server-directory.ts';
-
-/**
- * client-go `wait.Backoff{Duration: 1s, Factor: 2, Jitter: 0.1, Cap: 30s}`: at most one attempt (log
- * line, Event update, API request) per second at first, one per ~30 s during a long outage.
- */
-const STARTUP_BACKOFF: BackoffOptions = { initialMs: 1000, factor: 2, jitter: 0.1, capMs: 30_000 };
 
 function fail(message: string): never {
   process.stderr.write(`${message.replace(/\s*\n\s*/g, ' ')}\n`);
@@ -175,7 +168,6 @@ async function waitForHcloud(): Promise<number | undefined> {
       client: startupClient,
       tokenSource: config.tokenSource,
       network: config.network,
-      backoff: new Backoff(systemClock, STARTUP_BACKOFF),
       signal: stopping.signal,
       onRetry: ({ step, error, attempt, retryInMs }) => {
         lastFailure = `cannot ${step}: ${error.message}`;

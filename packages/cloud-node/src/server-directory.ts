@@ -18,6 +18,7 @@
  *   (5xx, timeout, 401, 429...) lookups answer `unknown` for a growing back-off (1 s doubling to 1 min)
  *   instead of hammering an API that is down.
  */
+import { Backoff, type BackoffOptions } from '@loopwright/core';
 import { HcloudError, type HcloudClient, type Server } from '@loopwright/hcloud';
 import type { Priority, RequestBudget } from './budget.ts';
 
@@ -107,7 +108,7 @@ export class ServerDirectory {
   readonly #gatherMs: number;
   readonly #negativeTtlMs: number;
   readonly #goneTtlMs: number;
-  readonly #backoff: { initialMs: number; maxMs: number };
+  readonly #backoffOptions: BackoffOptions;
   readonly #pointConcurrency: number;
   readonly #logger: ServerDirectoryOptions['logger'];
   #snapshot: Snapshot | undefined;
@@ -116,7 +117,7 @@ export class ServerDirectory {
   readonly #gone = new Map<number, number>();
   #pending: Pending[] = [];
   #flushTimer: NodeJS.Timeout | undefined;
-  #failures = 0;
+  #backoff: Backoff;
   #blockedUntil = 0;
   #lastError = '';
 
@@ -127,7 +128,15 @@ export class ServerDirectory {
     this.#gatherMs = options.gatherMs ?? 20;
     this.#negativeTtlMs = options.negativeTtlMs ?? 30_000;
     this.#goneTtlMs = options.goneTtlMs ?? 600_000;
-    this.#backoff = options.failureBackoff ?? { initialMs: 1000, maxMs: 60_000 };
+    const { initialMs, maxMs } = options.failureBackoff ?? { initialMs: 1000, maxMs: 60_000 };
+    // min(): the first delay too stays within the cap, as min(maxMs, initialMs * 2^n) always did.
+    this.#backoffOptions = {
+      durationMs: Math.min(initialMs, maxMs),
+      factor: 2,
+      steps: Infinity,
+      capMs: maxMs,
+    };
+    this.#backoff = new Backoff(this.#backoffOptions);
     this.#pointConcurrency = options.pointConcurrency ?? 4;
     this.#logger = options.logger;
   }
@@ -200,15 +209,14 @@ export class ServerDirectory {
   }
 
   #succeeded(): void {
-    this.#failures = 0;
+    this.#backoff = new Backoff(this.#backoffOptions);
     this.#blockedUntil = 0;
   }
 
   #failed(error: unknown): string {
     const reason =
       error instanceof HcloudError ? `${error.status ?? '-'} ${error.code}: ${error.message}` : String(error);
-    const step = Math.min(this.#backoff.maxMs, this.#backoff.initialMs * 2 ** this.#failures);
-    this.#failures++;
+    const step = this.#backoff.step();
     this.#blockedUntil = this.#now() + step;
     this.#lastError = reason;
     this.#logger?.warn('Hetzner Cloud API call failed; backing off', { reason, backoffMs: step });
