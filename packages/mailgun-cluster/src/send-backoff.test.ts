@@ -25,4 +25,10 @@ describe('SendBackoff', () => {
     assert.equal(backoff.remainingMs('ns/a', 'uid-b', at(100_000)), 0);
     assert.equal(backoff.failed('ns/a', 'uid-b', t0), BASE_BACKOFF_MS);
   });
+
+  it('a fixed wait counts as a failure: the next exponential wait is the second step', () => {
+    const backoff = new SendBackoff();
+    backoff.failed('ns/a', 'uid-a', t0, 300_000);
+    assert.equal(backoff.failed('ns/a', 'uid-a', t0), 2 * BASE_BACKOFF_MS);
+  });
 });

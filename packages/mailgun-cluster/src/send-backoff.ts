@@ -6,12 +6,14 @@
  * election) one request may come early, never a second mail (the claim still decides who sends).
  */
 
+import { Backoff } from '@loopwright/core';
+
 /** The first wait after a failure; it doubles with every further one, up to {@link MAX_BACKOFF_MS}. */
 export const BASE_BACKOFF_MS = 1000;
 export const MAX_BACKOFF_MS = 5 * 60_000;
 
 export class SendBackoff {
-  readonly #entries = new Map<string, { uid: string; failures: number; notBefore: number }>();
+  readonly #entries = new Map<string, { uid: string; backoff: Backoff; notBefore: number }>();
 
   /** Milliseconds until the object `key` with `uid` may send again; 0: now. */
   remainingMs(key: string, uid: string, now: Date): number {
@@ -20,12 +22,19 @@ export class SendBackoff {
     return Math.max(0, entry.notBefore - now.getTime());
   }
 
-  /** Records a failed send; returns the wait: `fixedMs` when given (401), else exponential. */
+  /**
+   * Records a failed send; returns the wait: `fixedMs` when given (401), else exponential. A fixed wait
+   * counts as a failure too: the next exponential wait is as long as if it had been one.
+   */
   failed(key: string, uid: string, now: Date, fixedMs?: number): number {
     const previous = this.#entries.get(key);
-    const failures = previous?.uid === uid ? previous.failures + 1 : 1;
-    const waitMs = fixedMs ?? Math.min(BASE_BACKOFF_MS * 2 ** (failures - 1), MAX_BACKOFF_MS);
-    this.#entries.set(key, { uid, failures, notBefore: now.getTime() + waitMs });
+    const backoff =
+      previous?.uid === uid
+        ? previous.backoff
+        : new Backoff({ durationMs: BASE_BACKOFF_MS, factor: 2, steps: Infinity, capMs: MAX_BACKOFF_MS });
+    const exponentialMs = backoff.step();
+    const waitMs = fixedMs ?? exponentialMs;
+    this.#entries.set(key, { uid, backoff, notBefore: now.getTime() + waitMs });
     return waitMs;
   }
 
