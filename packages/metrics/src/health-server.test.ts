@@ -207,6 +207,17 @@ describe('startHealthServer', () => {
       }
     });
 
+    it('serve: probes only, or /metrics only, the other endpoints 404', async () => {
+      const probes = await start({ serve: 'probes' });
+      const metrics = await start({ serve: 'metrics' });
+      const statuses = async (server: HealthServer) =>
+        Promise.all(
+          ['/metrics', '/healthz', '/readyz'].map(async (path) => (await send(server.port, path)).status),
+        );
+      assert.deepEqual(await statuses(probes), [404, 200, 200]);
+      assert.deepEqual(await statuses(metrics), [200, 404, 404]);
+    });
+
     it('answers 405 with Allow for methods other than GET and HEAD', async () => {
       const server = await start();
       for (const method of ['POST', 'PUT', 'DELETE']) {

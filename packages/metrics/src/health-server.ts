@@ -23,6 +23,11 @@ export interface HealthServerOptions {
   };
   /** A check still pending after this long fails with "timed out". Default 5000 ms. */
   checkTimeoutMs?: number;
+  /**
+   * Which endpoints this server answers (the others are 404), for probes and metrics on separate
+   * addresses as controller-runtime serves them. Default `all`.
+   */
+  serve?: 'all' | 'probes' | 'metrics';
 }
 
 export interface HealthServer {
@@ -50,14 +55,22 @@ interface CheckStatus {
 }
 
 /**
- * Serves `GET|HEAD /metrics`, `/healthz` and `/readyz` (404 for other paths, 405 for other methods).
+ * Serves `GET|HEAD /metrics`, `/healthz` and `/readyz`, or some of them (see `serve`; 404 for other
+ * paths, 405 for other methods).
  * `/healthz` and `/readyz` answer `ok` when every check passes; with `?verbose`, or when a check fails,
  * they list each check as `[+]name ok` / `[-]name failed: reason` (the format of Kubernetes components).
  * A failing check yields 500 on /healthz (as Kubernetes) and 503 on /readyz; a failing metrics
  * collection yields 500. The handler never throws.
  */
 export async function startHealthServer(options: HealthServerOptions): Promise<HealthServer> {
-  const { registry, isReady, checkTimeoutMs = DEFAULT_CHECK_TIMEOUT_MS } = options;
+  const { registry, isReady, checkTimeoutMs = DEFAULT_CHECK_TIMEOUT_MS, serve = 'all' } = options;
+  const served = new Set(
+    [
+      serve !== 'probes' ? '/metrics' : undefined,
+      serve !== 'metrics' ? '/healthz' : undefined,
+      serve !== 'metrics' ? '/readyz' : undefined,
+    ].filter((path) => path !== undefined),
+  );
   const healthzChecks = withBuiltIn('ping', () => true, options.checks?.healthz);
   const readyzChecks = withBuiltIn('ready', isReady, options.checks?.readyz);
 
@@ -79,7 +92,7 @@ export async function startHealthServer(options: HealthServerOptions): Promise<H
     const path = queryStart === -1 ? target : target.slice(0, queryStart);
     const verbose = queryStart !== -1 && new URLSearchParams(target.slice(queryStart + 1)).has('verbose');
 
-    if (path !== '/metrics' && path !== '/healthz' && path !== '/readyz') {
+    if (!served.has(path)) {
       respond(response, 404, '404 page not found\n');
       return;
     }

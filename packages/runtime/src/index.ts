@@ -26,3 +26,4 @@ export * from './kube/index.ts';
 export * from './log/index.ts';
 export * from './events/index.ts';
 export * from './cli/index.ts';
+export * from './config/index.ts';

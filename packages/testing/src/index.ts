@@ -27,5 +27,6 @@ export {
   type ClusterApiKind,
 } from './cluster-api.ts';
 export { variablesRead } from './env-reads.ts';
+export { writeSecretVolume } from './secret-volume.ts';
 export * from './images/index.ts';
 export * from './prometheus/index.ts';

@@ -1,6 +1,6 @@
 export {
+  LOG_FORMATS,
   LOG_LEVELS,
-  LogConfigError,
   createLogger,
   createSilentLogger,
   type LogFormat,

@@ -1,11 +1,12 @@
 /**
  * The winston logger every Loopwright controller uses.
  *
- * - Format: JSON lines when stdout is not a terminal (in a cluster) or `LOG_FORMAT=json`; one readable,
- *   coloured line per entry in a terminal or with `LOG_FORMAT=console`. JSON entries carry `timestamp`
+ * - Format: JSON lines when stdout is not a terminal (in a cluster) or with format `json`; one readable,
+ *   coloured line per entry in a terminal or with format `console`. JSON entries carry `timestamp`
  *   (ISO 8601), `level`, `message` and the metadata as top-level fields, so `controller`, `namespace`,
  *   `name`, `reconcileID` from `logger.child({...})` are queryable fields.
- * - Level: `LOG_LEVEL` (`error`, `warn`, `info`, `http`, `verbose`, `debug`, `silly`), default `info`.
+ * - Level: `error`, `warn`, `info`, `http`, `verbose`, `debug`, `silly`; default `info`. The logger reads
+ *   no environment: `--log-level`/`--log-format` are options, parsed with all the others (`config/`).
  * - Secrets: every entry goes through the redaction of `redact.ts` before any output format sees it, so
  *   no transport (including ones added later) can print a registered secret or a credential field.
  * - `logger.error('msg', err)` or `{ err }` keeps the error's message, stack and fields.
@@ -16,12 +17,13 @@ import { globalSecrets, redactValue, type SecretRegistry } from './redact.ts';
 
 export const LOG_LEVELS = ['error', 'warn', 'info', 'http', 'verbose', 'debug', 'silly'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
-export type LogFormat = 'json' | 'console';
+export const LOG_FORMATS = ['json', 'console'] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
 
 export interface LoggerOptions {
-  /** Default: `LOG_LEVEL`, else `info`. */
+  /** Default `info`. */
   level?: LogLevel;
-  /** Default: `LOG_FORMAT`, else `console` when the output is a TTY, else `json`. */
+  /** Default: `console` when the output is a TTY, else `json`. */
   format?: LogFormat;
   /** Where to write. Default `process.stdout`. Tests pass a stream to capture lines. */
   stream?: Writable;
@@ -29,13 +31,6 @@ export interface LoggerOptions {
   defaultMeta?: Record<string, unknown>;
   /** Default: the process-wide registry `registerSecret` fills. */
   secrets?: SecretRegistry;
-  /** Environment for `LOG_LEVEL`/`LOG_FORMAT`. Default `process.env`. */
-  env?: Record<string, string | undefined>;
-}
-
-/** `LOG_LEVEL` or `LOG_FORMAT` has a value the logger does not know. */
-export class LogConfigError extends Error {
-  override readonly name = 'LogConfigError';
 }
 
 const MESSAGE = Symbol.for('message');
@@ -43,10 +38,9 @@ const LEVEL = Symbol.for('level');
 const SPLAT = Symbol.for('splat');
 
 export function createLogger(options: LoggerOptions = {}): winston.Logger {
-  const env = options.env ?? process.env;
   const stream = options.stream ?? process.stdout;
-  const level = options.level ?? parseLevel(env.LOG_LEVEL);
-  const format = options.format ?? parseFormat(env.LOG_FORMAT) ?? (isTTY(stream) ? 'console' : 'json');
+  const level = options.level ?? 'info';
+  const format = options.format ?? (isTTY(stream) ? 'console' : 'json');
   const secrets = options.secrets ?? globalSecrets;
   const output =
     format === 'json'
@@ -67,21 +61,6 @@ export function createSilentLogger(): winston.Logger {
     silent: true,
     transports: [new winston.transports.Console({ silent: true })],
   });
-}
-
-function parseLevel(value: string | undefined): LogLevel {
-  if (value === undefined || value === '') return 'info';
-  const lower = value.toLowerCase();
-  if ((LOG_LEVELS as readonly string[]).includes(lower)) return lower as LogLevel;
-  throw new LogConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}; got "${value}"`);
-}
-
-function parseFormat(value: string | undefined): LogFormat | undefined {
-  if (value === undefined || value === '') return undefined;
-  const lower = value.toLowerCase();
-  if (lower === 'json') return 'json';
-  if (lower === 'console' || lower === 'text') return 'console';
-  throw new LogConfigError(`LOG_FORMAT must be json or console; got "${value}"`);
 }
 
 function isTTY(stream: Writable): boolean {

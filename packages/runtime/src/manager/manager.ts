@@ -33,8 +33,13 @@ export interface ManagerOptions {
   logger: Logger;
   /** Default: a fresh registry with every standard family. */
   metrics?: Metrics;
-  /** Serves /metrics, /healthz, /readyz. Port 0 picks a free one; `false` serves nothing (tests). */
+  /**
+   * Serves /healthz and /readyz, and /metrics unless `metricsServer` is given. Port 0 picks a free one;
+   * `false` serves nothing (tests).
+   */
   health?: { port: number; host?: string } | false;
+  /** Serves /metrics on an address of its own (controller-runtime's default), or nowhere (`false`). */
+  metricsServer?: { port: number; host?: string } | false;
   /** Omit to run without leader election (one replica, or tests). */
   leaderElection?: LeaderElectionOptions;
   /**
@@ -96,6 +101,7 @@ export class Manager {
   readonly #observeRequest: ApiRequestObserver;
   #synced = false;
   #health: HealthServer | undefined;
+  #metricsServer: HealthServer | undefined;
 
   constructor(options: ManagerOptions) {
     this.#options = options;
@@ -151,6 +157,11 @@ export class Manager {
     return this.#health?.port;
   }
 
+  /** The port of the separate metrics server, once started. */
+  get metricsPort(): number | undefined {
+    return this.#metricsServer?.port;
+  }
+
   async start(signal: AbortSignal): Promise<ManagerExit> {
     const log = this.#options.logger;
     const { context, server, namespace } = describeContext(this.#options.kubeConfig);
@@ -161,16 +172,7 @@ export class Manager {
       identity: this.identity,
       controllers: this.#controllers.map((c) => c.name),
     });
-    if (this.#options.health !== false) {
-      const { port, host } = this.#options.health ?? { port: 8080 };
-      this.#health = await startHealthServer({
-        port,
-        ...(host ? { host } : {}),
-        registry: this.metrics.registry,
-        isReady: () => this.#synced,
-      });
-      log.info('serving /metrics, /healthz and /readyz', { port: this.#health.port });
-    }
+    await this.#serve();
     try {
       for (const controller of this.#controllers) controller.requestInformers(this.factory);
       this.factory.start();
@@ -187,7 +189,36 @@ export class Manager {
       await Promise.all(this.#recorders.map((recorder) => recorder.close()));
       this.factory.stop();
       await Promise.all([this.client.close(), this.#eventsClient.close()]);
-      await this.#health?.close();
+      await Promise.all([this.#health?.close(), this.#metricsServer?.close()]);
+    }
+  }
+
+  async #serve(): Promise<void> {
+    const log = this.#options.logger;
+    const { health = { port: 8080 }, metricsServer } = this.#options;
+    const common = { registry: this.metrics.registry, isReady: () => this.#synced };
+    if (health !== false) {
+      this.#health = await startHealthServer({
+        ...common,
+        port: health.port,
+        ...(health.host ? { host: health.host } : {}),
+        serve: metricsServer === undefined ? 'all' : 'probes',
+      });
+      log.info(`serving ${metricsServer === undefined ? '/metrics, ' : ''}/healthz and /readyz`, {
+        port: this.#health.port,
+      });
+    }
+    if (metricsServer) {
+      this.#metricsServer = await startHealthServer({
+        ...common,
+        port: metricsServer.port,
+        ...(metricsServer.host ? { host: metricsServer.host } : {}),
+        serve: 'metrics',
+      }).catch(async (error: unknown) => {
+        await this.#health?.close();
+        throw error;
+      });
+      log.info('serving /metrics', { port: this.#metricsServer.port });
     }
   }
 
@@ -306,12 +337,8 @@ export class Manager {
   }
 }
 
-/**
- * Runs a manager as a process's main loop: SIGTERM/SIGINT shut it down gracefully (exit 0); lost
- * leadership, a start-up failure or reconciles outliving the graceful shutdown timeout exit 1.
- * Never returns.
- */
-export async function runManager(manager: Manager, logger: Logger): Promise<never> {
+/** Aborted on the first SIGTERM or SIGINT, which it logs: a process's shutdown signal. */
+export function shutdownSignal(logger: Logger): AbortSignal {
   const controller = new AbortController();
   for (const sig of ['SIGTERM', 'SIGINT'] as const) {
     process.once(sig, () => {
@@ -319,8 +346,21 @@ export async function runManager(manager: Manager, logger: Logger): Promise<neve
       controller.abort();
     });
   }
+  return controller.signal;
+}
+
+/**
+ * Runs a manager as a process's main loop until `signal` aborts (default: SIGTERM/SIGINT), then shuts
+ * it down gracefully (exit 0); lost leadership, a start-up failure or reconciles outliving the graceful
+ * shutdown timeout exit 1. Never returns.
+ */
+export async function runManager(
+  manager: Manager,
+  logger: Logger,
+  signal: AbortSignal = shutdownSignal(logger),
+): Promise<never> {
   try {
-    const exit = await manager.start(controller.signal);
+    const exit = await manager.start(signal);
     process.exit(exit === 'stopped' ? 0 : 1);
   } catch (error) {
     logger.error('manager failed', { error });

@@ -1,0 +1,122 @@
+/**
+ * runController on the real control plane: the standard options reach the Manager (probe and metrics
+ * addresses, the Lease's namespace and name, this replica's identity), and SIGTERM ends it with 0.
+ */
+import { CoordinationV1Api, type KubeConfig } from '@kubernetes/client-node';
+import {
+  createTestNamespace,
+  eventually,
+  freeLoopbackPort,
+  loadTestKubeConfig,
+  type TestNamespace,
+} from '@loopwright/testing';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess, type ChildProcessByStdio } from 'node:child_process';
+import type { Readable } from 'node:stream';
+import { once } from 'node:events';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+const fixture = fileURLToPath(new URL('./run-controller.fixture.ts', import.meta.url));
+
+function start(
+  args: string[],
+  env: Record<string, string>,
+): { child: ChildProcessByStdio<null, Readable, Readable>; output: () => string } {
+  const child = spawn(process.execPath, ['--conditions=development', fixture, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: {
+      PATH: process.env.PATH ?? '',
+      KUBECONFIG: process.env.KUBECONFIG ?? '',
+      LOG_FORMAT: 'json',
+      ...env,
+    },
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  return { child, output: () => output };
+}
+
+async function status(port: number, path: string): Promise<number | 'down'> {
+  try {
+    return (await fetch(`http://127.0.0.1:${port}${path}`)).status;
+  } catch {
+    return 'down';
+  }
+}
+
+describe('runController on a cluster', () => {
+  let kc: KubeConfig;
+  let ns: TestNamespace;
+  const children: ChildProcess[] = [];
+
+  before(async () => {
+    kc = loadTestKubeConfig();
+    ns = await createTestNamespace(kc, 'run-controller');
+  });
+  after(async () => {
+    for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+    await ns.cleanup();
+  });
+
+  it('probes and metrics on separate addresses; the Lease named and held as configured; SIGTERM: 0', async () => {
+    const [probes, metrics] = [await freeLoopbackPort(), await freeLoopbackPort()];
+    const { child, output } = start(['--metrics-bind-address', `127.0.0.1:${metrics}`, '--greeting=hi'], {
+      HEALTH_PROBE_BIND_ADDRESS: `127.0.0.1:${probes}`,
+      METRICS_BIND_ADDRESS: '127.0.0.1:1',
+      POD_NAME: 'fixture-0',
+      POD_NAMESPACE: ns.name,
+      LEADER_ELECTION_ID: 'fixture.lease',
+      WATCH_NAMESPACE: ns.name,
+    });
+    children.push(child);
+    await eventually(async () => {
+      assert.equal(await status(probes, '/readyz'), 200, output());
+    });
+    assert.equal(await status(probes, '/healthz'), 200);
+    assert.equal(await status(probes, '/metrics'), 404, 'metrics have their own address');
+    assert.equal(await status(metrics, '/metrics'), 200);
+    assert.equal(await status(metrics, '/readyz'), 404);
+    await eventually(async () => {
+      const lease = await kc
+        .makeApiClient(CoordinationV1Api)
+        .readNamespacedLease({ name: 'fixture.lease', namespace: ns.name });
+      assert.equal(lease.spec?.holderIdentity, 'fixture-0', 'POD_NAMESPACE places it, POD_NAME holds it');
+    });
+    const started = output()
+      .split('\n')
+      .filter((line) => line.includes('"started"'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    assert.deepEqual(
+      started.map(({ greeting, workers, namespaces, identity }) => ({
+        greeting,
+        workers,
+        namespaces,
+        identity,
+      })),
+      [{ greeting: 'hi', workers: 2, namespaces: [ns.name], identity: 'fixture-0' }],
+    );
+    child.kill('SIGTERM');
+    const [code] = (await once(child, 'exit')) as [number | null];
+    assert.equal(code, 0, output());
+  });
+
+  it('one address for probes and metrics: one server serves all three; no leader election', async () => {
+    const port = await freeLoopbackPort();
+    const address = `127.0.0.1:${port}`;
+    const { child, output } = start(['--leader-elect=false'], {
+      HEALTH_PROBE_BIND_ADDRESS: address,
+      METRICS_BIND_ADDRESS: address,
+    });
+    children.push(child);
+    await eventually(async () => {
+      assert.equal(await status(port, '/readyz'), 200, output());
+    });
+    assert.equal(await status(port, '/metrics'), 200);
+    assert.doesNotMatch(output(), /waiting for leadership/);
+    child.kill('SIGTERM');
+    const [code] = (await once(child, 'exit')) as [number | null];
+    assert.equal(code, 0, output());
+  });
+});

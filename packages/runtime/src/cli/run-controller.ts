@@ -1,0 +1,172 @@
+/**
+ * A controller process's whole life around its own wiring, so that each `main.ts` is wiring only:
+ *
+ * 1. `--help` / `--version`: print, exit 0, before anything else;
+ * 2. every option from flags and environment, validated: a bad one is one line on stderr, exit 2;
+ * 3. the logger, the cluster (`--kubeconfig`, `--context`; unusable: one line, exit 1), the Manager with
+ *    leader election, the client rate limit, health probes and metrics, this replica's identity;
+ * 4. the controller's `start`, which adds its controllers (and may do start-up work of its own);
+ * 5. the Manager until SIGTERM/SIGINT (exit 0) or lost leadership and failures (exit 1).
+ */
+import type { KubeConfig } from '@kubernetes/client-node';
+import { startHealthServer, type HealthCheck, type HealthServer } from '@loopwright/metrics';
+import type { Logger } from 'winston';
+import { ConfigError } from '../config/config-error.ts';
+import { FileSecret } from '../config/file-secret.ts';
+import { formatHelp } from '../config/help.ts';
+import type { BindAddress } from '../config/kinds.ts';
+import type { OptionSet } from '../config/option.ts';
+import { parseProgram, type Configuration, type ControllerProgram } from '../config/program.ts';
+import { sameAddress } from '../config/standard-options.ts';
+import {
+  KubeConfigError,
+  describeContext,
+  loadKubeConfig,
+  type KubeContextDescription,
+} from '../kube/config.ts';
+import { createLogger } from '../log/logger.ts';
+import { Manager, runManager, shutdownSignal, type ManagerOptions } from '../manager/manager.ts';
+import { readPackageInfo } from './package-info.ts';
+
+/** What a controller's `start` gets: its configuration and everything built from it. */
+export interface ControllerRun<O extends OptionSet> extends Configuration<O> {
+  readonly logger: Logger;
+  readonly kubeConfig: KubeConfig;
+  readonly cluster: KubeContextDescription;
+  /** Add the controllers here; it starts when `start` returns. */
+  readonly manager: Manager;
+  /** Aborted on SIGTERM or SIGINT. If it is when `start` returns, the process exits 0 at once. */
+  readonly signal: AbortSignal;
+  /**
+   * For start-up work before the Manager runs: serves `/healthz` (ok) and `/readyz` (failing `readyz`)
+   * at the probe address, and `/metrics` when it shares that address. Close it before returning.
+   */
+  serveStartupProbes(readyz: HealthCheck): Promise<HealthServer | undefined>;
+  /** A start-up failure: one line on stderr, exit 1. */
+  fail(message: string): never;
+}
+
+export async function runController<O extends OptionSet>(
+  program: ControllerProgram<O>,
+  start: (run: ControllerRun<O>) => void | Promise<void>,
+): Promise<never> {
+  const env = process.env;
+  const fail = (message: string, code = 1): never => {
+    process.stderr.write(`${program.name}: ${message.replace(/\s*\n\s*/g, ' ')}\n`);
+    return process.exit(code);
+  };
+  let parsed: ReturnType<typeof parseProgram<O>>;
+  try {
+    parsed = parseProgram(program, process.argv.slice(2), env);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    return fail(`${error.message} (see --help)`, 2);
+  }
+  if (parsed.action === 'help' || parsed.action === 'version') {
+    const info = { ...readPackageInfo(program.packageJson), name: program.name };
+    process.stdout.write(
+      parsed.action === 'help' ? formatHelp(program, info) : `${info.name} ${info.version}\n`,
+    );
+    return process.exit(0);
+  }
+  const { config, standard } = parsed;
+
+  const logger = createLogger({
+    level: standard.logLevel,
+    ...(standard.logFormat ? { format: standard.logFormat } : {}),
+    defaultMeta: { app: program.name },
+  });
+  for (const value of Object.values(config))
+    if (value instanceof FileSecret)
+      value.observe((reload) => {
+        if (reload.outcome === 'reloaded') logger.info('secret file changed: using its new value', reload);
+        else logger.warn('secret file changed but gives no value: keeping the previous one', reload);
+      });
+
+  let kubeConfig: KubeConfig;
+  try {
+    kubeConfig = loadKubeConfig({
+      ...(parsed.kubeconfigFlag && standard.kubeconfig ? { kubeconfig: standard.kubeconfig } : {}),
+      ...(standard.context ? { context: standard.context } : {}),
+      env,
+    });
+  } catch (error) {
+    if (!(error instanceof KubeConfigError)) throw error;
+    return fail(error.message);
+  }
+  const cluster = describeContext(kubeConfig);
+  logger.info('target cluster', {
+    context: cluster.context,
+    server: cluster.server,
+    user: cluster.user,
+    ...(program.namespaced ? { namespaces: standard.watchNamespace ?? 'all' } : {}),
+  });
+
+  const servers = serversOf(standard.healthProbeBindAddress, standard.metricsBindAddress);
+  const manager = new Manager({
+    kubeConfig,
+    logger,
+    ...servers,
+    rateLimit: { qps: standard.kubeApiQps, burst: standard.kubeApiBurst },
+    ...(standard.podName ? { identity: standard.podName } : {}),
+    ...(standard.leaderElect
+      ? {
+          leaderElection: {
+            namespace: standard.leaderElectionNamespace ?? standard.podNamespace ?? cluster.namespace,
+            leaseName: standard.leaderElectionId,
+            leaseDurationMs: standard.leaseDuration,
+            renewDeadlineMs: standard.renewDeadline,
+            retryPeriodMs: standard.retryPeriod,
+          },
+        }
+      : {}),
+  });
+  const signal = shutdownSignal(logger);
+  const run: ControllerRun<O> = {
+    ...parsed,
+    logger,
+    kubeConfig,
+    cluster,
+    manager,
+    signal,
+    fail: (message) => fail(message),
+    serveStartupProbes: async (readyz) => {
+      if (servers.health === false) return undefined;
+      const server = await startHealthServer({
+        port: servers.health.port,
+        ...(servers.health.host ? { host: servers.health.host } : {}),
+        serve: servers.metricsServer === undefined ? 'all' : 'probes',
+        registry: manager.metrics.registry,
+        isReady: () => false,
+        checks: { readyz: { 'start-up': readyz } },
+      }).catch((error: unknown) => fail(error instanceof Error ? error.message : String(error)));
+      logger.info('serving /healthz and /readyz (not ready) during start-up', { port: server.port });
+      return server;
+    },
+  };
+  try {
+    await start(run);
+  } catch (error) {
+    logger.error('start-up failed', { error });
+    return process.exit(1);
+  }
+  if (signal.aborted) {
+    logger.info('shut down during start-up');
+    return process.exit(0);
+  }
+  return runManager(manager, logger, signal);
+}
+
+/** The Manager's servers: one for everything when probes and metrics share an address, else two. */
+function serversOf(
+  probes: BindAddress | false,
+  metrics: BindAddress | false,
+): Pick<ManagerOptions, 'health' | 'metricsServer'> & { health: BindAddressOption } {
+  const address = (bind: BindAddress | false): BindAddressOption =>
+    bind && { port: bind.port, ...(bind.host === undefined ? {} : { host: bind.host }) };
+  return sameAddress(probes, metrics)
+    ? { health: address(probes) }
+    : { health: address(probes), metricsServer: address(metrics) };
+}
+
+type BindAddressOption = { port: number; host?: string } | false;
