@@ -181,6 +181,21 @@ describe('KubeTransport requests', () => {
     client.close();
   });
 
+  it('send resolves with any status and its whole body, like fetch; no response still rejects', async () => {
+    route = (_req, res) =>
+      res.writeHead(404, { 'content-type': 'application/json' }).end(statusBody(404, 'NotFound'));
+    const client = transport();
+    const response = await client.send({ method: 'PATCH', path: '/apis/x/v1/things/a', body: 'a: 1' });
+    assert.equal(response.status, 404);
+    assert.equal(response.headers['content-type'], 'application/json');
+    assert.deepEqual(JSON.parse(response.body.toString()), JSON.parse(statusBody(404, 'NotFound')));
+    assert.equal(received[0]?.body, 'a: 1');
+    const refused = transport({}, kubeConfig('http://127.0.0.1:1'));
+    assert.equal((await rejection(refused.send({ path: '/version' }))).failure, KubeApiFailure.Network);
+    refused.close();
+    client.close();
+  });
+
   it('reads at most MAX_ERROR_BODY_BYTES of an error body, and does not wait for its end', async () => {
     route = (_req, res) => {
       res.writeHead(500, { 'content-type': 'text/plain' });

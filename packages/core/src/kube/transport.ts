@@ -47,7 +47,7 @@ export interface KubeWatchRequest extends KubeRequest {
   idleTimeoutMs?: number;
 }
 
-/** A successful (2xx) response, read to the end. */
+/** A response read to its end: a 2xx one, except from {@link KubeTransport.send}. */
 export interface KubeResponse {
   status: number;
   headers: http.IncomingHttpHeaders;
@@ -150,7 +150,20 @@ export class KubeTransport {
 
   /** Sends `request` and reads the whole response. Rejects with a {@link KubeApiError} unless 2xx. */
   async request(request: KubeRequest): Promise<KubeResponse> {
-    const { exchange, response } = await this.#open(request, undefined);
+    return this.#read(request, false);
+  }
+
+  /**
+   * Like `fetch`: resolves with the whole response whatever its HTTP status; rejects with a
+   * {@link KubeApiError} only when no complete response arrived (network, timeout, abort). For callers
+   * that want an error status as it is (tests of the wire format, server-side apply).
+   */
+  async send(request: KubeRequest): Promise<KubeResponse> {
+    return this.#read(request, true);
+  }
+
+  async #read(request: KubeRequest, anyStatus: boolean): Promise<KubeResponse> {
+    const { exchange, response } = await this.#open(request, undefined, anyStatus);
     try {
       const body = await readBody(response, Infinity);
       return { status: response.statusCode ?? 0, headers: response.headers, body };
@@ -192,7 +205,7 @@ export class KubeTransport {
    * or a stream cut in the middle of a line. Stopping the iteration early closes the connection.
    */
   async *watch(request: KubeWatchRequest): AsyncGenerator<unknown, void, undefined> {
-    const { exchange, response } = await this.#open(request, request.idleTimeoutMs);
+    const { exchange, response } = await this.#open(request, request.idleTimeoutMs, false);
     try {
       response.setEncoding('utf8');
       const decoder = new LineDecoder();
@@ -234,12 +247,14 @@ export class KubeTransport {
   }
 
   /**
-   * Waits for a token, sends, and resolves once 2xx response headers arrived. Every failure on the way
-   * is a {@link KubeApiError}; an error response's body is read (up to {@link MAX_ERROR_BODY_BYTES}).
+   * Waits for a token, sends, and resolves once response headers arrived: 2xx ones, or any with
+   * `anyStatus`. Every failure on the way is a {@link KubeApiError}; for an error status its body is
+   * read (up to {@link MAX_ERROR_BODY_BYTES}).
    */
   async #open(
     request: KubeRequest,
     idleTimeoutMs: number | undefined,
+    anyStatus: boolean,
   ): Promise<{ exchange: Exchange; response: http.IncomingMessage }> {
     const method = (request.method ?? 'GET').toUpperCase();
     if (!request.path.startsWith('/')) {
@@ -254,7 +269,7 @@ export class KubeTransport {
       exchange.signal.throwIfAborted();
       const response = await this.#dispatch(url, options, request.body, exchange);
       const status = response.statusCode ?? 0;
-      if (status < 200 || status > 299) {
+      if (!anyStatus && (status < 200 || status > 299)) {
         const body = (await readBody(response, MAX_ERROR_BODY_BYTES)).toString('utf8');
         throw KubeApiError.fromResponse(status, body, header(response, 'retry-after'), exchange.line);
       }
