@@ -1,5 +1,10 @@
-export { KubeApiError, toKubeApiError, type KubeStatus, type KubeStatusDetails } from './kube-api-error.ts';
+// The one API error type and its predicates live in @loopwright/core; controllers get them here.
 export {
+  KubeApiError,
+  KubeApiFailure,
+  toKubeApiError,
+  type KubeStatus,
+  type KubeStatusDetails,
   StatusReason,
   isAlreadyExists,
   isBadRequest,
@@ -14,5 +19,5 @@ export {
   isTimeout,
   isTooManyRequests,
   isUnauthorized,
-} from './classify.ts';
+} from '@loopwright/core';
 export { TerminalError, isTerminal } from './terminal-error.ts';

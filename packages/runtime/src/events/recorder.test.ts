@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { KubeApiError } from '../errors/kube-api-error.ts';
-import { FakeClock, settle } from '../kube/fake-clock.test-support.ts';
+import { FakeClock, KubeApiError, settle } from '@loopwright/core';
 import { SecretRegistry } from '../log/redact.ts';
 import { EventRecorder, type EventRecorderOptions } from './recorder.ts';
 import type { EventSink } from './sink.ts';
@@ -48,7 +47,7 @@ function setup(options: Partial<EventRecorderOptions> = {}): {
   sink: FakeSink;
   recorder: EventRecorder;
 } {
-  const clock = new FakeClock(Date.UTC(2025, 5, 1, 12, 0, 0, 123));
+  const clock = new FakeClock({ wallTimeMs: Date.UTC(2025, 5, 1, 12, 0, 0, 123) });
   const sink = new FakeSink();
   const recorder = new EventRecorder({
     sink,

@@ -33,10 +33,8 @@
  * at most one patch per interval anyway.
  */
 import type { Logger } from 'winston';
-import { isAlreadyExists, isNotFound } from '../errors/classify.ts';
-import { realClock, type Clock } from '../kube/clock.ts';
+import { isAlreadyExists, isNotFound, realClock, TokenBucket, type Clock } from '@loopwright/core';
 import type { KubeClient } from '../kube/client.ts';
-import { TokenBucket } from '../kube/token-bucket.ts';
 import { createSilentLogger } from '../log/logger.ts';
 import { globalSecrets, type SecretRegistry } from '../log/redact.ts';
 import { eventName } from './event-name.ts';
@@ -100,7 +98,9 @@ interface SeriesEntry {
   count: number;
   /** The count the API server has (what the last successful write carried). */
   writtenCount: number;
+  /** When it was last observed, on the monotonic clock (for intervals) and on the wall clock (for the API). */
   lastObservedMs: number;
+  lastObservedWallMs: number;
   /** When the last write was issued: the next patch waits until this + interval. */
   lastWriteMs: number;
   /** Undefined until the create succeeded; patches then target this name. */
@@ -204,6 +204,7 @@ export class EventRecorder {
       return;
     }
     const now = this.#clock.now();
+    const wallNow = this.#clock.wallTime();
     this.#sweep(now);
     const note = input.note === undefined ? undefined : this.#noteText(input.note);
     const key = JSON.stringify([
@@ -219,6 +220,7 @@ export class EventRecorder {
     if (existing) {
       existing.count += 1;
       existing.lastObservedMs = now;
+      existing.lastObservedWallMs = wallNow;
       this.#stats.aggregated += 1;
       // Keep the Map in least-recently-observed order for eviction.
       this.#series.delete(key);
@@ -236,7 +238,7 @@ export class EventRecorder {
       apiVersion: 'events.k8s.io/v1',
       kind: 'Event',
       metadata: { name: '', namespace: regarding.namespace || 'default' },
-      eventTime: microTime(now),
+      eventTime: microTime(wallNow),
       reportingController: this.reportingController,
       reportingInstance: this.reportingInstance,
       action: input.action,
@@ -252,6 +254,7 @@ export class EventRecorder {
       count: 1,
       writtenCount: 0,
       lastObservedMs: now,
+      lastObservedWallMs: wallNow,
       lastWriteMs: now,
       name: undefined,
       timer: undefined,
@@ -270,7 +273,7 @@ export class EventRecorder {
       ...entry.event,
       metadata: { ...entry.event.metadata, name: this.#eventName(entry.event.regarding.name) },
     };
-    if (count > 1) body.series = { count, lastObservedTime: microTime(entry.lastObservedMs) };
+    if (count > 1) body.series = { count, lastObservedTime: microTime(entry.lastObservedWallMs) };
     try {
       let created: EventsV1Event;
       try {
@@ -302,7 +305,7 @@ export class EventRecorder {
   async #flush(entry: SeriesEntry): Promise<void> {
     if (entry.name === undefined || entry.count <= entry.writtenCount) return;
     const count = entry.count;
-    const series = { count, lastObservedTime: microTime(entry.lastObservedMs) };
+    const series = { count, lastObservedTime: microTime(entry.lastObservedWallMs) };
     entry.lastWriteMs = this.#clock.now();
     try {
       await this.#sink.patchSeries(entry.event.metadata.namespace, entry.name, series);
@@ -330,10 +333,15 @@ export class EventRecorder {
       this.#enqueue(entry, () => this.#flush(entry));
       return;
     }
-    entry.timer = this.#clock.setTimer(() => {
-      entry.timer = undefined;
-      if (!entry.removed) this.#enqueue(entry, () => this.#flush(entry));
-    }, delay);
+    // unref'd: a deferred series patch alone must not keep a process alive; close() flushes it.
+    entry.timer = this.#clock.setTimer(
+      () => {
+        entry.timer = undefined;
+        if (!entry.removed) this.#enqueue(entry, () => this.#flush(entry));
+      },
+      delay,
+      { unref: true },
+    );
   }
 
   /** Chains `work` after the entry's previous writes and tracks it for `close()`. */
@@ -413,7 +421,8 @@ export class EventRecorder {
 
   /** client-go's `<name>.<hex unix nanoseconds>`; the sub-millisecond digits are a sequence so names stay unique within a process. */
   #eventName(regardingName: string): string {
-    const nanos = BigInt(this.#clock.now()) * 1_000_000n + BigInt(this.#nameSequence++ % 1_000_000);
+    const nanos =
+      BigInt(Math.floor(this.#clock.wallTime())) * 1_000_000n + BigInt(this.#nameSequence++ % 1_000_000);
     return eventName(regardingName, nanos);
   }
 }

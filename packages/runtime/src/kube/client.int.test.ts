@@ -7,20 +7,21 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import {
+  KubeApiError,
   isAlreadyExists,
   isConflict,
   isForbidden,
   isInvalid,
   isNotFound,
   isUnauthorized,
-} from '../errors/classify.ts';
-import { KubeApiError } from '../errors/kube-api-error.ts';
-import { KubeClient, type RestRequestObservation } from './client.ts';
+  type RestRequestObservation,
+} from '@loopwright/core';
+import { KubeClient } from './client.ts';
 import { mergePatch, mergePatchStatus, type ResourceRef } from './patch.ts';
 
 const kc = loadTestKubeConfig();
 const observed: RestRequestObservation[] = [];
-const client = new KubeClient(kc, { metrics: { observeRequest: (r) => observed.push(r) } });
+const client = new KubeClient(kc, { observer: { observeRequest: (r) => observed.push(r) } });
 const core = client.api(CoreV1Api);
 const host = new URL(kc.getCurrentCluster()?.server ?? '').host;
 let namespace: TestNamespace;
@@ -197,8 +198,10 @@ describe('KubeClient against the API server', () => {
       .catch((e: unknown) => e);
     assert.equal(isForbidden(forbidden), true);
     assert.equal((forbidden as KubeApiError).status, 403);
-    const rawForbidden = await nobody.fetch(`/api/v1/namespaces/${namespace.name}/configmaps`);
-    assert.equal(isForbidden(await KubeApiError.fromResponse(rawForbidden)), true);
+    const rawForbidden: unknown = await nobody
+      .requestJson('GET', `/api/v1/namespaces/${namespace.name}/configmaps`)
+      .catch((e: unknown) => e);
+    assert.equal(isForbidden(rawForbidden), true);
     await nobody.close();
 
     const bogus = forToken('not-a-token');

@@ -1,13 +1,4 @@
-export { realClock, type Clock } from './clock.ts';
-export {
-  KubeClient,
-  type KubeClientOptions,
-  type KubeClientStats,
-  type KubeFetchInit,
-  type RateLimiterWaitObservation,
-  type RestClientObserver,
-  type RestRequestObservation,
-} from './client.ts';
+export { KubeClient, type KubeFetchInit } from './client.ts';
 export {
   KubeConfigError,
   describeContext,
@@ -23,4 +14,3 @@ export {
   type MergePatchOptions,
   type ResourceRef,
 } from './patch.ts';
-export { TokenBucket, type TokenBucketOptions } from './token-bucket.ts';

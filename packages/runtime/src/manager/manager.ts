@@ -1,12 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { KubeConfig } from '@kubernetes/client-node';
-import {
-  SharedInformerFactory,
-  stripManagedFields,
-  type ApiRequestObserver,
-  type KubeObject,
-} from '@loopwright/informer';
+import { KubeTransport, type KubeTransportOptions } from '@loopwright/core';
+import { SharedInformerFactory, stripManagedFields, type KubeObject } from '@loopwright/informer';
 import { LeaderElector, LeaseLock } from '@loopwright/leader-election';
 import { createMetrics, startHealthServer, type HealthServer, type Metrics } from '@loopwright/metrics';
 import type { Logger } from 'winston';
@@ -49,7 +45,11 @@ export interface ManagerOptions {
   cacheSyncTimeoutMs?: number;
   /** On shutdown, how long in-flight reconciles may take before the manager gives up on them. Default 30 s. */
   gracefulShutdownTimeoutMs?: number;
-  /** Client-side limit of {@link Manager.client}; default 20 qps, burst 30 as client-go. */
+  /**
+   * Client-side limit of each connection to the API server ({@link Manager.client}, Events, informers,
+   * leader election: each has a token bucket of its own, as controller-runtime's clients do); default
+   * 20 qps, burst 30 as controller-runtime.
+   */
   rateLimit?: { qps: number; burst: number } | false;
   /** This replica's name in Events (`reportingInstance`) and the Lease; default `<hostname>_<uuid>`. */
   identity?: string;
@@ -97,8 +97,11 @@ export class Manager {
    * clientset: a burst of Events must not delay the writes reconciles depend on.
    */
   readonly #eventsClient: KubeClient;
-  /** List, watch and Lease requests bypass `client`; they are counted in the same families. */
-  readonly #observeRequest: ApiRequestObserver;
+  /**
+   * Informers list and watch through a transport of their own (as controller-runtime's cache has its
+   * own clients), so a burst of writes never waits behind a relist or the other way round.
+   */
+  readonly #informerTransport: KubeTransport;
   #synced = false;
   #health: HealthServer | undefined;
   #metricsServer: HealthServer | undefined;
@@ -107,23 +110,13 @@ export class Manager {
     this.#options = options;
     this.identity = options.identity ?? options.leaderElection?.identity ?? `${hostname()}_${randomUUID()}`;
     this.metrics = options.metrics ?? createMetrics();
-    this.client = new KubeClient(options.kubeConfig, {
-      metrics: this.metrics.restClient,
-      ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }),
-    });
-    this.#eventsClient = new KubeClient(options.kubeConfig, {
-      metrics: this.metrics.restClient,
-      ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }),
-    });
-    const restClient = this.metrics.restClient;
-    this.#observeRequest = ({ method, url, statusCode, durationSeconds }) => {
-      restClient.observeRequest({ method, host: url.host, statusCode, durationSeconds });
-    };
+    this.client = new KubeClient(options.kubeConfig, this.#transportOptions());
+    this.#eventsClient = new KubeClient(options.kubeConfig, this.#transportOptions());
+    this.#informerTransport = new KubeTransport(options.kubeConfig, this.#transportOptions());
     this.factory = new SharedInformerFactory({
-      kc: options.kubeConfig,
+      transport: this.#informerTransport,
       logger: options.logger.child({ component: 'informer' }),
       metrics: informerMetricsHook(this.metrics.informer),
-      observeRequest: this.#observeRequest,
       // managedFields are never read by controllers and are a large share of every cached object.
       transform: stripManagedFields,
     });
@@ -188,6 +181,7 @@ export class Manager {
       // Reconciles have stopped (or were given up on): flush pending Event series, then the rest.
       await Promise.all(this.#recorders.map((recorder) => recorder.close()));
       this.factory.stop();
+      this.#informerTransport.close();
       await Promise.all([this.client.close(), this.#eventsClient.close()]);
       await Promise.all([this.#health?.close(), this.#metricsServer?.close()]);
     }
@@ -260,13 +254,15 @@ export class Manager {
     // After a lost leadership `start` has already returned when the abandoned work times out: that late
     // rejection is for nobody, and must not become an unhandled one.
     shutdownTimedOut.catch(() => undefined);
+    // The Lease gets a transport of its own (controller-runtime's leader election has its own client):
+    // renewals never wait for a token behind reconciles' writes.
+    const leaseTransport = new KubeTransport(this.#options.kubeConfig, this.#transportOptions());
     const elector = new LeaderElector({
       lock: new LeaseLock({
-        kc: this.#options.kubeConfig,
+        transport: leaseTransport,
         namespace: election.namespace,
         name: election.leaseName,
         identity,
-        observeRequest: this.#observeRequest,
       }),
       ...(election.leaseDurationMs === undefined ? {} : { leaseDurationMs: election.leaseDurationMs }),
       ...(election.renewDeadlineMs === undefined ? {} : { renewDeadlineMs: election.renewDeadlineMs }),
@@ -291,12 +287,22 @@ export class Manager {
       },
     });
     log.info('waiting for leadership', { lease: `${election.namespace}/${election.leaseName}`, identity });
-    await Promise.race([elector.run(signal), shutdownTimedOut]);
+    try {
+      await Promise.race([elector.run(signal), shutdownTimedOut]);
+    } finally {
+      leaseTransport.close();
+    }
     if (leadership.started && !signal.aborted) {
       log.error('leadership lost; exiting so that no work overlaps the new leader');
       return 'lost-leadership';
     }
     return 'stopped';
+  }
+
+  /** Every connection to the API server: the configured rate limit, counted in `rest_client_*`. */
+  #transportOptions(): KubeTransportOptions {
+    const rateLimit = this.#options.rateLimit;
+    return { observer: this.metrics.restClient, ...(rateLimit === undefined ? {} : { rateLimit }) };
   }
 
   /**
