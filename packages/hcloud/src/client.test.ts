@@ -507,6 +507,18 @@ describe('HcloudClient resources', () => {
     assert.match(error.message, /rejected the token/);
   });
 
+  it('a token function is called per request: a corrected token is used without a new client', async (t) => {
+    let token = 'revoked-token-value';
+    const { fake, client } = await setup(t, { client: { token: () => token } });
+    assert.ok(isUnauthorized(await rejection(client.validateToken())));
+    token = fake.token;
+    await client.validateToken();
+    assert.deepEqual(
+      fake.requests.entries.map((request) => request.status),
+      [401, 200],
+    );
+  });
+
   it("labels metrics as hcloud-go does: code, method, api_endpoint with ids as '-', never a raw id", async (t) => {
     const { fake, client, metrics } = await setup(t);
     const server = fake.servers.add();

@@ -16,8 +16,12 @@ import { parseRateLimit, rateLimitWaitMs, type RateLimitState } from './rate-lim
 export const DEFAULT_ENDPOINT = 'https://api.hetzner.cloud/v1';
 
 export interface HcloudClientOptions {
-  /** API token (read-only suffices). Never logged, never part of an error. */
-  token: string;
+  /**
+   * API token (read-only suffices), or a function giving the current one, called per request: a token
+   * file re-read when the Secret behind it changes takes effect without a restart. Never logged, never
+   * part of an error.
+   */
+  token: string | (() => string);
   /** Base URL including `/v1` (HCCM's `HCLOUD_ENDPOINT`). Default `https://api.hetzner.cloud/v1`. */
   endpoint?: string;
   /** Per attempt, from sending the request to the end of the body. Default 15 000 (HCCM's). */
@@ -76,7 +80,7 @@ type Json = Record<string, unknown>;
 export class HcloudClient {
   /** The base URL, without a trailing slash. */
   readonly endpoint: string;
-  readonly #token: string;
+  readonly #token: () => string;
   readonly #timeoutMs: number;
   readonly #fetch: typeof globalThis.fetch;
   readonly #clock: Clock;
@@ -91,11 +95,9 @@ export class HcloudClient {
   #rateLimit: RateLimitState | undefined;
 
   constructor(options: HcloudClientOptions) {
-    // Deliberately not echoing the value: it is a secret.
-    if (typeof options.token !== 'string' || !/^\S+$/.test(options.token)) {
-      throw new TypeError('HcloudClient: token must be a non-empty string without whitespace');
-    }
-    this.#token = options.token;
+    const { token } = options;
+    this.#token = typeof token === 'function' ? token : () => token;
+    validToken(this.#token());
     this.endpoint = (options.endpoint ?? DEFAULT_ENDPOINT).replace(/\/+$/, '');
     if (!/^https?:\/\/[^/]/.test(this.endpoint))
       throw new TypeError(`HcloudClient: endpoint must be an http(s) URL, got '${this.endpoint}'`);
@@ -348,7 +350,7 @@ export class HcloudClient {
       response = await this.#fetch(url, {
         method: 'GET',
         headers: {
-          Authorization: `Bearer ${this.#token}`,
+          Authorization: `Bearer ${validToken(this.#token())}`,
           Accept: 'application/json',
           'User-Agent': this.#userAgent,
         },
@@ -442,14 +444,21 @@ export class HcloudClient {
 
   /** Text from the network or the server could echo the token (a misbehaving proxy); never pass it on. */
   #redact(text: string): string {
-    return text.split(this.#token).join('[REDACTED]');
+    return text.split(this.#token()).join('[REDACTED]');
   }
 
   #redactJson(value: unknown): unknown {
     if (value === undefined) return null;
     const text = JSON.stringify(value);
-    return text.includes(this.#token) ? (JSON.parse(this.#redact(text)) as unknown) : value;
+    return text.includes(this.#token()) ? (JSON.parse(this.#redact(text)) as unknown) : value;
   }
+}
+
+/** The token, checked before it goes into a header. Deliberately not echoing the value: it is a secret. */
+function validToken(token: unknown): string {
+  if (typeof token !== 'string' || !/^\S+$/.test(token))
+    throw new TypeError('HcloudClient: token must be a non-empty string without whitespace');
+  return token;
 }
 
 /**
