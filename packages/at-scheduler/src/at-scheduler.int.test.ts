@@ -752,9 +752,11 @@ describe('the at-scheduler program (src/main.ts)', () => {
       {
         env: {
           ...process.env,
-          AT_NAMESPACES: ns.name,
+          WATCH_NAMESPACE: ns.name,
           LEADER_ELECTION_NAMESPACE: ns.name,
-          HEALTH_PORT: '0',
+          // One address: one server for /readyz and /metrics, on a free port it logs.
+          HEALTH_PROBE_BIND_ADDRESS: '127.0.0.1:0',
+          METRICS_BIND_ADDRESS: '127.0.0.1:0',
           LOG_FORMAT: 'json',
           LOG_LEVEL: 'info',
         },

@@ -1,6 +1,6 @@
 /**
  * The At controllers for a Manager: one per watched namespace scope (all namespaces, or each namespace
- * of AT_NAMESPACES), each watching the Ats of its scope and only the pods this controller created
+ * of --watch-namespace), each watching the Ats of its scope and only the pods this controller created
  * (label selector), so the cache never holds the cluster's other pods.
  */
 import type { ListWatchScope } from '@loopwright/informer';

@@ -1,6 +1,6 @@
 export { kubeAtApi, type AtApi } from './api.ts';
 export { ConditionType } from './conditions.ts';
-export { ConfigError, DEFAULT_IMAGE, parseConfig, type Config } from './config.ts';
+export { DEFAULT_IMAGE, program } from './config.ts';
 export { CONTROLLER_NAME, createAtControllers, type AtControllerOptions } from './controller.ts';
 export { decide, observePod, type Action, type AtView, type ObservedPod } from './decide.ts';
 export type { At, AtSpec, AtStatus, AtStatusCondition } from './generated/at-types.ts';

@@ -3,7 +3,7 @@
  * on the Loopwright runtime, with one shared server snapshot and a rate-limit budget.
  */
 export { RequestBudget, type Priority, type RequestBudgetOptions } from './budget.ts';
-export { ConfigError, parseConfig, parseDuration, type Config } from './config.ts';
+export { program } from './config.ts';
 export {
   createCloudNodeControllers,
   LIFECYCLE_CONTROLLER,

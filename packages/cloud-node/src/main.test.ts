@@ -1,9 +1,9 @@
 /**
  * The process's command line (--help, --version: exit 0 before any configuration or cluster access; a bad
- * argument: exit 2) and its start-up failures: a configuration error, or one the API rejects, is exit
- * status 1 and one line naming the variable; a failing API is waited for (main-startup.int.test.ts).
+ * argument or value: exit 2, one line naming it) and its start-up failures: a configuration the API
+ * rejects is exit status 1 and one line naming the variable; a failing API is waited for
+ * (main-startup.int.test.ts).
  */
-import { KUBE_CONFIG_VARIABLES } from '@loopwright/runtime';
 import { startFakeHcloud } from '@loopwright/testing';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { FLAGS, VARIABLES } from './config.ts';
+import { program } from './config.ts';
 
 const MAIN = new URL('./main.ts', import.meta.url).pathname;
 const dir = mkdtempSync(join(tmpdir(), 'cloud-node-main-'));
@@ -37,7 +37,8 @@ function start(
       PATH: process.env.PATH ?? '',
       KUBECONFIG: kubeconfig,
       LOG_FORMAT: 'json',
-      HEALTH_PORT: '0',
+      HEALTH_PROBE_BIND_ADDRESS: '127.0.0.1:0',
+      METRICS_BIND_ADDRESS: '0',
       ...env,
     },
   });
@@ -61,15 +62,20 @@ describe('main command line', () => {
   // No token and a kubeconfig that does not exist: any configuration or cluster access would fail.
   const unconfigured = { KUBECONFIG: join(dir, 'missing') };
 
-  it('--help: exit 0, every variable the controller reads and every flag', async () => {
+  it('--help: exit 0, its own flags with their variables (HCCM names), and the standard ones', async () => {
     const { code, stdout, stderr } = await run(unconfigured, ['--help']);
     assert.equal(code, 0, stderr);
     assert.equal(stderr, '');
     assert.match(stdout, /^Usage: cloud-node \[flags\]$/m);
-    for (const { name } of [...VARIABLES, ...KUBE_CONFIG_VARIABLES])
-      assert.match(stdout, new RegExp(`^ {2}${name} `, 'm'), name);
-    for (const { name, variable } of FLAGS)
-      assert.match(stdout, new RegExp(`^ {2}${name} <value> +overrides ${variable}$`, 'm'), name);
+    for (const declared of Object.values(program.options)) {
+      const [flag, variable] =
+        declared.type === 'option'
+          ? [declared.flag, declared.variable]
+          : [declared.fileFlag, declared.fileVariable];
+      assert.match(stdout, new RegExp(`^ {2}${flag}( \\S+)? {2}\\(${variable}\\)$`, 'm'), flag);
+    }
+    assert.match(stdout, /^ {2}--node-monitor-period <duration> {2}\(NODE_MONITOR_PERIOD\)$/m);
+    assert.match(stdout, /^ {2}--leader-elect {2}\(LEADER_ELECT\)$/m);
   });
 
   it('--version: exit 0, "<name> <version>" from package.json', async () => {
@@ -87,38 +93,38 @@ describe('main command line', () => {
     assert.deepEqual(await run(unconfigured, ['--cloud-provider=hcloud']), {
       code: 2,
       stdout: '',
-      stderr: 'cloud-node: unknown argument "--cloud-provider" (see --help)\n',
+      stderr: 'cloud-node: --cloud-provider: unknown argument (see --help)\n',
     });
     assert.deepEqual(await run(unconfigured, ['--node-selector']), {
       code: 2,
       stdout: '',
-      stderr: 'cloud-node: --node-selector needs a value (see --help)\n',
+      stderr: 'cloud-node: --node-selector: needs a value (see --help)\n',
     });
   });
 
-  it('a malformed flag value is a configuration error: exit 1 naming the flag', async () => {
+  it('a malformed flag value: exit 2 naming the flag', async () => {
     const { code, stderr } = await run({ HCLOUD_TOKEN: 'x'.repeat(64) }, ['--node-monitor-period', 'soon']);
-    assert.equal(code, 1);
-    assert.match(stderr, /^--node-monitor-period: expected a duration[^\n]*\n$/);
+    assert.equal(code, 2);
+    assert.match(stderr, /^cloud-node: --node-monitor-period: expected a duration[^\n]*\n$/);
   });
 });
 
 describe('main start-up failures', () => {
-  it('missing token: exit 1, one line naming HCLOUD_TOKEN', async () => {
+  it('missing token: exit 2, one line naming HCLOUD_TOKEN', async () => {
     const { code, stderr } = await run({});
-    assert.equal(code, 1);
-    assert.match(stderr, /^HCLOUD_TOKEN: required[^\n]*\n$/);
+    assert.equal(code, 2);
+    assert.match(stderr, /^cloud-node: HCLOUD_TOKEN \/ HCLOUD_TOKEN_FILE: required[^\n]*\n$/);
   });
 
-  it('malformed variable: exit 1, one line naming it', async () => {
+  it('malformed variable: exit 2, one line naming it', async () => {
     const { code, stderr } = await run({
       HCLOUD_TOKEN: 'x'.repeat(64),
       HCLOUD_INSTANCES_ADDRESS_FAMILY: 'ipv5',
     });
-    assert.equal(code, 1);
-    assert.match(
+    assert.equal(code, 2);
+    assert.equal(
       stderr,
-      /^HCLOUD_INSTANCES_ADDRESS_FAMILY: expected one of ipv4, ipv6, dualstack, got "ipv5"\n$/,
+      'cloud-node: HCLOUD_INSTANCES_ADDRESS_FAMILY: expected one of ipv4, ipv6, dualstack, got "ipv5" (see --help)\n',
     );
   });
 
@@ -134,7 +140,7 @@ describe('main start-up failures', () => {
       assert.equal(code, 1);
       assert.match(
         stderr,
-        /^HCLOUD_TOKEN: the Hetzner Cloud API rejected the token \(401 unauthorized[^\n]*\n$/,
+        /^cloud-node: HCLOUD_TOKEN: the Hetzner Cloud API rejected the token \(401 unauthorized[^\n]*\n$/,
       );
       assert.equal(fake.requests.count(), 1);
       assert.ok(!stdout.includes(badToken) && !stderr.includes(badToken));
@@ -144,14 +150,17 @@ describe('main start-up failures', () => {
     }
   });
 
-  it('a 401 after a transient failure still exits 1: a restart is what re-reads the token', async () => {
+  it('a 401 after a transient failure still exits 1: a token that never worked is a configuration error', async () => {
     const fake = await startFakeHcloud();
     try {
       fake.faults.next({ status: 503 });
       fake.faults.next({ status: 401 });
       const { code, stdout, stderr } = await run({ HCLOUD_TOKEN: fake.token, HCLOUD_ENDPOINT: fake.url });
       assert.equal(code, 1);
-      assert.match(stderr, /^HCLOUD_TOKEN: the Hetzner Cloud API rejected the token \(401 unauthorized/);
+      assert.match(
+        stderr,
+        /^cloud-node: HCLOUD_TOKEN: the Hetzner Cloud API rejected the token \(401 unauthorized/,
+      );
       assert.match(stdout, /Hetzner Cloud API not usable at start-up/);
       assert.equal(fake.requests.count(), 2);
     } finally {
@@ -185,7 +194,7 @@ describe('main start-up failures', () => {
         HCLOUD_NETWORK: 'nope',
       });
       assert.equal(code, 1);
-      assert.match(stderr, /^HCLOUD_NETWORK: no network with id or name "nope"/);
+      assert.match(stderr, /^cloud-node: HCLOUD_NETWORK: no network with id or name "nope"/);
     } finally {
       await fake.close();
     }

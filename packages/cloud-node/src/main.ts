@@ -1,174 +1,91 @@
 /**
- * The cloud-node process: `--help`/`--version` (exit before anything else), config from the environment
- * (HCCM's names) and flags, the token checked with one cheap API call (retried with backoff while the
- * API fails, unready meanwhile), then the runtime Manager (leader election, metrics, health) running the
- * Node and Node-lifecycle controllers until SIGTERM.
- * `pnpm nx serve cloud-node` runs it against the current kubeconfig context. A configuration error, or
- * one the API rejects (a 401 token, an unknown HCLOUD_NETWORK), is one line on stderr and exit status 1
- * (a bad argument: 2).
+ * The cloud-node process: the runtime's `runController` (options, logger, cluster, Manager with leader
+ * election, health and metrics) around the Node and Node-lifecycle controllers. Before they start, the
+ * token is checked with one cheap API call, retried with backoff while the API fails (unready meanwhile,
+ * a Warning Event on this Pod per failure); a configuration the API rejects (a 401 token, an unknown
+ * network) is one line on stderr and exit 1. `pnpm nx serve cloud-node` runs it against the current
+ * kubeconfig context.
  */
 import { HcloudClient } from '@loopwright/hcloud';
-import { startHealthServer } from '@loopwright/metrics';
-import {
-  KUBE_CONFIG_VARIABLES,
-  Manager,
-  createLogger,
-  describeContext,
-  loadKubeConfig,
-  registerSecret,
-  runCommandLine,
-  runManager,
-  type ObjectReference,
-} from '@loopwright/runtime';
+import { runController, type ControllerRun, type EventRecorder } from '@loopwright/runtime';
 import { RequestBudget } from './budget.ts';
-import { ConfigError, FLAGS, VARIABLES, parseConfig, type Config } from './config.ts';
+import { program } from './config.ts';
 import { createCloudNodeControllers } from './controllers.ts';
 import { createHcloudMetrics } from './hcloud-metrics.ts';
-import { kubeNodeApi } from './kube-nodes.ts';
 import { connectToHcloud, StartupError } from './hcloud-startup.ts';
+import { kubeNodeApi } from './kube-nodes.ts';
 import { HCLOUD_API_ERROR_REASON, REPORTING_CONTROLLER } from './names.ts';
 import { ServerDirectory } from './server-directory.ts';
 
-function fail(message: string): never {
-  process.stderr.write(`${message.replace(/\s*\n\s*/g, ' ')}\n`);
-  process.exit(1);
-}
+type Run = ControllerRun<typeof program.options>;
 
-const flags = runCommandLine({
-  packageJson: new URL('../package.json', import.meta.url),
-  variables: [...VARIABLES, ...KUBE_CONFIG_VARIABLES],
-  flags: FLAGS,
-});
-
-function loadConfig(): Config {
-  try {
-    return parseConfig(process.env, flags);
-  } catch (error) {
-    if (error instanceof ConfigError) fail(error.message);
-    throw error;
-  }
-}
-
-const config = loadConfig();
-registerSecret(config.token);
-const logger = createLogger({
-  level: config.logLevel,
-  ...(config.logFormat ? { format: config.logFormat } : {}),
-  defaultMeta: { app: 'cloud-node' },
-});
-
-const kubeConfig = (() => {
-  try {
-    return loadKubeConfig(config.context ? { context: config.context } : {});
-  } catch (error) {
-    fail((error as Error).message);
-  }
-})();
-const context = describeContext(kubeConfig);
-logger.info('target cluster', {
-  context: context.context,
-  server: context.server,
-  user: context.user,
-  source: context.source,
-  nodes: config.nodeSelector ?? 'all',
-});
-
-const manager = new Manager({
-  kubeConfig,
-  logger,
-  health: { port: config.healthPort },
-  rateLimit: config.kubeRateLimit,
-  ...(config.podName ? { identity: config.podName } : {}),
-  ...(config.leaderElection
-    ? {
-        leaderElection: {
-          namespace: config.leaderElection.namespace ?? context.namespace,
-          leaseName: config.leaderElection.leaseName,
-        },
-      }
-    : {}),
-});
-
-const hcloudMetrics = createHcloudMetrics(manager.metrics.registry);
-const hcloudLogger = config.debug ? { logger: logger.child({ component: 'hcloud' }) } : {};
-const hcloud = new HcloudClient({
-  token: config.token,
-  endpoint: config.endpoint,
-  metrics: hcloudMetrics,
+await runController(program, async (run) => {
+  const { config, standard, manager, logger } = run;
+  logger.info('Hetzner Cloud', { endpoint: config.hcloudEndpoint, nodes: config.nodeSelector ?? 'all' });
+  const hcloudMetrics = createHcloudMetrics(manager.metrics.registry);
+  const common = {
+    // Asked per request: a token file the kubelet updates is used without a restart.
+    token: () => config.hcloudToken.value(),
+    endpoint: config.hcloudEndpoint,
+    metrics: hcloudMetrics,
+    ...(config.hcloudDebug ? { logger: logger.child({ component: 'hcloud' }) } : {}),
+  };
   // A lookup waiting long on a 429 would hold a worker; the budget avoids 429s, so waits stay short.
-  maxRateLimitWaitMs: 10_000,
-  ...hcloudLogger,
-});
-// One request per start-up attempt (no retries, no silent 429 waits): waitForHcloud's loop is the retry,
-// so each failure is logged and reported at once.
-const startupClient = new HcloudClient({
-  token: config.token,
-  endpoint: config.endpoint,
-  metrics: hcloudMetrics,
-  maxRetries: 0,
-  maxRateLimitWaitMs: 0,
-  ...hcloudLogger,
-});
-const recorder = manager.eventRecorder(REPORTING_CONTROLLER);
-const networkId = await waitForHcloud();
+  const hcloud = new HcloudClient({ ...common, maxRateLimitWaitMs: 10_000 });
+  // One request per start-up attempt (no retries, no silent 429 waits): waitForHcloud's loop is the
+  // retry, so each failure is logged and reported at once.
+  const startupClient = new HcloudClient({ ...common, maxRetries: 0, maxRateLimitWaitMs: 0 });
+  const recorder = manager.eventRecorder(REPORTING_CONTROLLER);
 
-const directory = new ServerDirectory({
-  client: hcloud,
-  // Until the controllers' first answer, the start-up check's is the freshest word on the bucket.
-  budget: new RequestBudget({ rateLimit: () => hcloud.rateLimit ?? startupClient.rateLimit }),
-  logger: logger.child({ component: 'server-directory' }),
+  const networkId = await waitForHcloud(run, startupClient, recorder);
+  if (networkId === 'stopped') return;
+  const directory = new ServerDirectory({
+    client: hcloud,
+    // Until the controllers' first answer, the start-up check's is the freshest word on the bucket.
+    budget: new RequestBudget({ rateLimit: () => hcloud.rateLimit ?? startupClient.rateLimit }),
+    logger: logger.child({ component: 'server-directory' }),
+  });
+  for (const controller of createCloudNodeControllers({
+    directory,
+    nodes: kubeNodeApi(manager.client),
+    recorder,
+    addressFamily: config.addressFamily,
+    networkId,
+    zoneLabels: config.zoneLabels,
+    nodeMonitorPeriodMs: config.nodeMonitorPeriod,
+    nodeStatusUpdateFrequencyMs: config.nodeStatusUpdateFrequency,
+    nodeSelector: config.nodeSelector,
+    workers: standard.workers,
+  }))
+    manager.add(controller);
 });
-for (const controller of createCloudNodeControllers({
-  directory,
-  nodes: kubeNodeApi(manager.client),
-  recorder,
-  addressFamily: config.addressFamily,
-  networkId,
-  zoneLabels: config.zoneLabels,
-  nodeMonitorPeriodMs: config.nodeMonitorPeriodMs,
-  nodeStatusUpdateFrequencyMs: config.nodeStatusUpdateFrequencyMs,
-  nodeSelector: config.nodeSelector,
-}))
-  manager.add(controller);
-
-await runManager(manager, logger);
 
 /**
  * Start-up's API calls, retried with backoff while the API fails transiently (see hcloud-startup.ts):
- * meanwhile /healthz is ok and /readyz is not (an interim health server on the same port, until the
- * Manager serves its own), each failed attempt is one log line and a Warning Event on this Pod, and
- * SIGTERM exits 0. A rejected configuration exits 1 with one line naming it. Resolves HCLOUD_NETWORK's id.
+ * meanwhile /healthz is ok and /readyz is not, each failed attempt is one log line and a Warning Event on
+ * this Pod, and SIGTERM ends it (`stopped`). A rejected configuration exits 1 with one line naming it.
+ * Resolves the network's id.
  */
-async function waitForHcloud(): Promise<number | undefined> {
+async function waitForHcloud(
+  run: Run,
+  client: HcloudClient,
+  recorder: EventRecorder,
+): Promise<number | undefined | 'stopped'> {
+  const { config, standard, logger } = run;
   let lastFailure = 'no answer from the Hetzner Cloud API yet';
-  const health = await startHealthServer({
-    port: config.healthPort,
-    registry: manager.metrics.registry,
-    isReady: () => false,
-    checks: {
-      readyz: {
-        'hcloud-api': () => {
-          throw new Error(lastFailure);
-        },
-      },
-    },
-  }).catch((error: unknown) => fail(error instanceof Error ? error.message : String(error)));
-  logger.info('serving /metrics, /healthz and /readyz (not ready) until the Hetzner Cloud API answers', {
-    port: health.port,
+  const probes = await run.serveStartupProbes(() => {
+    throw new Error(lastFailure);
   });
-  const stopping = new AbortController();
-  const stop = (): void => {
-    stopping.abort();
-  };
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
-  const pod = podReference();
+  const pod =
+    standard.podName && standard.podNamespace
+      ? { apiVersion: 'v1', kind: 'Pod', namespace: standard.podNamespace, name: standard.podName }
+      : undefined;
   try {
     const result = await connectToHcloud({
-      client: startupClient,
-      tokenSource: config.tokenSource,
-      network: config.network,
-      signal: stopping.signal,
+      client,
+      tokenSource: config.hcloudToken.source,
+      network: config.hcloudNetwork,
+      signal: run.signal,
       onRetry: ({ step, error, attempt, retryInMs }) => {
         lastFailure = `cannot ${step}: ${error.message}`;
         logger.warn('Hetzner Cloud API not usable at start-up; not ready, retrying', {
@@ -185,34 +102,24 @@ async function waitForHcloud(): Promise<number | undefined> {
             type: 'Warning',
             reason: HCLOUD_API_ERROR_REASON,
             action: 'Start',
-            note: `cannot ${step} at ${config.endpoint}: ${error.message}; not ready, retrying with backoff`,
+            note: `cannot ${step} at ${config.hcloudEndpoint}: ${error.message}; not ready, retrying with backoff`,
           });
       },
     });
     if (result.kind === 'stopped') {
-      logger.info('shutting down during start-up');
       await recorder.close();
-      process.exit(0);
+      return 'stopped';
     }
     logger.info('Hetzner Cloud API ready', {
-      endpoint: config.endpoint,
       network: result.networkId,
-      rateLimitRemaining: startupClient.rateLimit?.remaining,
+      rateLimitRemaining: client.rateLimit?.remaining,
     });
     return result.networkId;
   } catch (error) {
     if (!(error instanceof StartupError)) throw error;
     await recorder.close();
-    fail(error.message);
+    return run.fail(error.message);
   } finally {
-    process.off('SIGTERM', stop);
-    process.off('SIGINT', stop);
-    await health.close();
+    await probes?.close();
   }
-}
-
-/** This process's Pod, which start-up Events are about; unknown outside a pod (no downward API). */
-function podReference(): ObjectReference | undefined {
-  if (config.podName === undefined || config.podNamespace === undefined) return undefined;
-  return { apiVersion: 'v1', kind: 'Pod', namespace: config.podNamespace, name: config.podName };
 }

@@ -1,136 +1,91 @@
-import { variablesRead } from '@loopwright/testing';
+import { parseProgram, type Configuration } from '@loopwright/runtime';
+import { writeSecretVolume } from '@loopwright/testing';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { ConfigError, VARIABLES, parseConfig } from './config.ts';
+import { program } from './config.ts';
 
 const valid = {
   MAILGUN_DOMAIN: 'mg.example.com',
   MAILGUN_API_KEY: 'key-abc123',
   MAIL_RECIPIENT: 'ops@example.com',
-  LEADER_ELECTION: 'false',
 };
 
-function errorFor(env: Record<string, string>): ConfigError {
-  try {
-    parseConfig(env);
-  } catch (error) {
-    assert.ok(error instanceof ConfigError);
-    return error;
-  }
-  assert.fail('expected a ConfigError');
+function parse(argv: string[], env: Record<string, string>): Configuration<typeof program.options> {
+  const parsed = parseProgram(program, argv, env);
+  assert.equal(parsed.action, 'run');
+  return parsed;
 }
 
-describe('parseConfig', () => {
-  it('applies the documented defaults', () => {
-    const config = parseConfig(valid);
-    assert.equal(config.mailgun.url, 'https://api.mailgun.net');
-    assert.equal(config.mailgun.timeoutMs, 30_000);
-    assert.equal(config.mailgun.eventsSettleMs, 1_800_000);
-    assert.equal(config.workers, 1);
-    assert.equal(config.healthPort, 8080);
-    assert.equal(config.watchNamespace, undefined);
-    assert.equal(config.leaderElection, undefined);
-    assert.equal(config.unauthorizedRetryMs, 300_000);
-    assert.equal(config.logLevel, 'info');
-    assert.equal(config.logFormat, undefined);
-  });
-
-  it('reads the log level and format', () => {
-    const config = parseConfig({ ...valid, LOG_LEVEL: 'Debug', LOG_FORMAT: 'json' });
-    assert.equal(config.logLevel, 'debug');
-    assert.equal(config.logFormat, 'json');
-  });
-
-  it('reads the key from MAILGUN_API_KEY_FILE, trimming the trailing newline', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'mailgun-config-'));
-    writeFileSync(join(dir, 'key'), 'key-from-file\n');
-    const rest: Record<string, string> = { ...valid };
-    delete rest.MAILGUN_API_KEY;
-    assert.equal(
-      parseConfig({ ...rest, MAILGUN_API_KEY_FILE: join(dir, 'key') }).mailgun.apiKey,
-      'key-from-file',
-    );
-    assert.equal(
-      errorFor({ ...rest, MAILGUN_API_KEY_FILE: join(dir, 'missing') }).variable,
-      'MAILGUN_API_KEY_FILE',
-    );
-    assert.equal(
-      errorFor({ ...valid, MAILGUN_API_KEY_FILE: join(dir, 'key') }).variable,
-      'MAILGUN_API_KEY_FILE',
-    );
-  });
-
-  it('leader election needs a namespace, from LEADER_ELECTION_NAMESPACE or POD_NAMESPACE', () => {
-    assert.equal(errorFor({ ...valid, LEADER_ELECTION: 'true' }).variable, 'LEADER_ELECTION_NAMESPACE');
-    assert.deepEqual(
-      parseConfig({ ...valid, LEADER_ELECTION: 'true', POD_NAMESPACE: 'capi-system' }).leaderElection,
-      {
-        namespace: 'capi-system',
-        leaseName: 'mailgun-cluster-controller',
-      },
-    );
-  });
-
-  const bad: [string, Record<string, string>][] = [
-    ['MAILGUN_DOMAIN', { MAILGUN_DOMAIN: '' }],
-    ['MAILGUN_DOMAIN', { MAILGUN_DOMAIN: 'not a domain' }],
-    ['MAILGUN_API_KEY', { MAILGUN_API_KEY: '' }],
-    ['MAIL_RECIPIENT', { MAIL_RECIPIENT: '' }],
-    ['MAIL_RECIPIENT', { MAIL_RECIPIENT: 'ops' }],
-    ['MAILGUN_URL', { MAILGUN_URL: 'ftp://x' }],
-    ['MAILGUN_URL', { MAILGUN_URL: '::' }],
-    ['MAILGUN_TIMEOUT_SECONDS', { MAILGUN_TIMEOUT_SECONDS: '0' }],
-    ['MAILGUN_EVENTS_SETTLE_SECONDS', { MAILGUN_EVENTS_SETTLE_SECONDS: '10', MAILGUN_TIMEOUT_SECONDS: '30' }],
-    ['WORKERS', { WORKERS: 'two' }],
-    ['HEALTH_PORT', { HEALTH_PORT: '70000' }],
-    ['WATCH_NAMESPACE', { WATCH_NAMESPACE: 'a,b' }],
-    ['LEADER_ELECTION', { LEADER_ELECTION: 'maybe' }],
-    ['LOG_LEVEL', { LOG_LEVEL: 'loud' }],
-    ['LOG_FORMAT', { LOG_FORMAT: 'xml' }],
-  ];
-  for (const [variable, override] of bad) {
-    it(`rejects ${JSON.stringify(override)} naming ${variable}`, () => {
-      const error = errorFor({ ...valid, ...override });
-      assert.equal(error.variable, variable);
-      assert.ok(error.message.startsWith(`${variable}: `));
-      assert.doesNotMatch(error.message, /\n/);
-    });
+function problem(env: Record<string, string>, argv: string[] = []): string {
+  try {
+    parseProgram(program, argv, env);
+  } catch (error) {
+    const { message } = error as Error;
+    assert.ok(!message.includes('\n'), message);
+    return message;
   }
+  assert.fail(`accepted ${JSON.stringify(env)}`);
+}
 
-  it('never echoes the API key in an error', () => {
-    const error = errorFor({ ...valid, MAIL_RECIPIENT: 'key-abc123' });
-    assert.equal(error.variable, 'MAIL_RECIPIENT');
-    assert.equal(errorFor({ ...valid, WORKERS: '0' }).message.includes('key-abc123'), false);
-  });
-});
-
-describe('VARIABLES (the --help table)', () => {
-  // Leader election at its default (on), which needs a namespace.
-  const leaderElected: Record<string, string> = {
-    ...Object.fromEntries(Object.entries(valid).filter(([name]) => name !== 'LEADER_ELECTION')),
-    POD_NAMESPACE: 'capi-system',
-  };
-
-  it('lists exactly the variables parseConfig reads', () => {
-    assert.deepEqual(
-      variablesRead((env) => parseConfig(env), valid, leaderElected),
-      VARIABLES.map((variable) => variable.name).sort(),
-    );
+describe('mailgun-cluster options', () => {
+  it('defaults: the US API, 30 s timeout, 30 min settle time, 5 min after a 401; one worker', () => {
+    const { config, standard } = parse([], valid);
+    assert.equal(config.mailgunDomain, 'mg.example.com');
+    assert.equal(config.mailgunApiKey.value(), 'key-abc123');
+    assert.equal(config.mailRecipient, 'ops@example.com');
+    assert.equal(config.mailgunUrl, 'https://api.mailgun.net');
+    assert.equal(config.mailgunTimeout, 30_000);
+    assert.equal(config.eventsSettleTime, 1_800_000);
+    assert.equal(config.unauthorizedRetryDelay, 300_000);
+    assert.equal(standard.workers, 1);
+    assert.equal(standard.leaderElectionId, 'mailgun-cluster');
   });
 
-  it('every documented default behaves exactly like leaving the variable unset', () => {
-    const withDefaults = VARIABLES.filter((variable) => variable.default !== undefined);
-    assert.ok(withDefaults.length > 0);
-    for (const { name, default: value = '' } of withDefaults) {
-      assert.ok(!(name in leaderElected), name);
-      assert.deepEqual(parseConfig({ ...leaderElected, [name]: value }), parseConfig(leaderElected), name);
+  it('reads Go durations, flags first, and the key from a file', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mailgun-config-'));
+    const keyFile = writeSecretVolume(dir, { 'api-key': 'key-from-file\n' })['api-key'] ?? '';
+    const { config } = parse(['--mailgun-timeout=5s', '--mailgun-api-key-file', keyFile], {
+      ...valid,
+      // The flag wins over the variable holding the key itself.
+      MAILGUN_TIMEOUT: '10s',
+      MAILGUN_EVENTS_SETTLE_TIME: '1m30s',
+      MAILGUN_UNAUTHORIZED_RETRY_DELAY: '1s',
+      MAILGUN_URL: 'https://api.eu.mailgun.net/',
+    });
+    assert.equal(config.mailgunTimeout, 5000);
+    assert.equal(config.eventsSettleTime, 90_000);
+    assert.equal(config.unauthorizedRetryDelay, 1000);
+    assert.equal(config.mailgunUrl, 'https://api.eu.mailgun.net');
+    assert.equal(config.mailgunApiKey.value(), 'key-from-file');
+    assert.equal(config.mailgunApiKey.source, '--mailgun-api-key-file');
+  });
+
+  it('a bad value is one line naming it, never echoing the key', () => {
+    const cases: [Record<string, string>, RegExp][] = [
+      [{ MAILGUN_DOMAIN: '' }, /^--mailgun-domain \/ MAILGUN_DOMAIN: required: the Mailgun sending domain/],
+      [{ MAILGUN_DOMAIN: 'not a domain' }, /^MAILGUN_DOMAIN: expected a domain name/],
+      [{ MAILGUN_API_KEY: '' }, /^MAILGUN_API_KEY \/ MAILGUN_API_KEY_FILE: required/],
+      [
+        { MAILGUN_API_KEY_FILE: '/missing' },
+        /^MAILGUN_API_KEY_FILE: set either MAILGUN_API_KEY or MAILGUN_API_KEY_FILE/,
+      ],
+      [{ MAIL_RECIPIENT: 'key-abc123' }, /^MAIL_RECIPIENT: expected an email address, got "key-abc123"$/],
+      [{ MAILGUN_URL: 'ftp://x' }, /^MAILGUN_URL: expected an http\(s\) URL/],
+      [{ MAILGUN_TIMEOUT: '0s' }, /^MAILGUN_TIMEOUT: expected a duration from 1s to 10m/],
+      [{ MAILGUN_TIMEOUT: '30' }, /^MAILGUN_TIMEOUT: expected a duration/],
+      [
+        { MAILGUN_EVENTS_SETTLE_TIME: '10s' },
+        /^MAILGUN_EVENTS_SETTLE_TIME: the settle time \(10000 ms\) must exceed the timeout \(30000 ms\)/,
+      ],
+      [{ WATCH_NAMESPACE: 'a,B' }, /^WATCH_NAMESPACE: expected namespace names/],
+    ];
+    for (const [override, message] of cases) {
+      const text = problem({ ...valid, ...override });
+      if (override.MAIL_RECIPIENT === undefined) assert.ok(!text.includes('key-abc123'), text);
+      assert.match(text, message, JSON.stringify(override));
     }
-  });
-
-  it('one line per variable', () => {
-    for (const { name, description } of VARIABLES) assert.match(description, /^[^\n]+$/, name);
   });
 });

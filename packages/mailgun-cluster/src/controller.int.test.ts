@@ -8,11 +8,15 @@ import {
   eventually,
   loadTestKubeConfig,
   startMailgunPeer,
+  writeSecretVolume,
   type MailgunFault,
   type MailgunPeer,
   type TestNamespace,
 } from '@loopwright/testing';
 import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { MESSAGE_ID_ANNOTATION } from './decide.ts';
@@ -46,11 +50,12 @@ function controllerEnv(
     MAIL_RECIPIENT: 'ops@example.com',
     // Generous enough that a loaded CI machine never turns a prompt answer into a timeout (which would
     // rightly take the maybe-sent path and change what a test observes); the timeout tests shorten it.
-    MAILGUN_TIMEOUT_SECONDS: '5',
-    MAILGUN_EVENTS_SETTLE_SECONDS: '6',
-    MAILGUN_UNAUTHORIZED_RETRY_SECONDS: '1',
-    LEADER_ELECTION: 'false',
-    HEALTH_PORT: '0',
+    MAILGUN_TIMEOUT: '5s',
+    MAILGUN_EVENTS_SETTLE_TIME: '6s',
+    MAILGUN_UNAUTHORIZED_RETRY_DELAY: '1s',
+    LEADER_ELECT: 'false',
+    HEALTH_PROBE_BIND_ADDRESS: '127.0.0.1:0',
+    METRICS_BIND_ADDRESS: '0',
     WATCH_NAMESPACE: namespace,
     ...extra,
   };
@@ -449,13 +454,33 @@ describe('Mailgun failures', () => {
   for (const [what, fault, requests] of retryable) itRetries(() => ctx, what, fault, requests);
 });
 
+describe('the API key from a Secret volume', () => {
+  it('a corrected key is used at the next attempt, without a restart', async () => {
+    const { objects, peer, namespace } = await setup('mailgun-key-file');
+    const volume = mkdtempSync(join(tmpdir(), 'mailgun-key-'));
+    const keyFile = writeSecretVolume(volume, { 'api-key': 'key-revoked-0000' })['api-key'] ?? '';
+    const controller = run(
+      controllerEnv(peer, namespace, { MAILGUN_API_KEY: '', MAILGUN_API_KEY_FILE: keyFile }),
+    );
+    await objects.createOwnedPair('key-file');
+    await eventually(async () => {
+      const conditions = (await objects.getMailgunCluster('key-file')).status?.conditions ?? [];
+      assert.equal(conditions.find((c) => c.type === 'RequestSent')?.reason, 'Unauthorized');
+    });
+    // What the kubelet does when the Secret is corrected: a new directory behind `..data`.
+    writeSecretVolume(volume, { 'api-key': API_KEY });
+    await expectExactlyOneMail(peer, objects, 'key-file');
+    assert.match(controller.output(), /secret file changed: using its new value/);
+  });
+});
+
 describe('sustained Mailgun failures: held apart, not retried in a loop', () => {
   // Every failed send writes status, and that write reconciles the object again at once: only the
   // controller's own backoff keeps it from hammering Mailgun. Upper bounds only: a slow machine makes
   // fewer attempts, never more.
   const windowMs = 3000;
 
-  it('401: one attempt per MAILGUN_UNAUTHORIZED_RETRY_SECONDS', async () => {
+  it('401: one attempt per MAILGUN_UNAUTHORIZED_RETRY_DELAY', async () => {
     const { objects, peer, namespace } = await setup('mailgun-401-loop');
     const controller = run(controllerEnv(peer, namespace));
     peer.setApiKey('key-rotated');
@@ -495,8 +520,8 @@ describe('Mailgun timeouts', () => {
     ctx = await setup('mailgun-timeouts');
     run(
       controllerEnv(ctx.peer, ctx.namespace, {
-        MAILGUN_TIMEOUT_SECONDS: '1',
-        MAILGUN_EVENTS_SETTLE_SECONDS: '3',
+        MAILGUN_TIMEOUT: '1s',
+        MAILGUN_EVENTS_SETTLE_TIME: '3s',
       }),
     );
   });
@@ -525,15 +550,14 @@ function itRetries(
 }
 
 describe('configuration', () => {
-  it('a missing variable exits 1 with one line naming it', async () => {
+  it('a missing variable exits 2 with one line naming it', async () => {
     const env = controllerEnv({ url: 'http://127.0.0.1:1' } as MailgunPeer, 'default');
-    delete (env as Record<string, string | undefined>).MAIL_RECIPIENT;
     const controller = startController({ ...env, MAIL_RECIPIENT: '' });
     const exit = await controller.exited;
-    assert.equal(exit.code, 1);
+    assert.equal(exit.code, 2);
     const lines = controller.output().trim().split('\n');
     assert.equal(lines.length, 1);
-    assert.match(lines[0] ?? '', /MAIL_RECIPIENT/);
+    assert.match(lines[0] ?? '', /^mailgun-cluster: --mail-recipient \/ MAIL_RECIPIENT: required/);
     assert.equal(controller.output().includes(API_KEY), false);
   });
 });

@@ -21,7 +21,7 @@ const CAPI_VERSION = 'v1beta2';
 const OWNER_INDEX = 'owner';
 
 export interface ControllerSettings extends ReconcilerDeps {
-  /** undefined: all namespaces. */
+  /** undefined: all namespaces. One namespace: one pair of controllers, named after it. */
   namespace: string | undefined;
   workers: number;
 }
@@ -72,7 +72,7 @@ export function createControllers(
   });
 
   const clusterController = new Controller<MailgunCluster>({
-    name: 'mailguncluster',
+    name: namespace === undefined ? 'mailguncluster' : `mailguncluster-${namespace}`,
     for: { ...scope(INFRA_GROUP, INFRA_VERSION, 'mailgunclusters', namespace), kind: 'MailgunCluster' },
     watches: [
       {
@@ -98,7 +98,7 @@ export function createControllers(
 
   const machineToInfra = mapToInfra('MailgunMachine', mailgunMachines.lister);
   const machineController = new Controller<MailgunMachine>({
-    name: 'mailgunmachine',
+    name: namespace === undefined ? 'mailgunmachine' : `mailgunmachine-${namespace}`,
     for: { ...scope(INFRA_GROUP, INFRA_VERSION, 'mailgunmachines', namespace), kind: 'MailgunMachine' },
     watches: [
       { resource: scope(CAPI_GROUP, CAPI_VERSION, 'machines', namespace), map: machineToInfra },

@@ -1,4 +1,4 @@
-export { ConfigError, parseConfig, type Config } from './config.ts';
+export { program } from './config.ts';
 export { ConditionType, setCondition, type Condition } from './conditions.ts';
 export { createControllers, type ControllerSettings } from './controllers.ts';
 export {

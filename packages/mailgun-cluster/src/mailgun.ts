@@ -2,6 +2,7 @@
  * Talking to Mailgun: send one request mail (mailgun.js) and find an already accepted one (the v3
  * events API), with every failure classified into what the controller must do about it.
  */
+import { registerSecret } from '@loopwright/runtime';
 import Mailgun from 'mailgun.js';
 import { REQUEST_TAG, messageFields, type RequestMail } from './mail.ts';
 
@@ -89,7 +90,11 @@ function fromStatus(status: number | undefined, message: string, cause: unknown)
 
 export interface MailgunServiceOptions {
   domain: string;
-  apiKey: string;
+  /**
+   * The current API key, asked for per request: a key file re-read when its Secret changes takes
+   * effect at the next request, without a restart.
+   */
+  apiKey: () => string;
   /** Base URL without `/v3`. */
   url: string;
   timeoutMs: number;
@@ -100,24 +105,39 @@ export interface MailgunServiceOptions {
 /** Pages of events the lookup reads at most (300 each); more means the tag is shared by far more mail than this controller sends. */
 const MAX_EVENT_PAGES = 20;
 
+type MailgunClient = ReturnType<Mailgun['client']>;
+
 export class MailgunService implements MailService {
   readonly #options: MailgunServiceOptions;
-  readonly #client: ReturnType<Mailgun['client']>;
+  /** mailgun.js takes the key when the client is built: one client per key, rebuilt when it changes. */
+  #client: { key: string; client: MailgunClient } | undefined;
 
   constructor(options: MailgunServiceOptions) {
     this.#options = options;
-    this.#client = new Mailgun(FormData).client({
-      username: 'api',
-      key: options.apiKey,
-      url: options.url,
-      timeout: options.timeoutMs,
-    });
+  }
+
+  #clientForCurrentKey(): MailgunClient {
+    const key = this.#options.apiKey();
+    if (this.#client?.key !== key) {
+      // The Basic credential mailgun.js builds from the key must never reach a log line or an Event.
+      registerSecret(basicCredential(key));
+      this.#client = {
+        key,
+        client: new Mailgun(FormData).client({
+          username: 'api',
+          key,
+          url: this.#options.url,
+          timeout: this.#options.timeoutMs,
+        }),
+      };
+    }
+    return this.#client.client;
   }
 
   async send(mail: RequestMail): Promise<string> {
     let response: { id?: string; status: number; message?: string };
     try {
-      response = await this.#client.messages.create(this.#options.domain, {
+      response = await this.#clientForCurrentKey().messages.create(this.#options.domain, {
         ...messageFields(mail),
       } as never);
     } catch (error) {
@@ -149,7 +169,9 @@ export class MailgunService implements MailService {
       limit: '300',
     });
     let url = `${this.#options.url}/v3/${encodeURIComponent(this.#options.domain)}/events?${query.toString()}`;
-    const authorization = `Basic ${Buffer.from(`api:${this.#options.apiKey}`).toString('base64')}`;
+    const credential = basicCredential(this.#options.apiKey());
+    registerSecret(credential);
+    const authorization = `Basic ${credential}`;
     for (let page = 0; page < MAX_EVENT_PAGES; page++) {
       const timeout = AbortSignal.timeout(this.#options.timeoutMs);
       let response: Response;
@@ -197,6 +219,10 @@ interface EventsPage {
     message?: { headers?: { 'message-id'?: string } };
   }[];
   paging?: { next?: string };
+}
+
+function basicCredential(key: string): string {
+  return Buffer.from(`api:${key}`).toString('base64');
 }
 
 function errorCode(error: unknown): string {
