@@ -13,6 +13,7 @@
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { CoreV1Api, KubeConfig, makeInformer, type V1ConfigMap } from '@kubernetes/client-node';
+import { KubeTransport } from '@loopwright/core';
 import { startControlPlane } from '@loopwright/testing';
 import { Informer, stripManagedFields, type KubeObject } from '../src/index.ts';
 
@@ -55,7 +56,8 @@ async function sync(
     return { cached, cache: informer };
   }
   const informer = new Informer<KubeObject>({
-    kc,
+    // client-node's informer has no client-side rate limit either.
+    transport: new KubeTransport(kc, { rateLimit: false }),
     group: '',
     version: 'v1',
     plural: 'configmaps',

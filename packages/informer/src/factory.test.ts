@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { KubeConfig } from '@kubernetes/client-node';
 import { SharedInformerFactory } from './factory.ts';
 import { controllerOwnerIndex, labelIndex } from './indexers.ts';
 import { ScriptedClient } from './test-helpers/scripted-client.ts';
@@ -9,7 +8,6 @@ import type { KubeObject, ListWatchScope } from './types.ts';
 function setup() {
   const clients = new Map<string, ScriptedClient<KubeObject>>();
   const factory = new SharedInformerFactory({
-    kc: new KubeConfig(),
     createClient: (scope: ListWatchScope) => {
       const client = new ScriptedClient<KubeObject>();
       clients.set(JSON.stringify(scope), client);

@@ -1,15 +1,16 @@
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeTransport } from '@loopwright/core';
 import type { Indexers } from './indexers.ts';
 import { Informer, type InformerSettings } from './informer.ts';
-import type { ResourceClient } from './transport.ts';
+import type { ResourceClient } from './list-watch.ts';
 import type { KubeObject, ListWatchScope } from './types.ts';
 
-/** Options of {@link SharedInformerFactory}: the connection plus settings applied to every informer. */
-export interface SharedInformerFactoryOptions extends Omit<InformerSettings, 'indexers' | 'resyncMs'> {
-  kc: KubeConfig;
-  /** Replaces the HTTP transport (tests, or a custom client). Default: list/watch over HTTPS with `kc`. */
-  createClient?: (scope: ListWatchScope) => ResourceClient<KubeObject>;
-}
+/**
+ * Options of {@link SharedInformerFactory}: where informers list and watch, plus settings applied to
+ * every informer. `transport`: the API server connection; `createClient` replaces list/watch
+ * altogether (tests, or a custom client).
+ */
+export type SharedInformerFactoryOptions = Omit<InformerSettings, 'indexers' | 'resyncMs'> &
+  ({ transport: KubeTransport } | { createClient: (scope: ListWatchScope) => ResourceClient<KubeObject> });
 
 /** What to watch through the factory, plus per-caller extras. */
 export interface InformerRequest<T extends KubeObject = KubeObject> extends ListWatchScope {
@@ -46,7 +47,6 @@ export class SharedInformerFactory {
     const key = scopeKey(request);
     let informer = this.#informers.get(key) as Informer<T> | undefined;
     if (informer === undefined) {
-      const { createClient, kc, ...settings } = this.#options;
       const scope: ListWatchScope = {
         group: request.group,
         version: request.version,
@@ -55,11 +55,14 @@ export class SharedInformerFactory {
         ...(request.labelSelector === undefined ? {} : { labelSelector: request.labelSelector }),
         ...(request.fieldSelector === undefined ? {} : { fieldSelector: request.fieldSelector }),
       };
-      const base = settings as InformerSettings<T>;
-      informer =
-        createClient === undefined
-          ? new Informer<T>({ ...base, kc, ...scope })
-          : new Informer<T>({ ...base, client: createClient(scope) as ResourceClient<T> });
+      if ('transport' in this.#options) {
+        const { transport, ...settings } = this.#options;
+        informer = new Informer<T>({ ...(settings as InformerSettings<T>), transport, ...scope });
+      } else {
+        const { createClient, ...settings } = this.#options;
+        const client = createClient(scope) as ResourceClient<T>;
+        informer = new Informer<T>({ ...(settings as InformerSettings<T>), client });
+      }
       this.#informers.set(key, informer as unknown as Informer<KubeObject>);
       this.#indexers.set(key, new Map());
       if (this.#started) informer.start();

@@ -7,15 +7,8 @@
  *
  * @packageDocumentation
  */
-export { Backoff, type BackoffOptions } from './backoff.ts';
-export { systemClock, type Clock, type TimerHandle } from './clock.ts';
-export {
-  FailureReason,
-  HandlerError,
-  InformerStoppedError,
-  ListWatchError,
-  classifyStatus,
-} from './errors.ts';
+export { HandlerError, InformerStoppedError } from './errors.ts';
+export { FailureReason } from './failure-reason.ts';
 export { SharedInformerFactory, type InformerRequest, type SharedInformerFactoryOptions } from './factory.ts';
 export {
   controllerOwnerIndex,
@@ -35,8 +28,13 @@ export {
   type InformerOptions,
   type InformerSettings,
 } from './informer.ts';
-export { LineDecoder } from './line-decoder.ts';
-export { Reflector, type ObjectEvent, type ReflectorOptions, type ReflectorSink } from './reflector.ts';
+export {
+  Reflector,
+  type ObjectEvent,
+  type ReflectorBackoffOptions,
+  type ReflectorOptions,
+  type ReflectorSink,
+} from './reflector.ts';
 export { Store, type Lister } from './store.ts';
 export {
   createResourceClient,
@@ -44,13 +42,10 @@ export {
   type ListResult,
   type ResourceClient,
   type WatchRequest,
-} from './transport.ts';
+} from './list-watch.ts';
 export {
   consoleLogger,
   resourceName,
-  type ApiRequestObservation,
-  type ApiRequestObserver,
-  type ApiStatus,
   type InformerMetrics,
   type KubeObject,
   type ListWatchScope,

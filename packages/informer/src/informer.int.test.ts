@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { CoreV1Api, type KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
+import { KubeTransport } from '@loopwright/core';
 import { createTestNamespace, eventually, loadTestKubeConfig, type TestNamespace } from '@loopwright/testing';
 import { Informer, type EventHandlers, type InformerSettings } from './informer.ts';
 import { HttpFaultProxy, withServer } from './test-helpers/http-fault-proxy.ts';
@@ -43,7 +44,7 @@ function hooks() {
   let relists = 0;
   const settings: InformerSettings<Cm> = {
     // Fast retries keep the suite short; the schedule itself is unit-tested.
-    backoff: { initialMs: 100, capMs: 1000 },
+    backoff: { durationMs: 100, capMs: 1000 },
     logger: { debug: () => undefined, warn: () => undefined, error: () => undefined },
     metrics: {
       watchError: (_resource, reason) => watchErrors.push(reason),
@@ -99,7 +100,7 @@ describe('Informer against a real API server', () => {
     await createCm(other.name, 'page-elsewhere', { suite: 'paging', pick: 'yes' });
     const informer = new Informer<Cm>({
       ...hooks().settings,
-      kc: proxy.kubeConfig(),
+      transport: new KubeTransport(proxy.kubeConfig()),
       group: '',
       version: 'v1',
       plural: 'configmaps',
@@ -131,9 +132,10 @@ describe('Informer against a real API server', () => {
     await createCm(ns.name, 'cut-keep', { suite: 'cut' });
     await createCm(ns.name, 'cut-change', { suite: 'cut' });
     await createCm(ns.name, 'cut-delete', { suite: 'cut' });
+    const transport = new KubeTransport(withServer(kc, `https://127.0.0.1:${proxy.port}`));
     const informer = new Informer<Cm>({
       ...h.settings,
-      kc: withServer(kc, `https://127.0.0.1:${proxy.port}`),
+      transport,
       group: '',
       version: 'v1',
       plural: 'configmaps',
@@ -145,7 +147,11 @@ describe('Informer against a real API server', () => {
     try {
       await informer.waitForSync(AbortSignal.timeout(20_000));
       await eventually(() => {
-        assert.ok(informer.lastSyncResourceVersion !== undefined && proxy.accepted >= 2, 'watch connected');
+        // The list's connection is kept alive and carries the watch: count requests, not connections.
+        assert.ok(
+          informer.lastSyncResourceVersion !== undefined && transport.stats().requests >= 2,
+          'watching',
+        );
       });
       events.length = 0;
       proxy.refuse();
@@ -177,7 +183,7 @@ describe('Informer against a real API server', () => {
     await createCm(ns.name, 'silent-a', { suite: 'silent' });
     const informer = new Informer<Cm>({
       ...h.settings,
-      kc: withServer(kc, `https://127.0.0.1:${proxy.port}`),
+      transport: new KubeTransport(withServer(kc, `https://127.0.0.1:${proxy.port}`)),
       group: '',
       version: 'v1',
       plural: 'configmaps',
@@ -224,7 +230,7 @@ describe('Informer against a real API server', () => {
       await createCm(ns.name, `${suite}-delete`, { suite });
       const informer = new Informer<Cm>({
         ...h.settings,
-        kc: proxy.kubeConfig(),
+        transport: new KubeTransport(proxy.kubeConfig()),
         group: '',
         version: 'v1',
         plural: 'configmaps',
@@ -278,7 +284,7 @@ describe('Informer against a real API server', () => {
     const h = hooks();
     const informer = new Informer<Cm>({
       ...h.settings,
-      kc,
+      transport: new KubeTransport(kc),
       group: '',
       version: 'v1',
       plural: 'configmaps',
@@ -312,7 +318,7 @@ describe('Informer against a real API server', () => {
     const h = hooks();
     const informer = new Informer<Cm>({
       ...h.settings,
-      kc,
+      transport: new KubeTransport(kc),
       group: '',
       version: 'v1',
       plural: 'configmaps',

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import { HandlerError, InformerStoppedError, ListWatchError } from './errors.ts';
+import { KubeApiError, isGone } from '@loopwright/core';
+import { HandlerError, InformerStoppedError } from './errors.ts';
 import { labelIndex, objectKey } from './indexers.ts';
 import { Informer, stripManagedFields, type EventHandlers } from './informer.ts';
-import { FakeClock, flush } from './test-helpers/fake-clock.ts';
+import { FakeClock, settle } from '@loopwright/core';
 import { configMap, recordingLogger, ScriptedClient } from './test-helpers/scripted-client.ts';
 import type { KubeObject } from './types.ts';
 
@@ -97,7 +98,7 @@ describe('Informer', () => {
     watch.push({ type: 'ADDED', object: configMap('a', '11') });
     watch.push({ type: 'MODIFIED', object: configMap('a', '12') });
     watch.push({ type: 'DELETED', object: configMap('a', '13') });
-    await flush();
+    await settle();
     assert.deepEqual(rec.events, ['add default/a@11', 'update default/a@11->12', 'delete default/a@13']);
     assert.deepEqual(seenInCache, ['12']);
     assert.equal(t.informer.lister.get('default', 'a'), undefined);
@@ -141,7 +142,8 @@ describe('Informer', () => {
     ]);
     assert.deepEqual(t.informer.lister.byIndex('byApp', 'web'), [], 'indexes follow the relist');
     assert.equal(t.errors.length, 1);
-    assert.ok(t.errors[0] instanceof ListWatchError);
+    assert.ok(t.errors[0] instanceof KubeApiError);
+    assert.ok(isGone(t.errors[0]));
     t.informer.stop();
   });
 
@@ -166,7 +168,7 @@ describe('Informer', () => {
     await t.informer.waitForSync();
     const watch = await t.client.watchNumber(0);
     watch.push({ type: 'ADDED', object: configMap('b', '11') });
-    await flush();
+    await settle();
     assert.deepEqual(rec.events, ['add default/a@1 initial', 'add default/b@11']);
     const handlerErrors = t.errors.filter((e) => e instanceof HandlerError);
     assert.equal(handlerErrors.length, 6);
@@ -189,7 +191,7 @@ describe('Informer', () => {
     assert.deepEqual(rec.events.sort(), ['add default/a@1 initial', 'add default/b@2 initial']);
     const watch = await t.client.watchNumber(0);
     watch.push({ type: 'MODIFIED', object: configMap('a', '3') });
-    await flush();
+    await settle();
     assert.equal(rec.events.at(-1), 'update default/a@1->3');
     t.informer.stop();
   });
@@ -203,7 +205,7 @@ describe('Informer', () => {
     const watch = await t.client.watchNumber(0);
     registration.remove();
     watch.push({ type: 'ADDED', object: configMap('a', '11') });
-    await flush();
+    await settle();
     assert.deepEqual(rec.events, []);
     t.informer.stop();
   });
@@ -236,7 +238,7 @@ describe('Informer', () => {
     t.informer.stop();
     await assert.rejects(pending, InformerStoppedError);
     t.client.scriptList({ items: [configMap('a', '1')], resourceVersion: '10' });
-    await flush();
+    await settle();
     assert.deepEqual(rec.events, []);
     assert.deepEqual(t.errors, []);
     assert.equal(t.logger.lines.length, 0);

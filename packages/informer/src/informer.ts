@@ -1,14 +1,16 @@
-import type { KubeConfig } from '@kubernetes/client-node';
-import type { BackoffOptions } from './backoff.ts';
-import { systemClock, type Clock, type TimerHandle } from './clock.ts';
-import { HandlerError, InformerStoppedError, type ListWatchError } from './errors.ts';
+import { realClock, type Clock, type KubeTransport, type Timer } from '@loopwright/core';
+import { HandlerError, InformerStoppedError } from './errors.ts';
 import { objectKey, type Indexers } from './indexers.ts';
-import { Reflector, type ObjectEvent, type ReflectorSink } from './reflector.ts';
+import {
+  Reflector,
+  type ObjectEvent,
+  type ReflectorBackoffOptions,
+  type ReflectorSink,
+} from './reflector.ts';
 import { Store, type Lister } from './store.ts';
-import { createResourceClient, type ResourceClient } from './transport.ts';
+import { createResourceClient, type ResourceClient } from './list-watch.ts';
 import {
   consoleLogger,
-  type ApiRequestObserver,
   type InformerMetrics,
   type KubeObject,
   type ListWatchScope,
@@ -52,23 +54,24 @@ export interface InformerSettings<T extends KubeObject = KubeObject> {
   freezeObjects?: boolean;
   logger?: Logger;
   metrics?: InformerMetrics;
-  /** Every list/watch failure and handler failure, after it was logged. */
-  onError?: (error: ListWatchError | HandlerError) => void;
+  /**
+   * Every list/watch failure (a `KubeApiError`, or any error for a bug) and handler failure (a
+   * {@link HandlerError}), after it was logged.
+   */
+  onError?: (error: Error) => void;
   clock?: Clock;
-  backoff?: BackoffOptions;
+  backoff?: ReflectorBackoffOptions;
   /** See {@link ReflectorOptions.minWatchTimeoutSeconds}. Default 300. */
   minWatchTimeoutSeconds?: number;
   /** See {@link ReflectorOptions.inactivityTimeoutMs}. Default 90 s. */
   inactivityTimeoutMs?: number;
   /** List page size. Default 500. */
   pageSize?: number;
-  /** Sees every list and watch request (e.g. for `rest_client_*` metrics). Ignored with a custom `client`. */
-  observeRequest?: ApiRequestObserver;
 }
 
 /** Options of {@link Informer}: settings plus where to list/watch from. */
 export type InformerOptions<T extends KubeObject> = InformerSettings<T> &
-  ({ client: ResourceClient<T> } | ({ kc: KubeConfig } & ListWatchScope));
+  ({ client: ResourceClient<T> } | ({ transport: KubeTransport } & ListWatchScope));
 
 interface Registration<T extends KubeObject> {
   handlers: EventHandlers<T>;
@@ -96,7 +99,7 @@ export class Informer<T extends KubeObject> {
   readonly #resource: string;
   readonly #clock: Clock;
   readonly #logger: Logger;
-  readonly #onError: ((error: ListWatchError | HandlerError) => void) | undefined;
+  readonly #onError: ((error: Error) => void) | undefined;
   readonly #transform: ((obj: T) => T) | undefined;
   readonly #freeze: boolean;
   #registrations: readonly Registration<T>[] = [];
@@ -105,18 +108,12 @@ export class Informer<T extends KubeObject> {
   #abort: AbortController | undefined;
   #stopped = false;
   #resyncMs = 0;
-  #resyncTimer: TimerHandle | undefined;
+  #resyncTimer: Timer | undefined;
 
   constructor(options: InformerOptions<T>) {
-    const client =
-      'client' in options
-        ? options.client
-        : createResourceClient<T>({
-            ...options,
-            ...(options.clock === undefined ? {} : { clock: options.clock }),
-          });
+    const client = 'client' in options ? options.client : createResourceClient<T>(options);
     this.#resource = client.resource;
-    this.#clock = options.clock ?? systemClock;
+    this.#clock = options.clock ?? realClock;
     this.#logger = options.logger ?? consoleLogger;
     this.#onError = options.onError;
     this.#transform = options.transform;
@@ -173,7 +170,7 @@ export class Informer<T extends KubeObject> {
     if (this.#stopped) return;
     this.#stopped = true;
     this.#abort?.abort();
-    if (this.#resyncTimer !== undefined) this.#clock.clearTimeout(this.#resyncTimer);
+    this.#resyncTimer?.cancel();
     const waiters = this.#syncWaiters;
     this.#syncWaiters = [];
     for (const waiter of waiters) {
@@ -254,14 +251,14 @@ export class Informer<T extends KubeObject> {
     if (ms <= 0 || (this.#resyncMs > 0 && this.#resyncMs <= ms)) return;
     this.#resyncMs = ms;
     if (this.#abort !== undefined && !this.#stopped) {
-      if (this.#resyncTimer !== undefined) this.#clock.clearTimeout(this.#resyncTimer);
+      this.#resyncTimer?.cancel();
       this.#scheduleResync();
     }
   }
 
   #scheduleResync(): void {
     if (this.#resyncMs <= 0) return;
-    this.#resyncTimer = this.#clock.setTimeout(() => {
+    this.#resyncTimer = this.#clock.setTimer(() => {
       if (this.#stopped) return;
       if (this.#synced) {
         for (const obj of this.#store.list()) this.#dispatchUpdate(obj, obj);

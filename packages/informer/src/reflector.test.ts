@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { FailureReason, ListWatchError, classifyStatus } from './errors.ts';
+import { KubeApiError } from '@loopwright/core';
 import { Reflector, type ObjectEvent } from './reflector.ts';
-import { FakeClock, flush } from './test-helpers/fake-clock.ts';
+import { FakeClock, settle } from '@loopwright/core';
 import { configMap, recordingLogger, ScriptedClient } from './test-helpers/scripted-client.ts';
 import type { KubeObject } from './types.ts';
 
@@ -12,7 +12,7 @@ function setup(options: { random?: () => number } = {}) {
   const replaced: { names: string[]; resourceVersion: string }[] = [];
   const applied: ObjectEvent<KubeObject>[] = [];
   const metrics = { errors: [] as string[], relists: 0 };
-  const errors: ListWatchError[] = [];
+  const errors: Error[] = [];
   const logger = recordingLogger();
   const reflector = new Reflector<KubeObject>({
     client,
@@ -39,12 +39,22 @@ function setup(options: { random?: () => number } = {}) {
   return { clock, client, reflector, replaced, applied, metrics, errors, logger, abort, done };
 }
 
+const request = { method: 'GET', path: '/api/v1/configmaps' };
+
 const networkError = () =>
-  ListWatchError.network(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }));
+  KubeApiError.noResponse(
+    Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }),
+    request,
+    false,
+  );
+
+/** An error response as the transport reports it. */
+const errorResponse = (code: number, body: Record<string, unknown> | undefined) =>
+  KubeApiError.fromResponse(code, body === undefined ? '' : JSON.stringify(body), undefined, request);
 
 /** What the API server answers to a list or watch of a resource it does not serve. */
 const notFound = () =>
-  ListWatchError.fromStatus(404, {
+  errorResponse(404, {
     kind: 'Status',
     code: 404,
     reason: 'NotFound',
@@ -74,7 +84,7 @@ describe('Reflector', () => {
     first.push({ type: 'ADDED', object: configMap('a', '11') });
     first.push({ type: 'MODIFIED', object: configMap('a', '12') });
     first.push({ type: 'DELETED', object: configMap('a', '13') });
-    await flush();
+    await settle();
     assert.deepEqual(
       t.applied.map((e) => `${e.type}:${e.object.metadata?.resourceVersion ?? ''}`),
       ['ADDED:11', 'MODIFIED:12', 'DELETED:13'],
@@ -83,7 +93,7 @@ describe('Reflector', () => {
       type: 'BOOKMARK',
       object: { kind: 'ConfigMap', apiVersion: 'v1', metadata: { resourceVersion: '20' } },
     });
-    await flush();
+    await settle();
     assert.equal(t.reflector.lastSyncResourceVersion, '20');
     assert.equal(t.applied.length, 3, 'bookmarks are not delivered as changes');
     // The server ends the watch (timeoutSeconds): re-watch at once from the bookmark, without a relist.
@@ -103,7 +113,7 @@ describe('Reflector', () => {
     const first = await t.client.watchNumber(0);
     first.push({ type: 'ADDED', object: configMap('a', '11') });
     first.fail(networkError());
-    await flush();
+    await settle();
     await t.clock.advance(799);
     assert.equal(t.client.watches.length, 1, 'no retry before the 800 ms backoff');
     await t.clock.advance(1);
@@ -133,7 +143,7 @@ describe('Reflector', () => {
       type: 'ERROR',
       object: { kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version' },
     });
-    await flush();
+    await settle();
     assert.deepEqual(t.metrics.errors, ['configmaps:gone']);
     assert.equal(t.metrics.relists, 1);
     t.client.scriptList({ items: [configMap('a', '5')], resourceVersion: '30' });
@@ -143,8 +153,8 @@ describe('Reflector', () => {
     assert.deepEqual(t.replaced.at(-1), { names: ['a'], resourceVersion: '30' });
     assert.equal(second.request.resourceVersion, '30');
 
-    second.fail(ListWatchError.fromStatus(410, { kind: 'Status', code: 410, reason: 'Gone' }));
-    await flush();
+    second.fail(errorResponse(410, { kind: 'Status', code: 410, reason: 'Gone' }));
+    await settle();
     t.client.scriptList({ items: [], resourceVersion: '40' });
     await t.clock.advance(1600);
     const third = await t.client.watchNumber(2);
@@ -162,7 +172,7 @@ describe('Reflector', () => {
       type: 'ERROR',
       object: { kind: 'Status', code: 500, reason: 'InternalError', message: 'boom' },
     });
-    await flush();
+    await settle();
     assert.deepEqual(t.metrics.errors, ['configmaps:server_error']);
     await t.clock.advance(800);
     assert.equal((await t.client.watchNumber(1)).request.resourceVersion, '10');
@@ -173,10 +183,10 @@ describe('Reflector', () => {
 
   it('retries a failed list with backoff until it succeeds', async () => {
     const t = setup();
-    t.client.scriptList(ListWatchError.fromStatus(503, undefined));
-    t.client.scriptList(ListWatchError.fromStatus(403, { kind: 'Status', code: 403, reason: 'Forbidden' }));
+    t.client.scriptList(errorResponse(503, undefined));
+    t.client.scriptList(errorResponse(403, { kind: 'Status', code: 403, reason: 'Forbidden' }));
     t.client.scriptList({ items: [configMap('a', '1')], resourceVersion: '10' });
-    await flush();
+    await settle();
     assert.equal(t.client.listCalls, 1);
     await t.clock.advance(800);
     assert.equal(t.client.listCalls, 2);
@@ -197,7 +207,7 @@ describe('Reflector', () => {
   it('waits for a resource that is not served: one log line, the list retried with backoff', async () => {
     const t = setup();
     for (let i = 0; i < 3; i++) t.client.scriptList(notFound());
-    await flush();
+    await settle();
     assert.equal(t.reflector.resourceMissing, true);
     await t.clock.advance(800);
     await t.clock.advance(1600);
@@ -234,7 +244,7 @@ describe('Reflector', () => {
       [notServedLine],
     );
     t.client.scriptList(notFound());
-    await flush();
+    await settle();
     assert.deepEqual(
       t.logger.lines.map((l) => l.message),
       [notServedLine, notServedLine],
@@ -249,7 +259,7 @@ describe('Reflector', () => {
     const first = await t.client.watchNumber(0);
     assert.equal(t.reflector.resourceMissing, false);
     first.fail(notFound());
-    await flush();
+    await settle();
     assert.equal(t.reflector.resourceMissing, true);
     assert.deepEqual(
       t.logger.lines.map((l) => l.message),
@@ -264,7 +274,7 @@ describe('Reflector', () => {
     assert.equal(t.reflector.resourceMissing, false);
     // Missing once more: a new episode, so the line is not held back by the last one.
     second.fail(notFound());
-    await flush();
+    await settle();
     assert.equal(t.logger.lines.length, 2);
     t.abort.abort();
     await t.done;
@@ -273,7 +283,7 @@ describe('Reflector', () => {
   it('honours Retry-After of a 429 as a lower bound on the wait', async () => {
     const t = setup();
     t.client.scriptList(
-      ListWatchError.fromStatus(429, {
+      errorResponse(429, {
         kind: 'Status',
         code: 429,
         reason: 'TooManyRequests',
@@ -281,7 +291,7 @@ describe('Reflector', () => {
       }),
     );
     t.client.scriptList({ items: [], resourceVersion: '1' });
-    await flush();
+    await settle();
     await t.clock.advance(4_999);
     assert.equal(t.client.listCalls, 1);
     await t.clock.advance(1);
@@ -294,7 +304,7 @@ describe('Reflector', () => {
     const t = setup();
     t.client.scriptList({ items: [], resourceVersion: '10' });
     (await t.client.watchNumber(0)).end();
-    await flush();
+    await settle();
     assert.deepEqual(t.metrics.errors, ['configmaps:short_watch']);
     assert.equal(t.client.watches.length, 1, 'no immediate reconnect storm');
     await t.clock.advance(800);
@@ -335,7 +345,7 @@ describe('Reflector', () => {
     t.abort.abort();
     watch.push({ type: 'ADDED', object: configMap('late', '11') });
     await t.done;
-    await flush();
+    await settle();
     assert.deepEqual(t.applied, []);
     assert.deepEqual(t.metrics.errors, []);
     assert.deepEqual(t.errors, []);
@@ -344,40 +354,11 @@ describe('Reflector', () => {
   it('stops quietly while backing off', async () => {
     const t = setup();
     t.client.scriptList(networkError());
-    await flush();
-    assert.equal(t.clock.pending, 1, 'sleeping');
+    await settle();
+    assert.equal(t.clock.pendingTimers(), 1, 'sleeping');
     t.abort.abort();
     await t.done;
-    assert.equal(t.clock.pending, 0, 'backoff timer cleared');
+    assert.equal(t.clock.pendingTimers(), 0, 'backoff timer cleared');
     assert.equal(t.client.listCalls, 1);
-  });
-
-  it('classifies failures for the metric', () => {
-    const reasons = [401, 403, 404, 410, 429, 500, 503].map(
-      (code) => ListWatchError.fromStatus(code, undefined).reason,
-    );
-    assert.deepEqual(reasons, [
-      FailureReason.Unauthorized,
-      FailureReason.Forbidden,
-      FailureReason.NotFound,
-      FailureReason.Gone,
-      FailureReason.Throttled,
-      FailureReason.ServerError,
-      FailureReason.ServerError,
-    ]);
-    assert.equal(ListWatchError.fromStatus(200, { code: 410, reason: 'Expired' }).reason, FailureReason.Gone);
-  });
-
-  it('classifies a missing resource by Status reason NotFound, or by 404 without a reason', () => {
-    assert.equal(classifyStatus(404, 'NotFound'), FailureReason.NotFound);
-    assert.equal(classifyStatus(404, undefined), FailureReason.NotFound, 'a plain-text 404 page');
-    assert.equal(classifyStatus(404, ''), FailureReason.NotFound);
-    // The reason decides, never the message text.
-    const notFoundInMessage = ListWatchError.fromStatus(500, {
-      code: 500,
-      reason: 'InternalError',
-      message: 'resource not found',
-    });
-    assert.equal(notFoundInMessage.reason, FailureReason.ServerError);
   });
 });

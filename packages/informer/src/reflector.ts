@@ -1,15 +1,16 @@
-import { Backoff, type BackoffOptions } from './backoff.ts';
-import { sleep, systemClock, type Clock } from './clock.ts';
-import { FailureReason, ListWatchError, toListWatchError } from './errors.ts';
-import { missingResourceMessage, shouldLogMissingResource } from './missing-resource.ts';
-import type { ResourceClient } from './transport.ts';
 import {
-  consoleLogger,
-  type ApiStatus,
-  type InformerMetrics,
-  type KubeObject,
-  type Logger,
-} from './types.ts';
+  BackoffManager,
+  KubeApiError,
+  KubeApiFailure,
+  realClock,
+  sleep,
+  type BackoffManagerOptions,
+  type Clock,
+} from '@loopwright/core';
+import { FailureReason, failureReason } from './failure-reason.ts';
+import type { ResourceClient } from './list-watch.ts';
+import { missingResourceMessage, shouldLogMissingResource } from './missing-resource.ts';
+import { consoleLogger, type InformerMetrics, type KubeObject, type Logger } from './types.ts';
 
 /** A change to apply to the cache, from a watch event. */
 export interface ObjectEvent<T extends KubeObject> {
@@ -25,13 +26,29 @@ export interface ReflectorSink<T extends KubeObject> {
   apply(event: ObjectEvent<T>): void;
 }
 
+/** The reflector's backoff between failed attempts; unset fields keep client-go's reflector values. */
+export type ReflectorBackoffOptions = Partial<Omit<BackoffManagerOptions, 'clock'>>;
+
+/**
+ * client-go's reflector backoff: 800 ms doubling to 30 s, jittered up to 100%, starting over after 2 min
+ * without a failure (`NewExponentialBackoffManager(800ms, 30s, 2min, 2.0, 1.0)`).
+ */
+const reflectorBackoff = {
+  durationMs: 800,
+  factor: 2,
+  steps: Infinity,
+  capMs: 30_000,
+  jitter: 1,
+  resetAfterMs: 120_000,
+} as const;
+
 /** Options of {@link Reflector}. */
 export interface ReflectorOptions<T extends KubeObject> {
   client: ResourceClient<T>;
   sink: ReflectorSink<T>;
   clock?: Clock;
   /** Backoff between failed attempts; defaults are client-go's (800 ms, x2, cap 30 s, jitter 1.0, reset 2 min). */
-  backoff?: BackoffOptions;
+  backoff?: ReflectorBackoffOptions;
   /**
    * Server-side watch timeout is `min * (1 + random())` seconds, like client-go (default min 300 s, so
    * 5-10 min): the random spread keeps many informers from re-watching at the same moment.
@@ -44,14 +61,24 @@ export interface ReflectorOptions<T extends KubeObject> {
   inactivityTimeoutMs?: number;
   logger?: Logger;
   metrics?: InformerMetrics;
-  /** Called with every failure, after the metric and the log line. Must not throw (it is isolated anyway). */
-  onError?: (error: ListWatchError) => void;
+  /**
+   * Called with every failure, after the metric and the log line: a {@link KubeApiError} for anything
+   * the API server (or the connection to it) did, any other error for a bug. Must not throw (it is
+   * isolated anyway).
+   */
+  onError?: (error: Error) => void;
   /** Randomness for the watch timeout; injectable for tests. */
   random?: () => number;
 }
 
 /** A watch that ends by itself sooner than this without delivering anything counts as a failure. */
 const SHORT_WATCH_MS = 1000;
+
+/** A failed attempt: what went wrong, and how it is labelled and handled. */
+interface Failure {
+  error: Error;
+  reason: FailureReason;
+}
 
 /**
  * Keeps a sink in sync with the API server: list, then watch from the list's resourceVersion,
@@ -75,12 +102,12 @@ export class Reflector<T extends KubeObject> {
   readonly #client: ResourceClient<T>;
   readonly #sink: ReflectorSink<T>;
   readonly #clock: Clock;
-  readonly #backoff: Backoff;
+  readonly #backoff: BackoffManager;
   readonly #minWatchTimeoutSeconds: number;
   readonly #inactivityTimeoutMs: number;
   readonly #logger: Logger;
   readonly #metrics: InformerMetrics;
-  readonly #onError: ((error: ListWatchError) => void) | undefined;
+  readonly #onError: ((error: Error) => void) | undefined;
   readonly #random: () => number;
   #resourceVersion: string | undefined;
   #resourceMissing = false;
@@ -89,8 +116,8 @@ export class Reflector<T extends KubeObject> {
   constructor(options: ReflectorOptions<T>) {
     this.#client = options.client;
     this.#sink = options.sink;
-    this.#clock = options.clock ?? systemClock;
-    this.#backoff = new Backoff(this.#clock, options.backoff);
+    this.#clock = options.clock ?? realClock;
+    this.#backoff = new BackoffManager({ ...reflectorBackoff, ...options.backoff, clock: this.#clock });
     this.#minWatchTimeoutSeconds = options.minWatchTimeoutSeconds ?? 300;
     this.#inactivityTimeoutMs = options.inactivityTimeoutMs ?? 90_000;
     this.#logger = options.logger ?? consoleLogger;
@@ -116,7 +143,8 @@ export class Reflector<T extends KubeObject> {
   async run(signal: AbortSignal): Promise<void> {
     let needList = true;
     while (!signal.aborted) {
-      let failure: ListWatchError | undefined;
+      let failure: Failure | undefined;
+      let phase: 'list' | 'watch' = 'list';
       try {
         if (needList) {
           const list = await this.#client.list(signal);
@@ -126,9 +154,13 @@ export class Reflector<T extends KubeObject> {
           needList = false;
           this.#resourceServed();
         }
-        await this.#watchOnce(signal);
+        phase = 'watch';
+        failure = await this.#watchOnce(signal);
       } catch (error) {
-        failure = toListWatchError(error);
+        failure = {
+          error: error instanceof Error ? error : new Error(String(error)),
+          reason: failureReason(error, phase),
+        };
       }
       if (isAborted(signal)) return;
       if (failure === undefined) continue;
@@ -140,13 +172,15 @@ export class Reflector<T extends KubeObject> {
       // tells what exists.
       if (failure.reason === FailureReason.NotFound) needList = true;
       this.#resourceMissing = failure.reason === FailureReason.NotFound;
-      const delayMs = Math.max(this.#backoff.next(), failure.retryAfterMs ?? 0);
+      const retryAfterMs = failure.error instanceof KubeApiError ? (failure.error.retryAfterMs ?? 0) : 0;
+      const delayMs = Math.max(this.#backoff.step(), retryAfterMs);
       this.#report(failure, delayMs, needList);
       await sleep(this.#clock, delayMs, signal);
     }
   }
 
-  async #watchOnce(signal: AbortSignal): Promise<void> {
+  /** Watches until the server ends the watch; a watch closed at once without events is a failure. */
+  async #watchOnce(signal: AbortSignal): Promise<Failure | undefined> {
     const startedAt = this.#clock.now();
     let received = 0;
     const timeoutSeconds = Math.floor(this.#minWatchTimeoutSeconds * (1 + this.#random()));
@@ -157,7 +191,7 @@ export class Reflector<T extends KubeObject> {
       signal,
     });
     for await (const event of events) {
-      if (signal.aborted) return;
+      if (signal.aborted) return undefined;
       received++;
       switch (event.type) {
         case 'ADDED':
@@ -170,18 +204,22 @@ export class Reflector<T extends KubeObject> {
           this.#resourceVersion = event.object.metadata?.resourceVersion ?? this.#resourceVersion;
           break;
         case 'ERROR':
-          throw ListWatchError.fromStatus(event.object.code ?? 500, event.object satisfies ApiStatus);
+          throw KubeApiError.fromStatus(event.object);
         default:
-          throw new ListWatchError(`unknown watch event type ${String((event as { type: unknown }).type)}`, {
-            reason: FailureReason.Decode,
+          throw new KubeApiError(`unknown watch event type ${String((event as { type: unknown }).type)}`, {
+            failure: KubeApiFailure.Decode,
           });
       }
     }
     if (!signal.aborted && received === 0 && this.#clock.now() - startedAt < SHORT_WATCH_MS) {
-      throw new ListWatchError('watch closed by the server at once without any event', {
+      return {
+        error: new KubeApiError('watch closed by the server at once without any event', {
+          failure: KubeApiFailure.Network,
+        }),
         reason: FailureReason.ShortWatch,
-      });
+      };
     }
+    return undefined;
   }
 
   #resourceServed(): void {
@@ -190,40 +228,41 @@ export class Reflector<T extends KubeObject> {
     this.#missingResourceLoggedAt = undefined;
   }
 
-  #report(error: ListWatchError, retryInMs: number, listing: boolean): void {
-    this.#safely(() => this.#metrics.watchError?.(this.#client.resource, error.reason));
+  #report(failure: Failure, retryInMs: number, listing: boolean): void {
+    this.#safely(() => this.#metrics.watchError?.(this.#client.resource, failure.reason));
     this.#safely(() => {
-      if (error.reason === FailureReason.NotFound) this.#logMissingResource(error);
-      else this.#logFailure(error, retryInMs, listing);
+      if (failure.reason === FailureReason.NotFound) this.#logMissingResource(failure);
+      else this.#logFailure(failure, retryInMs, listing);
     });
     if (this.#onError !== undefined) {
       const onError = this.#onError;
       this.#safely(() => {
-        onError(error);
+        onError(failure.error);
       });
     }
   }
 
-  #logFailure(error: ListWatchError, retryInMs: number, listing: boolean): void {
-    this.#logger.warn(failureMessage(error.reason, listing), {
-      resource: this.#client.resource,
-      reason: error.reason,
-      statusCode: error.statusCode,
-      error: error.message,
+  #logFailure(failure: Failure, retryInMs: number, listing: boolean): void {
+    this.#logger.warn(failureMessage(failure.reason, listing), {
+      ...this.#failureFields(failure),
       retryInMs,
     });
   }
 
-  #logMissingResource(error: ListWatchError): void {
+  #logMissingResource(failure: Failure): void {
     const now = this.#clock.now();
     if (!shouldLogMissingResource(this.#missingResourceLoggedAt, now)) return;
     this.#missingResourceLoggedAt = now;
-    this.#logger.warn(missingResourceMessage(this.#client.ref), {
+    this.#logger.warn(missingResourceMessage(this.#client.ref), this.#failureFields(failure));
+  }
+
+  #failureFields({ error, reason }: Failure): Record<string, unknown> {
+    return {
       resource: this.#client.resource,
-      reason: error.reason,
-      statusCode: error.statusCode,
+      reason,
+      statusCode: error instanceof KubeApiError ? error.status : undefined,
       error: error.message,
-    });
+    };
   }
 
   // Observability hooks are user code: a throwing logger or metric must not end the reflector.

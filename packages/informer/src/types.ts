@@ -1,3 +1,5 @@
+import type { KubeStatus } from '@loopwright/core';
+
 /**
  * The minimal shape of a Kubernetes object that the informer relies on. Everything else is carried
  * through untouched: objects are the API server's JSON, not class instances.
@@ -60,18 +62,7 @@ export interface ListWatchScope extends ResourceRef {
 export type WatchEvent<T extends KubeObject> =
   | { type: 'ADDED' | 'MODIFIED' | 'DELETED'; object: T }
   | { type: 'BOOKMARK'; object: KubeObject }
-  | { type: 'ERROR'; object: ApiStatus };
-
-/** The API server's `Status` object (error bodies and watch ERROR events). */
-export interface ApiStatus {
-  kind?: string;
-  apiVersion?: string;
-  status?: string;
-  message?: string;
-  reason?: string;
-  code?: number;
-  details?: { retryAfterSeconds?: number; [field: string]: unknown };
-}
+  | { type: 'ERROR'; object: KubeStatus };
 
 /**
  * Structured log sink. Compatible with winston and console-like loggers; fields never contain
@@ -106,18 +97,3 @@ export const consoleLogger: Logger = {
 export function resourceName(ref: ResourceRef): string {
   return ref.group === '' ? ref.plural : `${ref.plural}.${ref.group}`;
 }
-
-/**
- * One HTTP request to the API server, reported when its response headers arrive (or it fails), as
- * client-go's REST-client metrics measure it: a watch counts once, at its start.
- */
-export interface ApiRequestObservation {
-  method: string;
-  url: URL;
-  /** Undefined when no response arrived (network error, timeout, abort). */
-  statusCode: number | undefined;
-  durationSeconds: number;
-}
-
-/** Receives every {@link ApiRequestObservation}; must not throw (errors are ignored). */
-export type ApiRequestObserver = (observation: ApiRequestObservation) => void;

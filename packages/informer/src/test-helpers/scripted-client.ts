@@ -1,4 +1,4 @@
-import type { ListResult, ResourceClient, WatchRequest } from '../transport.ts';
+import type { ListResult, ResourceClient, WatchRequest } from '../list-watch.ts';
 import type { KubeObject, ResourceRef, WatchEvent } from '../types.ts';
 
 /** One watch opened by the code under test; the test pushes events into it. */

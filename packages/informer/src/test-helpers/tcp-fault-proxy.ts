@@ -13,8 +13,6 @@ export class TcpFaultProxy {
   readonly #server: net.Server;
   readonly #pairs = new Set<{ client: net.Socket; upstream: net.Socket; silent: boolean }>();
   #mode: 'forward' | 'refuse' | 'silent' = 'forward';
-  /** Connections accepted so far. */
-  accepted = 0;
 
   private constructor(target: { host: string; port: number }) {
     this.#target = target;
@@ -66,7 +64,6 @@ export class TcpFaultProxy {
   }
 
   #accept(client: net.Socket): void {
-    this.accepted++;
     if (this.#mode === 'refuse') {
       client.resetAndDestroy();
       return;

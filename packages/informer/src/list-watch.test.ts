@@ -3,8 +3,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
-import { FailureReason, ListWatchError } from './errors.ts';
-import { createResourceClient, type ResourceClient } from './transport.ts';
+import { KubeApiError, KubeApiFailure, KubeTransport, type RestRequestObservation } from '@loopwright/core';
+import { createResourceClient, type ResourceClient } from './list-watch.ts';
 import type { KubeObject, WatchEvent } from './types.ts';
 
 // A tiny peer that speaks the API server's list/watch wire format, to test request building and
@@ -18,6 +18,7 @@ const server = http.createServer((req, res) => {
   route(url, req, res);
 });
 let kc: KubeConfig;
+let transport: KubeTransport;
 
 before(async () => {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -29,8 +30,10 @@ before(async () => {
     contexts: [{ name: 'ctx', cluster: 'peer', user: 'user' }],
     currentContext: 'ctx',
   });
+  transport = new KubeTransport(kc, { rateLimit: false });
 });
 after(() => {
+  transport.close();
   server.closeAllConnections();
   server.close();
 });
@@ -38,7 +41,13 @@ after(() => {
 function client(
   extra: { namespace?: string; labelSelector?: string; fieldSelector?: string; pageSize?: number } = {},
 ): ResourceClient<KubeObject> {
-  return createResourceClient<KubeObject>({ kc, group: '', version: 'v1', plural: 'configmaps', ...extra });
+  return createResourceClient<KubeObject>({
+    transport,
+    group: '',
+    version: 'v1',
+    plural: 'configmaps',
+    ...extra,
+  });
 }
 
 const status = (code: number, reason: string) =>
@@ -59,7 +68,7 @@ function watchRequest(overrides: { inactivityTimeoutMs?: number; signal?: AbortS
   };
 }
 
-describe('HTTP resource client', () => {
+describe('resource client on a KubeTransport', () => {
   it('pages through a list with limit/continue, forwards selectors and credentials, fills apiVersion/kind', async () => {
     const seenAuth: (string | undefined)[] = [];
     route = (url, req, res) => {
@@ -97,7 +106,7 @@ describe('HTTP resource client', () => {
     assert.deepEqual(seenAuth, ['Bearer secret-token', 'Bearer secret-token']);
   });
 
-  it('reports every list and watch request to observeRequest, with the status or none on failure', async () => {
+  it("sends every list and watch request through the transport, seen by the transport's observer", async () => {
     route = (url, _req, res) => {
       if (url.searchParams.get('watch') === '1') {
         res.writeHead(403, { 'content-type': 'application/json' }).end(status(403, 'Forbidden'));
@@ -108,38 +117,27 @@ describe('HTTP resource client', () => {
         .end(JSON.stringify({ kind: 'ConfigMapList', metadata: { resourceVersion: '7' }, items: [] }));
     };
     const seen: { method: string; path: string; statusCode: number | undefined }[] = [];
-    const observed = createResourceClient<KubeObject>({
-      kc,
-      group: '',
-      version: 'v1',
-      plural: 'configmaps',
-      observeRequest: ({ method, url, statusCode, durationSeconds }) => {
-        assert.ok(durationSeconds >= 0);
-        seen.push({ method, path: url.pathname, statusCode });
+    const observed = new KubeTransport(kc, {
+      rateLimit: false,
+      observer: {
+        observeRequest: ({ method, path, statusCode }: RestRequestObservation) => {
+          seen.push({ method, path, statusCode });
+        },
       },
     });
-    await observed.list(new AbortController().signal);
-    await assert.rejects(collect(observed.watch(watchRequest())), { reason: FailureReason.Forbidden });
-    const unreachable = new KubeConfig();
-    unreachable.loadFromOptions({
-      clusters: [{ name: 'down', server: 'http://127.0.0.1:1', skipTLSVerify: true }],
-      users: [{ name: 'user' }],
-      contexts: [{ name: 'ctx', cluster: 'down', user: 'user' }],
-      currentContext: 'ctx',
-    });
-    const down = createResourceClient<KubeObject>({
-      kc: unreachable,
+    const resources = createResourceClient<KubeObject>({
+      transport: observed,
       group: '',
       version: 'v1',
       plural: 'configmaps',
-      observeRequest: ({ statusCode }) => seen.push({ method: 'GET', path: 'down', statusCode }),
     });
-    await assert.rejects(down.list(new AbortController().signal));
+    await resources.list(new AbortController().signal);
+    await assert.rejects(collect(resources.watch(watchRequest())), { status: 403, reason: 'Forbidden' });
     assert.deepEqual(seen, [
       { method: 'GET', path: '/prefix/api/v1/configmaps', statusCode: 200 },
       { method: 'GET', path: '/prefix/api/v1/configmaps', statusCode: 403 },
-      { method: 'GET', path: 'down', statusCode: undefined },
     ]);
+    observed.close();
   });
 
   it('falls back to one unpaginated list when a continue token expires', async () => {
@@ -171,15 +169,15 @@ describe('HTTP resource client', () => {
     route = (_url, _req, res) =>
       res.writeHead(429, { 'retry-after': '3' }).end(status(429, 'TooManyRequests'));
     await assert.rejects(client().list(new AbortController().signal), (error: unknown) => {
-      assert.ok(error instanceof ListWatchError);
-      assert.equal(error.reason, FailureReason.Throttled);
+      assert.ok(error instanceof KubeApiError);
+      assert.equal(error.reason, 'TooManyRequests');
       assert.equal(error.retryAfterMs, 3000);
       return true;
     });
     route = (_url, _req, res) => res.writeHead(502).end('<html>bad gateway</html>');
     await assert.rejects(client().list(new AbortController().signal), {
-      reason: FailureReason.ServerError,
-      statusCode: 502,
+      failure: KubeApiFailure.Status,
+      status: 502,
     });
   });
 
@@ -224,11 +222,11 @@ describe('HTTP resource client', () => {
     assert.equal(query.get('timeoutSeconds'), '321');
   });
 
-  it('fails a watch with HTTP 410 as gone and 403 as forbidden', async () => {
+  it('fails a watch with the HTTP status and Status reason, e.g. 410 Gone and 403 Forbidden', async () => {
     route = (_url, _req, res) => res.writeHead(410).end(status(410, 'Gone'));
-    await assert.rejects(collect(client().watch(watchRequest())), { reason: FailureReason.Gone });
+    await assert.rejects(collect(client().watch(watchRequest())), { status: 410, reason: 'Gone' });
     route = (_url, _req, res) => res.writeHead(403).end(status(403, 'Forbidden'));
-    await assert.rejects(collect(client().watch(watchRequest())), { reason: FailureReason.Forbidden });
+    await assert.rejects(collect(client().watch(watchRequest())), { status: 403, reason: 'Forbidden' });
   });
 
   it('fails a watch whose connection is reset mid-stream as a network error', async () => {
@@ -237,7 +235,7 @@ describe('HTTP resource client', () => {
       res.write(JSON.stringify({ type: 'ADDED', object: { metadata: { name: 'a' } } }) + '\n{"type":"ADD');
       setTimeout(() => req.socket.destroy(), 20);
     };
-    await assert.rejects(collect(client().watch(watchRequest())), { reason: FailureReason.Network });
+    await assert.rejects(collect(client().watch(watchRequest())), { failure: KubeApiFailure.Network });
   });
 
   it('aborts a watch that goes silent after the headers (inactivity timeout)', async () => {
@@ -252,7 +250,7 @@ describe('HTTP resource client', () => {
         for await (const event of client().watch(watchRequest({ inactivityTimeoutMs: 150 })))
           received.push(event.type);
       })(),
-      { reason: FailureReason.Inactivity },
+      { failure: KubeApiFailure.Timeout },
     );
     assert.deepEqual(received, ['BOOKMARK']);
   });
@@ -260,7 +258,7 @@ describe('HTTP resource client', () => {
   it('aborts a watch whose response headers never come (inactivity timeout)', async () => {
     route = () => undefined;
     await assert.rejects(collect(client().watch(watchRequest({ inactivityTimeoutMs: 150 }))), {
-      reason: FailureReason.Inactivity,
+      failure: KubeApiFailure.Timeout,
     });
   });
 
@@ -286,12 +284,14 @@ describe('HTTP resource client', () => {
       contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
       currentContext: 'x',
     });
+    const refusedTransport = new KubeTransport(refused, { rateLimit: false });
     const c = createResourceClient<KubeObject>({
-      kc: refused,
+      transport: refusedTransport,
       group: 'apps',
       version: 'v1',
       plural: 'deployments',
     });
-    await assert.rejects(c.list(new AbortController().signal), { reason: FailureReason.Network });
+    await assert.rejects(c.list(new AbortController().signal), { failure: KubeApiFailure.Network });
+    refusedTransport.close();
   });
 });

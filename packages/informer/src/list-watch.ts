@@ -1,0 +1,168 @@
+import { isGone, type KubeTransport } from '@loopwright/core';
+import {
+  resourceName,
+  type KubeObject,
+  type ListWatchScope,
+  type ResourceRef,
+  type WatchEvent,
+} from './types.ts';
+
+/** The complete result of a (paginated) list: every item plus the resourceVersion to watch from. */
+export interface ListResult<T extends KubeObject> {
+  items: T[];
+  resourceVersion: string;
+}
+
+/** Parameters of one watch request. */
+export interface WatchRequest {
+  /** Watch from here (exclusive): the list's resourceVersion or the last event's. */
+  resourceVersion: string;
+  /** Server-side timeout: the API server ends the watch cleanly after this many seconds. */
+  timeoutSeconds: number;
+  /**
+   * Client-side timeout: if nothing at all (not even a bookmark or a partial line) arrives for this
+   * long, including while waiting for the response headers, the connection is considered dead and
+   * the watch fails with a `timeout` `KubeApiError`.
+   */
+  inactivityTimeoutMs: number;
+  signal: AbortSignal;
+}
+
+/**
+ * List and watch for one resource and scope, like client-go's `ListerWatcher`. The reflector depends
+ * only on this interface, which is what lets its unit tests script failures without a server.
+ *
+ * Failure contract: `list` rejects and `watch` throws a `KubeApiError`; when `signal` aborts,
+ * `list` rejects (with an `aborted` one) and `watch` simply ends: callers check `signal.aborted`. A
+ * `watch` that ends without throwing was closed by the server (its timeout).
+ */
+export interface ResourceClient<T extends KubeObject> {
+  /** `resource.group` for logs and metrics. */
+  readonly resource: string;
+  /** Group, version and plural, for a log line naming the resource when the server does not serve it. */
+  readonly ref: ResourceRef;
+  list(signal: AbortSignal): Promise<ListResult<T>>;
+  watch(request: WatchRequest): AsyncIterable<WatchEvent<T>>;
+}
+
+/** Options of {@link createResourceClient}. */
+export interface HttpResourceClientOptions extends ListWatchScope {
+  /** The API server connection: credentials, rate limit, request metrics. */
+  transport: KubeTransport;
+  /** Page size of the list (`limit`). Default 500 like client-go's pager. */
+  pageSize?: number;
+  /** Timeout for each list page, from request to last byte. Default 60 s. */
+  listPageTimeoutMs?: number;
+}
+
+/**
+ * Creates a {@link ResourceClient} on a {@link KubeTransport}.
+ *
+ * - `list` pages with `limit` + `continue`; if a continue token expires mid-way (410), it falls back
+ *   to one unpaginated list like client-go's pager. List items get `apiVersion`/`kind` filled in
+ *   (the API server omits them in lists) so cached objects look the same whether they came from a
+ *   list or a watch.
+ * - `watch` sends `watch=1&allowWatchBookmarks=true&resourceVersion=..&timeoutSeconds=..` and yields
+ *   each event as it arrives; an `ERROR` event is yielded as-is for the caller to classify.
+ */
+export function createResourceClient<T extends KubeObject>(
+  options: HttpResourceClientOptions,
+): ResourceClient<T> {
+  return new HttpResourceClient<T>(options);
+}
+
+class HttpResourceClient<T extends KubeObject> implements ResourceClient<T> {
+  readonly resource: string;
+  readonly ref: ResourceRef;
+  readonly #options: HttpResourceClientOptions;
+  readonly #path: string;
+
+  constructor(options: HttpResourceClientOptions) {
+    this.#options = options;
+    this.resource = resourceName(options);
+    this.ref = { group: options.group, version: options.version, plural: options.plural };
+    const prefix =
+      options.group === '' ? `/api/${options.version}` : `/apis/${options.group}/${options.version}`;
+    const namespace =
+      options.namespace === undefined ? '' : `/namespaces/${encodeURIComponent(options.namespace)}`;
+    this.#path = `${prefix}${namespace}/${options.plural}`;
+  }
+
+  async list(signal: AbortSignal): Promise<ListResult<T>> {
+    try {
+      return await this.#listPaged(signal, this.#options.pageSize ?? 500);
+    } catch (error) {
+      if (isGone(error) && !signal.aborted) {
+        // An expired continue token: the pages seen so far are from a snapshot that no longer exists.
+        return await this.#listPaged(signal, undefined);
+      }
+      throw error;
+    }
+  }
+
+  async #listPaged(signal: AbortSignal, pageSize: number | undefined): Promise<ListResult<T>> {
+    const items: T[] = [];
+    let continueToken: string | undefined;
+    for (;;) {
+      const query = this.#selectorQuery();
+      if (pageSize !== undefined) query.set('limit', String(pageSize));
+      if (continueToken !== undefined) query.set('continue', continueToken);
+      const page = await this.#options.transport.requestJson<ListBody<T>>({
+        path: this.#pathWith(query),
+        signal,
+        timeoutMs: this.#options.listPageTimeoutMs ?? 60_000,
+      });
+      const kind = page.kind?.endsWith('List') === true ? page.kind.slice(0, -'List'.length) : undefined;
+      for (const item of page.items ?? []) {
+        if (item.kind === undefined && kind !== undefined) {
+          item.apiVersion = page.apiVersion;
+          item.kind = kind;
+        }
+        items.push(item);
+      }
+      continueToken = page.metadata?.continue;
+      if (continueToken === undefined || continueToken === '') {
+        return { items, resourceVersion: page.metadata?.resourceVersion ?? '' };
+      }
+    }
+  }
+
+  async *watch(request: WatchRequest): AsyncGenerator<WatchEvent<T>> {
+    const query = this.#selectorQuery();
+    query.set('watch', '1');
+    query.set('allowWatchBookmarks', 'true');
+    query.set('resourceVersion', request.resourceVersion);
+    query.set('timeoutSeconds', String(request.timeoutSeconds));
+    try {
+      const events = this.#options.transport.watch({
+        path: this.#pathWith(query),
+        signal: request.signal,
+        idleTimeoutMs: request.inactivityTimeoutMs,
+      });
+      // Each document is a watch event: the API server's wire format, checked by the reflector.
+      yield* events as AsyncIterable<WatchEvent<T>>;
+    } catch (error) {
+      if (request.signal.aborted) return;
+      throw error;
+    }
+  }
+
+  #selectorQuery(): URLSearchParams {
+    const query = new URLSearchParams();
+    if (this.#options.labelSelector !== undefined) query.set('labelSelector', this.#options.labelSelector);
+    if (this.#options.fieldSelector !== undefined) query.set('fieldSelector', this.#options.fieldSelector);
+    return query;
+  }
+
+  #pathWith(query: URLSearchParams): string {
+    const search = query.toString();
+    return search === '' ? this.#path : `${this.#path}?${search}`;
+  }
+}
+
+interface ListBody<T> {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: { resourceVersion?: string; continue?: string };
+  items?: T[];
+}
