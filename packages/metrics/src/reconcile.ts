@@ -6,7 +6,8 @@ export type ReconcileResult = (typeof RECONCILE_RESULTS)[number];
 
 /**
  * How one reconcile ended. `terminal_error` (a TerminalError: logged, not retried) and `panic` (the
- * reconciler threw unexpectedly and the runtime recovered it) are also errors, and are counted as such.
+ * reconciler threw a bug rather than a failure, e.g. a non-Error value or an engine TypeError; see the
+ * README) are also errors, and are counted as such.
  */
 export type ReconcileOutcome = 'success' | 'requeue' | 'requeue_after' | 'error' | 'terminal_error' | 'panic';
 

@@ -5,7 +5,18 @@
  */
 export { Controller, type ControllerContext, type ControllerOptions } from './controller/controller.ts';
 export { enqueueControllerOwner, groupOf, splitKey } from './controller/mappers.ts';
+export {
+  and,
+  annotationsChanged,
+  generationChanged,
+  ignoreStatusOnlyUpdates,
+  labelsChanged,
+  not,
+  or,
+  type Predicate,
+} from './controller/predicates.ts';
 export type {
+  OwnedResource,
   PrimaryResource,
   ReconcileRequest,
   ReconcileResult,

@@ -1,12 +1,24 @@
-import { CoreV1Api, type KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
+import {
+  CoreV1Api,
+  PatchStrategy,
+  setHeaderOptions,
+  type KubeConfig,
+  type V1ConfigMap,
+  type V1Secret,
+  type V1Service,
+} from '@kubernetes/client-node';
+import type { KubeObject, ListWatchScope } from '@loopwright/informer';
 import { createMetrics } from '@loopwright/metrics';
 import { createTestNamespace, eventually, loadTestKubeConfig, type TestNamespace } from '@loopwright/testing';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import winston from 'winston';
+import { Writable } from 'node:stream';
+import winston, { type Logger } from 'winston';
+import { createLogger } from '../log/index.ts';
 import { TerminalError } from '../errors/index.ts';
 import { Manager } from '../manager/manager.ts';
 import { Controller, type ControllerOptions } from './controller.ts';
+import { annotationsChanged, ignoreStatusOnlyUpdates, labelsChanged, type Predicate } from './predicates.ts';
 import type { ReconcileRequest, ReconcileResult } from './types.ts';
 
 const silent = winston.createLogger({ silent: true });
@@ -19,29 +31,55 @@ interface Seen {
 }
 
 /** Runs one controller in a manager (no leader election, no health server) until `stop()`. */
-function runController(
+function runController<T extends KubeObject = V1ConfigMap>(
   kc: KubeConfig,
-  options: Omit<ControllerOptions<V1ConfigMap>, 'name'> & { name?: string },
+  options: Omit<ControllerOptions<T>, 'name'> & { name?: string },
+  logger: Logger = silent,
 ) {
   const metrics = createMetrics();
   const manager = new Manager({
     kubeConfig: kc,
-    logger: silent,
+    logger,
     metrics,
     health: false,
     gracefulShutdownTimeoutMs: 5000,
   });
-  manager.add(new Controller<V1ConfigMap>({ name: options.name ?? 'test', ...options }));
+  manager.add(new Controller<T>({ name: options.name ?? 'test', ...options }));
   const abort = new AbortController();
   const done = manager.start(abort.signal);
   return {
     metrics,
+    /** Sees every event of `scope` right after the controller's handlers, on the same shared informer. */
+    witness: (scope: ListWatchScope) => {
+      const seen: { type: 'add' | 'update' | 'delete'; obj: KubeObject }[] = [];
+      manager.factory.forResource(scope).addEventHandler({
+        onAdd: (obj) => seen.push({ type: 'add', obj }),
+        onUpdate: (_oldObj, obj) => seen.push({ type: 'update', obj }),
+        onDelete: (obj) => seen.push({ type: 'delete', obj }),
+      });
+      return seen;
+    },
     done,
     stop: async () => {
       abort.abort();
       return done;
     },
   };
+}
+
+const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+
+/** A JSON logger, as in a cluster, whose entries land in `entries`. */
+function capturingLogger() {
+  const entries: Record<string, unknown>[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      for (const line of chunk.toString('utf8').split('\n'))
+        if (line.trim() !== '') entries.push(JSON.parse(line) as Record<string, unknown>);
+      callback();
+    },
+  });
+  return { logger: createLogger({ stream, format: 'json', level: 'error' }), entries };
 }
 
 async function counter(
@@ -226,6 +264,11 @@ describe('Controller on a real API server', () => {
       1,
     );
     assert.equal(await counter(run.metrics, 'workqueue_retries_total', { name: 'flaky' }), 2);
+    assert.equal(
+      await counter(run.metrics, 'controller_runtime_reconcile_panics_total', { controller: 'flaky' }),
+      0,
+      'an API error is a failure, not a panic',
+    );
   });
 
   it('wakes up after requeueAfterMs without any event', async () => {
@@ -326,5 +369,344 @@ describe('Controller on a real API server', () => {
     releaseFirst();
     assert.equal(await stopped, 'stopped');
     assert.deepEqual(reconciled, ['intake-a'], 'keys still queued at shutdown are left alone');
+  });
+  it('requeue: true (deprecated) adds the key again with the rate limiter, counted as requeue', async () => {
+    const times: number[] = [];
+    const run = runController(kc, {
+      name: 'requeue-true',
+      for: {
+        group: '',
+        version: 'v1',
+        plural: 'configmaps',
+        kind: 'ConfigMap',
+        namespace: ns.name,
+        labelSelector: 'suite=requeue-true',
+      },
+      reconcile: () => {
+        times.push(Date.now());
+        return Promise.resolve(times.length < 3 ? { requeue: true } : undefined);
+      },
+    });
+    try {
+      await core.createNamespacedConfigMap({
+        namespace: ns.name,
+        body: { metadata: { name: 'again', labels: { suite: 'requeue-true' } } },
+      });
+      // Without any event: only the queue can bring the key back.
+      await eventually(() => {
+        assert.equal(times.length, 3);
+      });
+      const [first = 0, second = 0, third = 0] = times;
+      // The default limiter's per-key backoff: 5 ms, then 10 ms.
+      assert.ok(
+        second - first >= 5 && third - second >= 10,
+        `requeued after ${second - first} ms, then ${third - second} ms`,
+      );
+    } finally {
+      await run.stop();
+    }
+    const labels = { controller: 'requeue-true' };
+    const total = (result: string) =>
+      counter(run.metrics, 'controller_runtime_reconcile_total', { ...labels, result });
+    assert.equal(await total('requeue'), 2);
+    assert.equal(await total('success'), 1);
+    assert.equal(await total('error'), 0);
+    assert.equal(
+      await counter(run.metrics, 'workqueue_retries_total', { name: 'requeue-true' }),
+      2,
+      'rate-limited adds',
+    );
+  });
+
+  it('counts a panic as an error and a panic, logs it with its stack and retries it with backoff', async () => {
+    const attempts: number[] = [];
+    const { logger, entries } = capturingLogger();
+    const run = runController(
+      kc,
+      {
+        name: 'panicky',
+        for: {
+          group: '',
+          version: 'v1',
+          plural: 'configmaps',
+          kind: 'ConfigMap',
+          namespace: ns.name,
+          labelSelector: 'suite=panic',
+        },
+        reconcile: ({ object }) => {
+          attempts.push(Date.now());
+          // eslint-disable-next-line @typescript-eslint/only-throw-error -- the panic under test
+          if (attempts.length === 1) throw 'not an Error';
+          // A bug on the second attempt: reading into a key the object does not have (a TypeError).
+          const data = object?.data as unknown as { missing: { value: string } };
+          if (attempts.length === 2 && data.missing.value === '') return Promise.resolve();
+          return Promise.resolve();
+        },
+      },
+      logger,
+    );
+    try {
+      await core.createNamespacedConfigMap({
+        namespace: ns.name,
+        body: { metadata: { name: 'panic', labels: { suite: 'panic' } }, data: { present: 'x' } },
+      });
+      await eventually(() => {
+        assert.equal(attempts.length, 3);
+      });
+      const [first = 0, second = 0, third = 0] = attempts;
+      assert.ok(second - first >= 5 && third - second >= 10, 'retried with backoff');
+    } finally {
+      await run.stop();
+    }
+    const labels = { controller: 'panicky' };
+    assert.equal(await counter(run.metrics, 'controller_runtime_reconcile_panics_total', labels), 2);
+    assert.equal(await counter(run.metrics, 'controller_runtime_reconcile_errors_total', labels), 2);
+    assert.equal(
+      await counter(run.metrics, 'controller_runtime_reconcile_total', { ...labels, result: 'error' }),
+      2,
+    );
+    assert.equal(
+      await counter(run.metrics, 'controller_runtime_reconcile_total', { ...labels, result: 'success' }),
+      1,
+    );
+    assert.equal(await counter(run.metrics, 'workqueue_retries_total', { name: 'panicky' }), 2);
+    const panics = entries.filter(
+      (entry) => entry.message === 'observed a panic in the reconciler; retrying with backoff',
+    );
+    assert.equal(panics.length, 2, JSON.stringify(entries));
+    assert.deepEqual(
+      { panic: panics[0]?.panic, name: panics[0]?.name },
+      { panic: "'not an Error'", name: 'panic' },
+    );
+    const typeError = panics[1]?.error as { message: string; stack: string } | undefined;
+    assert.match(
+      typeError?.stack ?? '',
+      /^TypeError: Cannot read properties of undefined.*\n\s+at .*reconcile .*controller\.int\.test\.ts/,
+    );
+  });
+
+  for (const filtered of [true, false]) {
+    it(`a status-only patch ${filtered ? 'does not reconcile with' : 'reconciles without'} eventFilter: ignoreStatusOnlyUpdates`, async () => {
+      const suite = filtered ? 'status-filtered' : 'status-unfiltered';
+      const scope = {
+        group: '',
+        version: 'v1',
+        plural: 'services',
+        namespace: ns.name,
+        labelSelector: `suite=${suite}`,
+      };
+      const seen: (V1Service | undefined)[] = [];
+      const run = runController<V1Service>(kc, {
+        name: suite,
+        for: { ...scope, kind: 'Service' },
+        ...(filtered ? { eventFilter: ignoreStatusOnlyUpdates } : {}),
+        reconcile: ({ object }) => {
+          seen.push(object);
+          return Promise.resolve();
+        },
+      });
+      const witnessed = run.witness(scope);
+      const adds = () => counter(run.metrics, 'workqueue_adds_total', { name: suite });
+      const ingress = (service: KubeObject | undefined) =>
+        (service as V1Service | undefined)?.status?.loadBalancer?.ingress?.[0]?.ip;
+      try {
+        await core.createNamespacedService({
+          namespace: ns.name,
+          body: {
+            metadata: { name: suite, labels: { suite } },
+            spec: { type: 'LoadBalancer', ports: [{ port: 80 }] },
+          },
+        });
+        await eventually(() => {
+          assert.equal(seen.length, 1);
+        });
+        const addsBefore = await adds();
+        await core.patchNamespacedServiceStatus(
+          {
+            name: suite,
+            namespace: ns.name,
+            body: { status: { loadBalancer: { ingress: [{ ip: '192.0.2.10' }] } } },
+          },
+          mergePatch,
+        );
+        // The witness handler runs in the same dispatch as the controller's: once it has the update,
+        // the controller's handler has judged it too.
+        await eventually(() => {
+          assert.ok(
+            witnessed.some((event) => event.type === 'update' && ingress(event.obj) === '192.0.2.10'),
+          );
+        });
+        if (filtered) {
+          assert.equal(await adds(), addsBefore, 'the status-only update was not enqueued');
+          await core.patchNamespacedService(
+            { name: suite, namespace: ns.name, body: { metadata: { labels: { suite, edited: 'yes' } } } },
+            mergePatch,
+          );
+          await eventually(() => {
+            assert.equal(seen.at(-1)?.metadata?.labels?.edited, 'yes', 'a metadata change still reconciles');
+          });
+          assert.equal(seen.length, 2);
+        } else {
+          await eventually(() => {
+            assert.equal(ingress(seen.at(-1)), '192.0.2.10');
+          });
+          assert.equal(await adds(), addsBefore + 1);
+        }
+      } finally {
+        await run.stop();
+      }
+    });
+  }
+
+  it("applies each watch's predicate (for, owns, watches) and the event filter on top of them", async () => {
+    const primaryScope = {
+      group: '',
+      version: 'v1',
+      plural: 'configmaps',
+      namespace: ns.name,
+      labelSelector: 'suite=pred',
+    };
+    const ownedScope = {
+      group: '',
+      version: 'v1',
+      plural: 'secrets',
+      namespace: ns.name,
+      labelSelector: 'suite=pred',
+    };
+    const watchedScope = { ...ownedScope, labelSelector: 'suite=pred-watched' };
+    const createsOnly: Predicate = { update: () => false };
+    const reconciled: string[] = [];
+    const run = runController(kc, {
+      name: 'predicates',
+      for: { ...primaryScope, kind: 'ConfigMap', predicate: labelsChanged },
+      owns: [{ ...ownedScope, predicate: annotationsChanged }],
+      watches: [
+        {
+          resource: watchedScope,
+          map: (secret) => [`${ns.name}/${secret.metadata?.annotations?.target ?? ''}`],
+          predicate: createsOnly,
+        },
+      ],
+      eventFilter: { delete: () => false },
+      reconcile: ({ key }) => {
+        reconciled.push(key);
+        return Promise.resolve();
+      },
+    });
+    const primaryEvents = run.witness(primaryScope);
+    const ownedEvents = run.witness(ownedScope);
+    const watchedEvents = run.witness(watchedScope);
+    const adds = () => counter(run.metrics, 'workqueue_adds_total', { name: 'predicates' });
+    const key = `${ns.name}/pred`;
+    /** Runs `change`, waits until the witness has its event, then checks it added nothing to the queue. */
+    const dropped = async (
+      change: () => Promise<unknown>,
+      events: { type: string; obj: KubeObject }[],
+      type: string,
+      check: (obj: KubeObject) => boolean,
+    ) => {
+      const before = await adds();
+      await change();
+      await eventually(() => {
+        assert.ok(events.some((event) => event.type === type && check(event.obj)));
+      });
+      assert.equal(await adds(), before, `the ${type} was not enqueued`);
+    };
+    const reconciledTimes = async (n: number) => {
+      await eventually(() => {
+        assert.deepEqual(
+          reconciled,
+          Array.from({ length: n }, () => key),
+        );
+      });
+    };
+    try {
+      const primary = await core.createNamespacedConfigMap({
+        namespace: ns.name,
+        body: { metadata: { name: 'pred', labels: { suite: 'pred' } }, data: { v: '1' } },
+      });
+      await reconciledTimes(1);
+
+      // for: labelsChanged drops a data change and passes a label change.
+      const patchPrimary = (body: object) =>
+        core.patchNamespacedConfigMap({ name: 'pred', namespace: ns.name, body }, mergePatch);
+      await dropped(
+        () => patchPrimary({ data: { v: '2' } }),
+        primaryEvents,
+        'update',
+        (obj) => (obj as V1ConfigMap).data?.v === '2',
+      );
+      await patchPrimary({ metadata: { labels: { suite: 'pred', tier: 'a' } } });
+      await reconciledTimes(2);
+
+      // owns: annotationsChanged passes the create, drops a data change, passes an annotation change.
+      const ownerReferences = [
+        {
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          name: 'pred',
+          uid: primary.metadata?.uid ?? '',
+          controller: true,
+        },
+      ];
+      await core.createNamespacedSecret({
+        namespace: ns.name,
+        body: {
+          metadata: { name: 'pred-owned', labels: { suite: 'pred' }, ownerReferences },
+          stringData: { v: '1' },
+        },
+      });
+      await reconciledTimes(3);
+      const patchSecret = (name: string, body: object) =>
+        core.patchNamespacedSecret({ name, namespace: ns.name, body }, mergePatch);
+      await dropped(
+        () => patchSecret('pred-owned', { stringData: { v: '2' } }),
+        ownedEvents,
+        'update',
+        (obj) => (obj as V1Secret).data?.v === btoa('2'),
+      );
+      await patchSecret('pred-owned', { metadata: { annotations: { note: 'n' } } });
+      await reconciledTimes(4);
+
+      // watches: a custom predicate that passes creates and drops updates.
+      await core.createNamespacedSecret({
+        namespace: ns.name,
+        body: {
+          metadata: { name: 'pred-watched', labels: { suite: 'pred-watched' }, annotations: { target: 'pred' } },
+          stringData: { v: '1' },
+        },
+      });
+      await reconciledTimes(5);
+      await dropped(
+        () => patchSecret('pred-watched', { metadata: { annotations: { target: 'pred', note: 'n' } } }),
+        watchedEvents,
+        'update',
+        (obj) => obj.metadata?.annotations?.note === 'n',
+      );
+
+      // eventFilter: deletes of every watch are dropped, whatever the watch's own predicate says.
+      const deleted = () => true;
+      await dropped(
+        () => core.deleteNamespacedSecret({ name: 'pred-watched', namespace: ns.name }),
+        watchedEvents,
+        'delete',
+        deleted,
+      );
+      await dropped(
+        () => core.deleteNamespacedSecret({ name: 'pred-owned', namespace: ns.name }),
+        ownedEvents,
+        'delete',
+        deleted,
+      );
+      await dropped(
+        () => core.deleteNamespacedConfigMap({ name: 'pred', namespace: ns.name }),
+        primaryEvents,
+        'delete',
+        deleted,
+      );
+      assert.equal(reconciled.length, 5);
+    } finally {
+      await run.stop();
+    }
   });
 });

@@ -1,28 +1,35 @@
 import { randomUUID } from 'node:crypto';
+import { inspect } from 'node:util';
 import {
   objectKey,
-  type EventHandlers,
   type HandlerRegistration,
   type KubeObject,
-  type ListWatchScope,
   type SharedInformerFactory,
 } from '@loopwright/informer';
 import type { ControllerReconcileMetrics, Metrics, ReconcileOutcome } from '@loopwright/metrics';
 import { newRateLimitingQueue, type RateLimiter, type RateLimitingQueue } from '@loopwright/workqueue';
 import type { Logger } from 'winston';
 import { isTerminal } from '../errors/index.ts';
+import { enqueueFiltered } from './event-handler.ts';
 import { enqueueControllerOwner, splitKey } from './mappers.ts';
-import type { PrimaryResource, ReconcileResult, Reconciler, Watch } from './types.ts';
+import { isPanic } from './panic.ts';
+import { and, type Predicate } from './predicates.ts';
+import type { OwnedResource, PrimaryResource, ReconcileResult, Reconciler, Watch } from './types.ts';
 
 export interface ControllerOptions<T extends KubeObject> {
   /** Unique per manager: the metrics' `controller` label, the queue name and the log field. */
   name: string;
   /** The primary resource: every key the controller reconciles names one of these. */
-  for: PrimaryResource;
+  for: PrimaryResource<T>;
   /** Resources whose controller owner is a primary object; their events reconcile that owner. */
-  owns?: ListWatchScope[];
+  owns?: OwnedResource[];
   /** Other related resources with custom mappings to primary keys. */
   watches?: Watch[];
+  /**
+   * Events of every watch (`for`, `owns`, `watches`) must pass this as well as the watch's own
+   * `predicate`, as controller-runtime's `WithEventFilter`. Default: all pass.
+   */
+  eventFilter?: Predicate;
   reconcile: Reconciler<T>;
   /** Workers reconciling distinct keys concurrently. Default 1, as controller-runtime. */
   maxConcurrentReconciles?: number;
@@ -43,9 +50,11 @@ export interface ControllerContext {
  * informer events -> keys -> rate-limited workqueue -> N workers -> `reconcile`.
  *
  * A key is never reconciled by two workers at once; events arriving during a reconcile collapse into
- * one more reconcile afterwards. Outcomes, as controller-runtime: success forgets the key's backoff;
- * `requeueAfterMs` forgets it and adds the key after the delay; `requeue` and thrown errors add it with
- * backoff; a terminal error (see `TerminalError`) is logged and counted but not retried.
+ * one more reconcile afterwards. Predicates (`eventFilter`, each watch's `predicate`) decide which
+ * events enqueue at all. Outcomes, as controller-runtime: success forgets the key's backoff;
+ * `requeueAfterMs` forgets it and adds the key after the delay; thrown errors, panics (see
+ * `ReconcileResult`) and the deprecated `requeue` add it with backoff; a terminal error (see
+ * `TerminalError`) is logged and counted but not retried.
  */
 export class Controller<T extends KubeObject = KubeObject> {
   readonly name: string;
@@ -83,14 +92,29 @@ export class Controller<T extends KubeObject = KubeObject> {
     const log = context.logger.child({ controller: this.name });
     const primary = factory.forResource<T>(this.#options.for);
 
+    const enqueue = (key: string): void => {
+      queue.add(key);
+    };
+    const filter = <R extends KubeObject>(own: Predicate<R> | undefined): Predicate<R> =>
+      and(...[this.#options.eventFilter, own].filter((p) => p !== undefined));
     const registrations: HandlerRegistration[] = [
-      primary.addEventHandler(enqueueing(queue, (obj) => [objectKey(obj)])),
+      primary.addEventHandler(
+        enqueueFiltered(enqueue, (obj) => [objectKey(obj)], filter(this.#options.for.predicate)),
+      ),
     ];
     const ownerKeys = enqueueControllerOwner(this.#options.for.kind, this.#options.for.group);
     for (const owned of this.#options.owns ?? [])
-      registrations.push(factory.forResource(owned).addEventHandler(enqueueing(queue, ownerKeys)));
+      registrations.push(
+        factory
+          .forResource(owned)
+          .addEventHandler(enqueueFiltered(enqueue, ownerKeys, filter(owned.predicate))),
+      );
     for (const watch of this.#options.watches ?? [])
-      registrations.push(factory.forResource(watch.resource).addEventHandler(enqueueing(queue, watch.map)));
+      registrations.push(
+        factory
+          .forResource(watch.resource)
+          .addEventHandler(enqueueFiltered(enqueue, watch.map, filter(watch.predicate))),
+      );
 
     const stop = (): void => {
       for (const registration of registrations) registration.remove();
@@ -153,6 +177,14 @@ export class Controller<T extends KubeObject = KubeObject> {
         queue.forget(key);
         outcome = 'terminal_error';
         log.error('reconcile failed with a terminal error; not retrying', { error });
+      } else if (isPanic(error)) {
+        queue.addRateLimited(key);
+        outcome = 'panic';
+        // An Error is logged with its stack; any other thrown value has none, only its description.
+        log.error('observed a panic in the reconciler; retrying with backoff', {
+          ...(error instanceof Error ? { error } : { panic: inspect(error) }),
+          retries: queue.numRequeues(key),
+        });
       } else {
         queue.addRateLimited(key);
         outcome = 'error';
@@ -181,28 +213,11 @@ function applyResult(
     queue.addAfter(key, result.requeueAfterMs);
     return 'requeue_after';
   }
+  // eslint-disable-next-line @typescript-eslint/no-deprecated -- honoured until every reconciler has moved off it
   if (result?.requeue === true) {
     queue.addRateLimited(key);
     return 'requeue';
   }
   queue.forget(key);
   return 'success';
-}
-
-/** Handlers that add the mapped keys of every added, changed or deleted object (old and new on update). */
-function enqueueing<R extends KubeObject>(
-  queue: RateLimitingQueue<string>,
-  map: (obj: R) => readonly string[],
-): EventHandlers<R> {
-  const enqueue = (obj: R): void => {
-    for (const key of map(obj)) queue.add(key);
-  };
-  return {
-    onAdd: enqueue,
-    onUpdate: (oldObj, newObj) => {
-      if (oldObj !== newObj) enqueue(oldObj);
-      enqueue(newObj);
-    },
-    onDelete: enqueue,
-  };
 }

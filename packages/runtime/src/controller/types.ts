@@ -1,5 +1,6 @@
 import type { KubeObject, ListWatchScope } from '@loopwright/informer';
 import type { Logger } from 'winston';
+import type { Predicate } from './predicates.ts';
 
 /** What one reconcile is asked to do: bring the object named by `key` to its desired state. */
 export interface ReconcileRequest<T extends KubeObject> {
@@ -21,12 +22,33 @@ export interface ReconcileRequest<T extends KubeObject> {
 }
 
 /**
- * What a reconcile asks of the queue, as controller-runtime's `reconcile.Result`:
- * nothing (done: the key's backoff is forgotten), `requeueAfterMs` (forget, then add after the delay:
- * e.g. wake up at a scheduled time), or `requeue: true` (add with the rate limiter's backoff).
- * Throwing means failure: the key is retried with backoff, unless the error is terminal.
+ * What a reconcile asks of the queue, as controller-runtime's `reconcile.Result`: nothing (done: the
+ * key's backoff is forgotten) or `requeueAfterMs` (forget, then add after the delay: e.g. wake up at a
+ * scheduled time).
+ *
+ * Throwing means failure: the key is retried with the rate limiter's backoff, unless the error is
+ * terminal (`TerminalError`: counted, not retried). A throw that is a bug rather than a failure is a
+ * panic, counted in `controller_runtime_reconcile_panics_total` as well as the errors and retried with
+ * backoff (controller-runtime recovers panics by default too). A panic is:
+ * - a thrown value that is not an `Error` (`throw 'x'`, `throw undefined`): no library fails that way;
+ * - a `TypeError`, `ReferenceError` or `RangeError` without a `cause`: what the engine raises for a
+ *   programming error (`undefined.x`, an undeclared name, unbounded recursion, an invalid Date's
+ *   `toISOString()`). Library errors that reuse these classes for I/O failures carry a `cause`
+ *   (`fetch`'s `TypeError: fetch failed`) and stay ordinary errors.
  */
-export type ReconcileResult = { requeueAfterMs?: number; requeue?: boolean } | undefined;
+export type ReconcileResult =
+  | {
+      requeueAfterMs?: number;
+      /**
+       * @deprecated Return `requeueAfterMs` with the delay you mean, or throw when something failed:
+       * controller-runtime deprecated `Result.Requeue` because it mixes both (a retry with backoff that
+       * is counted as neither an error nor a planned wake-up). Still honoured: the key is added again
+       * with the rate limiter's backoff (`controller_runtime_reconcile_total{result="requeue"}`), and
+       * `requeueAfterMs` wins when both are set.
+       */
+      requeue?: boolean;
+    }
+  | undefined;
 
 /** A reconcile function; one that returns nothing (`Promise<void>`) means success. */
 export type Reconciler<T extends KubeObject> = (
@@ -34,9 +56,17 @@ export type Reconciler<T extends KubeObject> = (
 ) => Promise<ReconcileResult> | Promise<void>;
 
 /** The primary resource of a controller: what its keys name. */
-export interface PrimaryResource extends ListWatchScope {
+export interface PrimaryResource<T extends KubeObject = KubeObject> extends ListWatchScope {
   /** The resource's `kind`, used to recognise owner references that point at it. */
   kind: string;
+  /** Which of its events reconcile (controller-runtime's `For(..., WithPredicates(...))`); default all. */
+  predicate?: Predicate<T>;
+}
+
+/** A resource whose controller owner is a primary object: its events reconcile that owner. */
+export interface OwnedResource<R extends KubeObject = KubeObject> extends ListWatchScope {
+  /** Which of its events reconcile the owner (`Owns(..., WithPredicates(...))`); default all. */
+  predicate?: Predicate<R>;
 }
 
 /** A related resource whose events enqueue primary keys through `map`. */
@@ -44,4 +74,6 @@ export interface Watch<R extends KubeObject = KubeObject> {
   resource: ListWatchScope;
   /** The primary keys (`namespace/name`) an event on `obj` should reconcile. */
   map: (obj: R) => readonly string[];
+  /** Which of its events are mapped (`Watches(..., WithPredicates(...))`); default all. */
+  predicate?: Predicate<R>;
 }

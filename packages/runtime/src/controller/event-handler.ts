@@ -1,0 +1,53 @@
+import type { EventHandlers, KubeObject } from '@loopwright/informer';
+import type { Predicate } from './predicates.ts';
+
+/**
+ * Informer handlers that `enqueue` the keys `map` gives for every event `predicate` lets through
+ * (controller-runtime's event handler behind its predicates). An update enqueues the keys of both the
+ * old and the new object: a changed owner reference or label must reach the previous owner too.
+ * Each key is enqueued once per event: an idle worker takes a key the moment it is added, so adding
+ * it again for the other object of the same event would reconcile it twice.
+ *
+ * The informer reports two things as updates that are not changes, and they are judged as what they are:
+ * - a periodic resync (`oldObj === newObj`) goes to `predicate.resync`;
+ * - an update whose UID changed is an object deleted and re-created under the same name while the
+ *   watch was disconnected, which the relist diff reports as one update. It is judged as the delete of
+ *   the old object (final state unknown) and the create of the new one, so a generation predicate does
+ *   not drop it (both generations are often 1).
+ */
+export function enqueueFiltered<R extends KubeObject>(
+  enqueue: (key: string) => void,
+  map: (obj: R) => readonly string[],
+  predicate: Predicate<R> = {},
+): EventHandlers<R> {
+  const enqueueMapped = (...objects: R[]): void => {
+    for (const key of new Set(objects.flatMap((obj) => map(obj)))) enqueue(key);
+  };
+  const created = (obj: R): boolean => predicate.create?.(obj) ?? true;
+  const deleted = (obj: R, info: { finalStateUnknown: boolean }): boolean =>
+    predicate.delete?.(obj, info) ?? true;
+  return {
+    onAdd: (obj) => {
+      if (created(obj)) enqueueMapped(obj);
+    },
+    onUpdate: (oldObj, newObj) => {
+      if (oldObj === newObj) {
+        if (predicate.resync?.(newObj) ?? true) enqueueMapped(newObj);
+      } else if (recreated(oldObj, newObj)) {
+        const gone = deleted(oldObj, { finalStateUnknown: true });
+        enqueueMapped(...(gone ? [oldObj] : []), ...(created(newObj) ? [newObj] : []));
+      } else if (predicate.update?.(oldObj, newObj) ?? true) {
+        enqueueMapped(oldObj, newObj);
+      }
+    },
+    onDelete: (obj, info) => {
+      if (deleted(obj, info)) enqueueMapped(obj);
+    },
+  };
+}
+
+function recreated(oldObj: KubeObject, newObj: KubeObject): boolean {
+  const before = oldObj.metadata?.uid;
+  const after = newObj.metadata?.uid;
+  return before !== undefined && after !== undefined && before !== after;
+}
