@@ -38,3 +38,4 @@ export * from './log/index.ts';
 export * from './events/index.ts';
 export * from './cli/index.ts';
 export * from './config/index.ts';
+export * from './conditions/index.ts';

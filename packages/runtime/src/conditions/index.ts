@@ -1,0 +1,10 @@
+export {
+  InvalidConditionError,
+  findCondition,
+  isConditionTrue,
+  removeCondition,
+  setCondition,
+  type Condition,
+  type ConditionInput,
+  type ConditionStatus,
+} from './conditions.ts';
