@@ -5,9 +5,9 @@ import { describe, test } from 'node:test';
 import {
   assertBindings,
   assertCrdsFromSource,
-  assertEnvKnownToParser,
+  assertEnvKnownToController,
   assertNoBroadRules,
-  assertProbes,
+  assertPorts,
   assertRestrictedPod,
   assertSchemaRejects,
   appVersion,
@@ -20,7 +20,6 @@ import {
   normalizeRules,
   one,
   render,
-  repoRoot,
   type Manifest,
   type PolicyRule,
 } from './charts.ts';
@@ -29,7 +28,6 @@ const chart = 'at-scheduler';
 const expected = JSON.parse(
   await readFile(new URL('../expected/at-scheduler.rbac.json', import.meta.url), 'utf8'),
 ) as { controller: PolicyRule[]; leaderElection: PolicyRule[] };
-const configSource = `${repoRoot}packages/at-scheduler/src/config.ts`;
 
 const rules = (m: Manifest) => normalizeRules(m.rules as PolicyRule[]);
 
@@ -65,7 +63,7 @@ describe('at-scheduler chart', () => {
     assert.equal(spec.replicas, 2);
     assert.equal(spec.template.spec.serviceAccountName, 'rel-at-scheduler');
     assertRestrictedPod(deployment);
-    assertProbes(deployment, 8080);
+    assertPorts(deployment, { metrics: 8080, probes: 8081 });
     const container = controllerContainer(deployment);
     assert.equal(container.image, `ghcr.io/loopwright/at-scheduler:${await appVersion(chart)}`);
     assert.deepEqual(container.resources, {
@@ -76,21 +74,22 @@ describe('at-scheduler chart', () => {
     assert.deepEqual(env, {
       POD_NAME: JSON.stringify({ fieldRef: { fieldPath: 'metadata.name' } }),
       POD_NAMESPACE: JSON.stringify({ fieldRef: { fieldPath: 'metadata.namespace' } }),
-      AT_WORKERS: '10',
-      AT_DEFAULT_IMAGE: 'busybox:1.37.0',
+      WORKERS: '10',
+      DEFAULT_IMAGE: 'busybox:1.37.0',
       LEADER_ELECT: 'true',
       LEADER_ELECTION_NAMESPACE: 'controllers',
-      LEADER_ELECTION_LEASE_NAME: 'at-scheduler',
-      HEALTH_PORT: '8080',
+      LEADER_ELECTION_ID: 'at-scheduler',
+      METRICS_BIND_ADDRESS: ':8080',
+      HEALTH_PROBE_BIND_ADDRESS: ':8081',
       KUBE_API_QPS: '20',
       KUBE_API_BURST: '30',
       LOG_LEVEL: 'info',
       LOG_FORMAT: 'json',
     });
-    await assertEnvKnownToParser(env, configSource);
+    assertEnvKnownToController(env, chart);
     const service = one(manifests, 'Service');
     assert.deepEqual((service.spec as { ports: unknown }).ports, [
-      { name: 'metrics', port: 8080, targetPort: 'http', protocol: 'TCP' },
+      { name: 'metrics', port: 8080, targetPort: 'metrics', protocol: 'TCP' },
     ]);
   });
 
@@ -101,7 +100,8 @@ describe('at-scheduler chart', () => {
           workers: 7,
           defaultImage: 'busybox@sha256:' + 'a'.repeat(64),
           'leaderElection.leaseName': 'my-lease',
-          healthPort: 9090,
+          metricsPort: 9090,
+          probePort: 9091,
           'kubeApi.qps': 50,
           'kubeApi.burst': 80,
           logLevel: 'debug',
@@ -112,16 +112,15 @@ describe('at-scheduler chart', () => {
       'Deployment',
     );
     const env = envOf(controllerContainer(deployment));
-    assert.equal(env.AT_WORKERS, '7');
-    assert.equal(env.AT_DEFAULT_IMAGE, 'busybox@sha256:' + 'a'.repeat(64));
-    assert.equal(env.LEADER_ELECTION_LEASE_NAME, 'my-lease');
-    assert.equal(env.HEALTH_PORT, '9090');
+    assert.equal(env.WORKERS, '7');
+    assert.equal(env.DEFAULT_IMAGE, 'busybox@sha256:' + 'a'.repeat(64));
+    assert.equal(env.LEADER_ELECTION_ID, 'my-lease');
     assert.equal(env.KUBE_API_QPS, '50');
     assert.equal(env.KUBE_API_BURST, '80');
     assert.equal(env.LOG_LEVEL, 'debug');
     assert.equal(env.LOG_FORMAT, 'console');
     assert.equal(env.NODE_OPTIONS, '--max-old-space-size=200');
-    assertProbes(deployment, 9090);
+    assertPorts(deployment, { metrics: 9090, probes: 9091 });
   });
 
   test('leaseName scopes the Lease rule to that name', async () => {
@@ -130,7 +129,7 @@ describe('at-scheduler chart', () => {
     assert.deepEqual(leaseRules[0]?.resourceNames, ['my-lease']);
   });
 
-  test('watchNamespaces: a Role + RoleBinding per namespace, no ClusterRole, AT_NAMESPACES', async () => {
+  test('watchNamespaces: a Role + RoleBinding per namespace, no ClusterRole, WATCH_NAMESPACE', async () => {
     const manifests = await render(chart, { values: { watchNamespaces: ['team-a', 'team-b'] } });
     assert.equal(
       manifests.filter((m) => m.kind === 'ClusterRole' || m.kind === 'ClusterRoleBinding').length,
@@ -156,7 +155,7 @@ describe('at-scheduler chart', () => {
     );
     assertBindings(manifests, 'rel-at-scheduler', 'controllers');
     assertNoBroadRules(manifests);
-    assert.equal(envOf(controllerContainer(one(manifests, 'Deployment'))).AT_NAMESPACES, 'team-a,team-b');
+    assert.equal(envOf(controllerContainer(one(manifests, 'Deployment'))).WATCH_NAMESPACE, 'team-a,team-b');
   });
 
   test('leader election off: one replica, no Lease Role, LEADER_ELECT=false; two replicas refused', async () => {
@@ -164,7 +163,7 @@ describe('at-scheduler chart', () => {
     assert.equal(manifests.filter((m) => m.metadata.name.endsWith('leader-election')).length, 0);
     const env = envOf(controllerContainer(one(manifests, 'Deployment')));
     assert.equal(env.LEADER_ELECT, 'false');
-    assert.equal(env.LEADER_ELECTION_LEASE_NAME, undefined);
+    assert.equal(env.LEADER_ELECTION_ID, undefined);
     await assert.rejects(render(chart, { values: { 'leaderElection.enabled': false } }), (error: unknown) => {
       assert.ok(error instanceof HelmError);
       assert.match(error.stderr, /needs replicaCount 1/);
@@ -194,7 +193,7 @@ describe('at-scheduler chart', () => {
     );
     const pm = one(manifests, 'PodMonitor');
     assert.deepEqual((pm.spec as { podMetricsEndpoints: unknown }).podMetricsEndpoints, [
-      { port: 'http', path: '/metrics', interval: '30s' },
+      { port: 'metrics', path: '/metrics', interval: '30s' },
     ]);
     const pdb = one(manifests, 'PodDisruptionBudget');
     assert.equal((pdb.spec as { minAvailable: number }).minAvailable, 1);
@@ -295,7 +294,8 @@ describe('at-scheduler chart', () => {
       'watchNamespaces=["Not_A_Namespace"]',
       'serviceMonitor.enabled="yes"',
       'leaderElection.enabled="true"',
-      'healthPort=70000',
+      'metricsPort=70000',
+      'probePort=0',
       'logLevel="loud"',
       'unknownValue=1',
     ])

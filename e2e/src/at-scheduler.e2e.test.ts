@@ -48,7 +48,7 @@ const expectedRules = JSON.parse(
 };
 
 /** The chart's defaults this suite relies on (it sets none of them). */
-const CHART_DEFAULTS = { replicas: 2, healthPort: 8080, leaseName: 'at-scheduler' } as const;
+const CHART_DEFAULTS = { replicas: 2, metricsPort: 8080, leaseName: 'at-scheduler' } as const;
 const AT_PODS = 'app.kubernetes.io/managed-by=at-scheduler';
 const CRD = 'ats.cnat.programming-kubernetes.info';
 
@@ -189,7 +189,7 @@ async function assertInClusterConfig(
   );
   const container = controllerContainerOf(deployment.spec.template);
   const env = (container.env ?? []).map((e) => e.name);
-  assert.ok(!env.includes('KUBECONFIG') && !env.includes('KUBECONFIG_CONTEXT'), env.join(' '));
+  assert.ok(!env.includes('KUBECONFIG') && !env.includes('CONTEXT'), env.join(' '));
   assert.equal(container.args, undefined);
   const server = await kubernetesServiceUrl(admin);
   for (const pod of await livePods(admin, namespace, release)) {
@@ -224,7 +224,7 @@ async function assertPromtoolClean(admin: KubeConfig, namespace: string, release
   const [replica] = await livePods(admin, namespace, release);
   assert.ok(replica?.ip, 'no replica with an IP');
   // Straight from the host to the pod over the node bridge, as Prometheus scrapes it.
-  const result = await promtoolCheckMetrics(`http://${replica.ip}:${CHART_DEFAULTS.healthPort}/metrics`);
+  const result = await promtoolCheckMetrics(`http://${replica.ip}:${CHART_DEFAULTS.metricsPort}/metrics`);
   assert.equal(result.findings, '');
   assert.equal(result.exitCode, 0);
 }

@@ -83,7 +83,7 @@ async function httpStatus(port: number, path: string): Promise<number> {
 const nodeVersion = process.version;
 
 interface Prepared {
-  /** The env beyond KUBECONFIG, HEALTH_PORT and the pod's name and namespace (where the Lease goes). */
+  /** The env beyond KUBECONFIG, the probe address and the pod's name and namespace (where the Lease goes). */
   env: Record<string, string>;
   close?: () => Promise<unknown>;
 }
@@ -154,12 +154,12 @@ function describeBundle(
       });
     });
 
-    test('--help prints the usage and the variables, exit 0, without a cluster', async () => {
+    test('--help prints the usage and the flags with their variables, exit 0, without a cluster', async () => {
       const { code, stdout, stderr } = await runBundle(bundleDir, ['--help']);
       assert.equal(code, 0, stderr);
       assert.equal(stderr, '');
       assert.ok(stdout.startsWith(`${shortName} ${source.version}: ${source.description}\n`), stdout);
-      assert.match(stdout, /^ {2}HEALTH_PORT /m);
+      assert.match(stdout, /^ {2}--health-probe-bind-address \S+ {2}\(HEALTH_PROBE_BIND_ADDRESS\)$/m);
     });
 
     test('starts against the API server, answers /healthz and /readyz, exits 0 on SIGTERM', async (t) => {
@@ -169,7 +169,8 @@ function describeBundle(
       const bundle: BundleProcess = startBundle(bundleDir, {
         ...env,
         KUBECONFIG: adminKubeconfigPath(),
-        HEALTH_PORT: String(healthPort),
+        HEALTH_PROBE_BIND_ADDRESS: `127.0.0.1:${healthPort}`,
+        METRICS_BIND_ADDRESS: '0',
         POD_NAME: `${controller}-bundle-test`,
         POD_NAMESPACE: namespace,
         LOG_FORMAT: 'json',
@@ -202,7 +203,7 @@ function describeBundle(
 
 describeBundle('at-scheduler', async (admin, namespace) => {
   await installCrds(admin, await chartCrds('at-scheduler'));
-  return { env: { AT_NAMESPACES: namespace } };
+  return { env: { WATCH_NAMESPACE: namespace } };
 });
 
 describeBundle('mailgun-cluster', async (admin, namespace) => {

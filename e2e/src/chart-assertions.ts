@@ -3,13 +3,16 @@
  */
 import { helm, HelmError } from '@loopwright/testing';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import {
   chartPath,
   controllerContainer,
+  envOf,
   one,
+  repoRoot,
   type ChartName as Chart,
   type Manifest,
   type PolicyRule,
@@ -42,13 +45,20 @@ export function assertRestrictedPod(deployment: Manifest): void {
   });
 }
 
-export function assertProbes(deployment: Manifest, port: number): void {
+/** /metrics on the `metrics` port, the probes on the `probes` port: controller-runtime's two addresses. */
+export function assertPorts(deployment: Manifest, ports: { metrics: number; probes: number }): void {
   const container = controllerContainer(deployment);
-  assert.deepEqual(container.ports, [{ name: 'http', containerPort: port, protocol: 'TCP' }]);
+  assert.deepEqual(container.ports, [
+    { name: 'metrics', containerPort: ports.metrics, protocol: 'TCP' },
+    { name: 'probes', containerPort: ports.probes, protocol: 'TCP' },
+  ]);
   const liveness = container.livenessProbe as { httpGet: unknown };
   const readiness = container.readinessProbe as { httpGet: unknown };
-  assert.deepEqual(liveness.httpGet, { path: '/healthz', port: 'http' });
-  assert.deepEqual(readiness.httpGet, { path: '/readyz', port: 'http' });
+  assert.deepEqual(liveness.httpGet, { path: '/healthz', port: 'probes' });
+  assert.deepEqual(readiness.httpGet, { path: '/readyz', port: 'probes' });
+  const env = envOf(container);
+  assert.equal(env.METRICS_BIND_ADDRESS, `:${ports.metrics}`);
+  assert.equal(env.HEALTH_PROBE_BIND_ADDRESS, `:${ports.probes}`);
 }
 
 /** No `*` anywhere, no Secrets in any cluster-wide rule, no CRD or webhook writes. */
@@ -101,13 +111,19 @@ export async function assertCrdsFromSource(chart: Chart, manifests: Manifest[]):
 }
 
 /** Every env var the chart sets is one the controller's config parser reads (a typo would be silently ignored). */
-export async function assertEnvKnownToParser(
-  env: Record<string, string>,
-  configSource: string,
-): Promise<void> {
-  const source = await readFile(configSource, 'utf8');
+/** Every variable the chart sets is one the controller's `--help` lists (its declared options). */
+export function assertEnvKnownToController(env: Record<string, string>, controller: Chart): void {
+  const main = join(repoRoot, 'packages', controller, 'src', 'main.ts');
+  const help = execFileSync(process.execPath, ['--conditions=development', main, '--help'], {
+    encoding: 'utf8',
+  }).replace(/\n {8}/g, ' ');
+  const known = new Set(
+    [
+      ...help.matchAll(/^ {2}--\S+(?: \S+)? {2}\(([A-Z][A-Z0-9_]*)\) |value itself in ([A-Z][A-Z0-9_]*)/gm),
+    ].map(([, variable, secret]) => variable ?? secret),
+  );
   for (const name of Object.keys(env))
-    assert.ok(source.includes(`'${name}'`), `${name} is not read by ${configSource}`);
+    assert.ok(known.has(name), `${name} is not an option of ${controller}`);
 }
 
 /** helm template and helm lint both fail, naming the schema. */

@@ -4,10 +4,10 @@ import { readFile } from 'node:fs/promises';
 import { describe, test } from 'node:test';
 import {
   assertBindings,
-  assertEnvKnownToParser,
+  assertEnvKnownToController,
   assertNoBroadRules,
   assertNoCrds,
-  assertProbes,
+  assertPorts,
   assertRestrictedPod,
   assertSchemaRejects,
   appVersion,
@@ -20,7 +20,6 @@ import {
   normalizeRules,
   one,
   render,
-  repoRoot,
   type Manifest,
   type PolicyRule,
 } from './charts.ts';
@@ -29,7 +28,6 @@ const chart = 'cloud-node';
 const expected = JSON.parse(
   await readFile(new URL('../expected/cloud-node.rbac.json', import.meta.url), 'utf8'),
 ) as { controller: PolicyRule[]; events: PolicyRule[]; leaderElection: PolicyRule[] };
-const configSource = `${repoRoot}packages/cloud-node/src/config.ts`;
 // The token's Secret is a required value without a sensible default; CI and these tests use this file.
 const ciValues = `${chartPath(chart)}/ci/test-values.yaml`;
 const rules = (m: Manifest) => normalizeRules(m.rules as PolicyRule[]);
@@ -135,7 +133,7 @@ describe('cloud-node chart', () => {
     assert.equal((deployment.spec as { replicas: number }).replicas, 2);
     assert.equal(podTemplate(deployment).spec.serviceAccountName, 'rel-cloud-node');
     assertRestrictedPod(deployment);
-    assertProbes(deployment, 8080);
+    assertPorts(deployment, { metrics: 8080, probes: 8081 });
     const container = controllerContainer(deployment);
     assert.equal(container.image, `ghcr.io/loopwright/cloud-node:${await appVersion(chart)}`);
     assert.deepEqual(container.resources, {
@@ -156,17 +154,19 @@ describe('cloud-node chart', () => {
       NODE_STATUS_UPDATE_FREQUENCY: '5m',
       LEADER_ELECT: 'true',
       LEADER_ELECTION_NAMESPACE: 'controllers',
-      LEADER_ELECTION_LEASE_NAME: 'cloud-node',
-      HEALTH_PORT: '8080',
+      LEADER_ELECTION_ID: 'cloud-node',
+      WORKERS: '16',
+      METRICS_BIND_ADDRESS: ':8080',
+      HEALTH_PROBE_BIND_ADDRESS: ':8081',
       KUBE_API_QPS: '20',
       KUBE_API_BURST: '30',
       LOG_LEVEL: 'info',
       LOG_FORMAT: 'json',
     });
-    await assertEnvKnownToParser(env, configSource);
+    assertEnvKnownToController(env, chart);
     const service = one(manifests, 'Service');
     assert.deepEqual((service.spec as { ports: unknown }).ports, [
-      { name: 'metrics', port: 8080, targetPort: 'http', protocol: 'TCP' },
+      { name: 'metrics', port: 8080, targetPort: 'metrics', protocol: 'TCP' },
     ]);
   });
 
@@ -195,7 +195,9 @@ describe('cloud-node chart', () => {
         nodeMonitorPeriod: '10s',
         nodeStatusUpdateFrequency: '1m30s',
         'leaderElection.leaseName': 'my-lease',
-        healthPort: 9090,
+        workers: 4,
+        metricsPort: 9090,
+        probePort: 9091,
         'kubeApi.qps': 50,
         'kubeApi.burst': 80,
         logLevel: 'warn',
@@ -211,18 +213,18 @@ describe('cloud-node chart', () => {
     assert.equal(env.NODE_SELECTOR, 'pool in (a,b),!legacy');
     assert.equal(env.NODE_MONITOR_PERIOD, '10s');
     assert.equal(env.NODE_STATUS_UPDATE_FREQUENCY, '1m30s');
-    assert.equal(env.LEADER_ELECTION_LEASE_NAME, 'my-lease');
-    assert.equal(env.HEALTH_PORT, '9090');
+    assert.equal(env.LEADER_ELECTION_ID, 'my-lease');
+    assert.equal(env.WORKERS, '4');
     assert.equal(env.KUBE_API_QPS, '50');
     assert.equal(env.KUBE_API_BURST, '80');
     assert.equal(env.LOG_LEVEL, 'warn');
     assert.equal(env.LOG_FORMAT, 'console');
     assert.equal(env.NODE_OPTIONS, '--max-old-space-size=200');
-    assertProbes(deployment, 9090);
-    // Every chart-owned variable (extraEnv is the user's) is one the parser reads.
-    await assertEnvKnownToParser(
+    assertPorts(deployment, { metrics: 9090, probes: 9091 });
+    // Every chart-owned variable (extraEnv is the user's) is one the controller reads.
+    assertEnvKnownToController(
       Object.fromEntries(Object.entries(env).filter(([name]) => name !== 'NODE_OPTIONS')),
-      configSource,
+      chart,
     );
   });
 
@@ -337,7 +339,7 @@ describe('cloud-node chart', () => {
     assert.equal(manifests.filter((m) => m.metadata.name.endsWith('leader-election')).length, 0);
     const env = envOf(controllerContainer(one(manifests, 'Deployment')));
     assert.equal(env.LEADER_ELECT, 'false');
-    assert.equal(env.LEADER_ELECTION_LEASE_NAME, undefined);
+    assert.equal(env.LEADER_ELECTION_ID, undefined);
     assert.equal(env.LEADER_ELECTION_NAMESPACE, undefined);
     // Events are still recorded.
     one(manifests, 'Role', 'rel-cloud-node-events');
@@ -370,7 +372,7 @@ describe('cloud-node chart', () => {
     );
     const pm = one(manifests, 'PodMonitor');
     assert.deepEqual((pm.spec as { podMetricsEndpoints: unknown }).podMetricsEndpoints, [
-      { port: 'http', path: '/metrics', interval: '30s' },
+      { port: 'metrics', path: '/metrics', interval: '30s' },
     ]);
     assert.deepEqual(one(manifests, 'PodDisruptionBudget').spec, {
       minAvailable: 1,
@@ -468,7 +470,9 @@ describe('cloud-node chart', () => {
       'leaderElection.enabled="true"',
       'leaderElection.leaseName="Not_A_Name"',
       'hostNetwork="true"',
-      'healthPort=70000',
+      'metricsPort=70000',
+      'probePort=0',
+      'workers=0',
       'logLevel="loud"',
       'tolerations={}',
       'podDisruptionBudget.enabled=1',

@@ -75,7 +75,7 @@ const NETWORK = 'e2e-k8s';
 /** The chart's `leaderElection.leaseName` default. */
 const LEASE = 'cloud-node';
 const REPORTING_CONTROLLER = 'loopwright.dev/cloud-node';
-/** The chart's `healthPort` default: /metrics on every replica's pod IP. */
+/** The chart's `metricsPort` default: /metrics on every replica's pod IP. */
 const METRICS_PORT = 8080;
 /** A ServiceAccount token (any JWT): none may appear in a log line. */
 const JWT = /eyJ[\w-]{10,}\.eyJ[\w-]{10,}\.[\w-]+/;

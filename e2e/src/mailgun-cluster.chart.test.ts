@@ -5,9 +5,9 @@ import { describe, test } from 'node:test';
 import {
   assertBindings,
   assertCrdsFromSource,
-  assertEnvKnownToParser,
+  assertEnvKnownToController,
   assertNoBroadRules,
-  assertProbes,
+  assertPorts,
   assertRestrictedPod,
   assertSchemaRejects,
   appVersion,
@@ -20,7 +20,6 @@ import {
   normalizeRules,
   one,
   render,
-  repoRoot,
   type Manifest,
   type PolicyRule,
 } from './charts.ts';
@@ -29,7 +28,6 @@ const chart = 'mailgun-cluster';
 const expected = JSON.parse(
   await readFile(new URL('../expected/mailgun-cluster.rbac.json', import.meta.url), 'utf8'),
 ) as { controller: PolicyRule[]; leaderElection: PolicyRule[] };
-const configSource = `${repoRoot}packages/mailgun-cluster/src/config.ts`;
 // The chart has required values without sensible defaults; CI and these tests use this file.
 const ciValues = `${chartPath(chart)}/ci/test-values.yaml`;
 const rules = (m: Manifest) => normalizeRules(m.rules as PolicyRule[]);
@@ -96,7 +94,7 @@ describe('mailgun-cluster chart', () => {
     const deployment = one(await renderCi(), 'Deployment');
     assert.equal((deployment.spec as { replicas: number }).replicas, 2);
     assertRestrictedPod(deployment);
-    assertProbes(deployment, 8080);
+    assertPorts(deployment, { metrics: 8080, probes: 8081 });
     const container = controllerContainer(deployment);
     assert.equal(container.image, `ghcr.io/loopwright/mailgun-cluster:${await appVersion(chart)}`);
     const env = envOf(container);
@@ -107,18 +105,21 @@ describe('mailgun-cluster chart', () => {
       MAILGUN_URL: 'https://api.mailgun.net',
       MAILGUN_API_KEY_FILE: '/etc/mailgun/api-key',
       MAIL_RECIPIENT: 'clusters@example.com',
-      MAILGUN_TIMEOUT_SECONDS: '30',
-      MAILGUN_EVENTS_SETTLE_SECONDS: '1800',
-      MAILGUN_UNAUTHORIZED_RETRY_SECONDS: '300',
+      MAILGUN_TIMEOUT: '30s',
+      MAILGUN_EVENTS_SETTLE_TIME: '30m',
+      MAILGUN_UNAUTHORIZED_RETRY_DELAY: '5m',
       WORKERS: '1',
-      LEADER_ELECTION: 'true',
+      LEADER_ELECT: 'true',
       LEADER_ELECTION_NAMESPACE: 'controllers',
       LEADER_ELECTION_ID: 'mailgun-cluster-controller',
-      HEALTH_PORT: '8080',
+      METRICS_BIND_ADDRESS: ':8080',
+      HEALTH_PROBE_BIND_ADDRESS: ':8081',
+      KUBE_API_QPS: '20',
+      KUBE_API_BURST: '30',
       LOG_LEVEL: 'info',
       LOG_FORMAT: 'json',
     });
-    await assertEnvKnownToParser(env, configSource);
+    assertEnvKnownToController(env, chart);
   });
 
   test('every configuration value reaches its env var', async () => {
@@ -127,11 +128,12 @@ describe('mailgun-cluster chart', () => {
         one(
           await renderCi({
             'mailgun.url': 'https://api.eu.mailgun.net',
-            'mailgun.timeoutSeconds': 10,
-            'mailgun.eventsSettleSeconds': 600,
-            'mailgun.unauthorizedRetrySeconds': 60,
+            'mailgun.timeout': '10s',
+            'mailgun.eventsSettleTime': '10m',
+            'mailgun.unauthorizedRetryDelay': '1m',
             workers: 4,
-            healthPort: 9000,
+            'kubeApi.qps': 50,
+            'kubeApi.burst': 80,
             'leaderElection.leaseName': 'mg',
             logLevel: 'debug',
             logFormat: 'console',
@@ -141,11 +143,12 @@ describe('mailgun-cluster chart', () => {
       ),
     );
     assert.equal(env.MAILGUN_URL, 'https://api.eu.mailgun.net');
-    assert.equal(env.MAILGUN_TIMEOUT_SECONDS, '10');
-    assert.equal(env.MAILGUN_EVENTS_SETTLE_SECONDS, '600');
-    assert.equal(env.MAILGUN_UNAUTHORIZED_RETRY_SECONDS, '60');
+    assert.equal(env.MAILGUN_TIMEOUT, '10s');
+    assert.equal(env.MAILGUN_EVENTS_SETTLE_TIME, '10m');
+    assert.equal(env.MAILGUN_UNAUTHORIZED_RETRY_DELAY, '1m');
     assert.equal(env.WORKERS, '4');
-    assert.equal(env.HEALTH_PORT, '9000');
+    assert.equal(env.KUBE_API_QPS, '50');
+    assert.equal(env.KUBE_API_BURST, '80');
     assert.equal(env.LEADER_ELECTION_ID, 'mg');
     assert.equal(env.LOG_LEVEL, 'debug');
     assert.equal(env.LOG_FORMAT, 'console');
@@ -201,8 +204,8 @@ describe('mailgun-cluster chart', () => {
     );
   });
 
-  test('watchNamespace: a Role + RoleBinding there instead of the ClusterRole, WATCH_NAMESPACE', async () => {
-    const manifests = await renderCi({ watchNamespace: 'capi' });
+  test('watchNamespaces: a Role + RoleBinding in each instead of the ClusterRole, WATCH_NAMESPACE', async () => {
+    const manifests = await renderCi({ watchNamespaces: ['capi', 'capi-2'] });
     assert.equal(
       manifests.filter((m) => m.kind === 'ClusterRole' || m.kind === 'ClusterRoleBinding').length,
       0,
@@ -211,12 +214,17 @@ describe('mailgun-cluster chart', () => {
     assert.deepEqual(rules(one(inCapi, 'Role', 'rel-mailgun-cluster')), normalizeRules(expected.controller));
     one(inCapi, 'RoleBinding', 'rel-mailgun-cluster');
     assertBindings(manifests, 'rel-mailgun-cluster', 'controllers');
-    assert.equal(envOf(controllerContainer(one(manifests, 'Deployment'))).WATCH_NAMESPACE, 'capi');
+    one(
+      manifests.filter((m) => m.metadata.namespace === 'capi-2'),
+      'RoleBinding',
+      'rel-mailgun-cluster',
+    );
+    assert.equal(envOf(controllerContainer(one(manifests, 'Deployment'))).WATCH_NAMESPACE, 'capi,capi-2');
   });
 
   test('leader election off needs one replica', async () => {
     const manifests = await renderCi({ 'leaderElection.enabled': false, replicaCount: 1 });
-    assert.equal(envOf(controllerContainer(one(manifests, 'Deployment'))).LEADER_ELECTION, 'false');
+    assert.equal(envOf(controllerContainer(one(manifests, 'Deployment'))).LEADER_ELECT, 'false');
     assert.equal(manifests.filter((m) => m.metadata.name.endsWith('leader-election')).length, 0);
     await assert.rejects(renderCi({ 'leaderElection.enabled': false }), /needs replicaCount 1/);
   });
@@ -249,10 +257,12 @@ describe('mailgun-cluster chart', () => {
       'terminationGracePeriodSeconds="60"',
       'terminationGracePeriodSeconds=0',
       'workers="1"',
-      'workers=65',
-      'mailgun.timeoutSeconds="30"',
+      'workers=1001',
+      'mailgun.timeout=30',
+      'mailgun.eventsSettleTime="30 minutes"',
       'mailgun.apiKey.create="true"',
-      'watchNamespace=["a"]',
+      'watchNamespaces="a"',
+      'metricsPort=70000',
       'logLevel="loud"',
       'podDisruptionBudget.enabled=1',
       'unknownValue=1',

@@ -61,7 +61,7 @@ cluster.x-k8s.io/provider: infrastructure-mailgun
 
 {{/*
 Exactly what packages/mailgun-cluster calls (charts/mailgun-cluster README, "RBAC"); the same list in
-the ClusterRole (all namespaces) and in the Role of watchNamespace.
+the ClusterRole (all namespaces) and in each per-namespace Role (watchNamespaces).
 */}}
 {{- define "mailgun-cluster.rules" -}}
 # Informers (list/watch) and the message-id annotation (merge patch of metadata).
