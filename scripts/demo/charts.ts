@@ -32,7 +32,7 @@ export function chartValues(controller: ControllerName, fakes: ThirdParties): Re
     case 'mailgun-cluster':
       return {
         ...common,
-        watchNamespace: NAMESPACE,
+        watchNamespaces: [NAMESPACE],
         'mailgun.domain': MAILGUN_DOMAIN,
         'mailgun.url': fakes.mailgun.url,
         'mailgun.apiKey.existingSecret': SECRETS.mailgun,

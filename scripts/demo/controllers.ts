@@ -18,7 +18,7 @@ export type ControllerName = 'at-scheduler' | 'mailgun-cluster' | 'cloud-node';
 
 export interface ControllerSpec {
   name: ControllerName;
-  /** The controller's own variables (the demo adds KUBECONFIG, HEALTH_PORT, LOG_FORMAT, PATH, HOME). */
+  /** The controller's own variables (the demo adds KUBECONFIG, the server address, LOG_FORMAT, PATH, HOME). */
   env: Record<string, string>;
 }
 
@@ -34,7 +34,7 @@ export interface ThirdParties {
 export function controllerSpecs({ hcloud, mailgun }: ThirdParties): ControllerSpec[] {
   const [[labelKey, labelValue]] = Object.entries(NODE_LABEL) as [[string, string]];
   return [
-    { name: 'at-scheduler', env: { AT_NAMESPACES: NAMESPACE, LEADER_ELECT: 'false' } },
+    { name: 'at-scheduler', env: { WATCH_NAMESPACE: NAMESPACE, LEADER_ELECT: 'false' } },
     {
       name: 'mailgun-cluster',
       env: {
@@ -43,7 +43,7 @@ export function controllerSpecs({ hcloud, mailgun }: ThirdParties): ControllerSp
         MAILGUN_URL: mailgun.url,
         MAIL_RECIPIENT,
         WATCH_NAMESPACE: NAMESPACE,
-        LEADER_ELECTION: 'false',
+        LEADER_ELECT: 'false',
       },
     },
     {
@@ -61,16 +61,17 @@ export function controllerSpecs({ hcloud, mailgun }: ThirdParties): ControllerSp
 export class ControllerProcess {
   readonly name: ControllerName;
   readonly logPath: string;
-  readonly healthPort: number;
+  /** Where it serves /metrics, /healthz and /readyz: one server, on loopback. */
+  readonly port: number;
   /** Resolves with the exit code (null: killed by a signal) once the process is gone. */
   readonly exited: Promise<number | null>;
   readonly #child: ChildProcess;
   #gone = false;
 
-  private constructor(spec: ControllerSpec, logPath: string, healthPort: number, kubeconfig: string) {
+  private constructor(spec: ControllerSpec, logPath: string, port: number, kubeconfig: string) {
     this.name = spec.name;
     this.logPath = logPath;
-    this.healthPort = healthPort;
+    this.port = port;
     const log = openSync(logPath, 'a');
     try {
       this.#child = spawn(
@@ -83,12 +84,13 @@ export class ControllerProcess {
         ],
         {
           cwd: repoRoot,
-          // Exactly this env: nothing from the user's shell (a stray HEALTH_PORT, WATCH_NAMESPACE...).
+          // Exactly this env: nothing from the user's shell (a stray WORKERS, WATCH_NAMESPACE...).
           env: {
             PATH: process.env.PATH ?? '/usr/bin:/bin',
             HOME: process.env.HOME ?? '/tmp',
             KUBECONFIG: kubeconfig,
-            HEALTH_PORT: String(healthPort),
+            HEALTH_PROBE_BIND_ADDRESS: `127.0.0.1:${port}`,
+            METRICS_BIND_ADDRESS: `127.0.0.1:${port}`,
             LOG_FORMAT: 'console',
             ...spec.env,
           },
@@ -143,7 +145,7 @@ export class ControllerProcess {
       signal.throwIfAborted();
       if (!this.running)
         throw new Error(`${this.name} exited during start-up; its log ends with:\n${await this.tail()}`);
-      const status = await fetch(`http://127.0.0.1:${this.healthPort}/readyz`, {
+      const status = await fetch(`http://127.0.0.1:${this.port}/readyz`, {
         signal: AbortSignal.timeout(1000),
       }).then(
         (response) => response.status,

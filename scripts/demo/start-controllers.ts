@@ -49,7 +49,7 @@ export async function startControllerProcesses(
     controllers.push(controller);
   }
   ctx.say(
-    `starting ${controllers.map((c) => `${c.name} (:${c.healthPort})`).join(', ')} in namespace ${NAMESPACE}`,
+    `starting ${controllers.map((c) => `${c.name} (:${c.port})`).join(', ')} in namespace ${NAMESPACE}`,
   );
   await Promise.all(controllers.map((c) => c.waitReady(60_000, ctx.shutdown.signal)));
   return {

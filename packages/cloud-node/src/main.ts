@@ -73,8 +73,10 @@ async function waitForHcloud(
 ): Promise<number | undefined | 'stopped'> {
   const { config, standard, logger } = run;
   let lastFailure = 'no answer from the Hetzner Cloud API yet';
-  const probes = await run.serveStartupProbes(() => {
-    throw new Error(lastFailure);
+  const probes = await run.serveStartupProbes({
+    'hcloud-api': () => {
+      throw new Error(lastFailure);
+    },
   });
   const pod =
     standard.podName && standard.podNamespace

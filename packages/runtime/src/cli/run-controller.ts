@@ -38,10 +38,11 @@ export interface ControllerRun<O extends OptionSet> extends Configuration<O> {
   /** Aborted on SIGTERM or SIGINT. If it is when `start` returns, the process exits 0 at once. */
   readonly signal: AbortSignal;
   /**
-   * For start-up work before the Manager runs: serves `/healthz` (ok) and `/readyz` (failing `readyz`)
-   * at the probe address, and `/metrics` when it shares that address. Close it before returning.
+   * For start-up work before the Manager runs: serves `/healthz` (ok) and `/readyz` (not ready, with
+   * these named checks) at the probe address, and `/metrics` when it shares that address. Close it
+   * before returning.
    */
-  serveStartupProbes(readyz: HealthCheck): Promise<HealthServer | undefined>;
+  serveStartupProbes(readyz: Readonly<Record<string, HealthCheck>>): Promise<HealthServer | undefined>;
   /** A start-up failure: one line on stderr, exit 1. */
   fail(message: string): never;
 }
@@ -138,7 +139,7 @@ export async function runController<O extends OptionSet>(
         serve: servers.metricsServer === undefined ? 'all' : 'probes',
         registry: manager.metrics.registry,
         isReady: () => false,
-        checks: { readyz: { 'start-up': readyz } },
+        checks: { readyz },
       }).catch((error: unknown) => fail(error instanceof Error ? error.message : String(error)));
       logger.info('serving /healthz and /readyz (not ready) during start-up', { port: server.port });
       return server;

@@ -33,6 +33,7 @@ export {
   type Configuration,
   type ControllerProgram,
   type ParsedProgram,
+  type ProgramShape,
 } from './program.ts';
 export type { Env, SetBy } from './resolve.ts';
 export type { StandardValues } from './standard-options.ts';
