@@ -21,7 +21,7 @@ const SELECTOR_TERM =
   /^\s*(!?[A-Za-z0-9][-A-Za-z0-9_./]*)\s*(?:(==|=|!=)\s*([-A-Za-z0-9_.]*)|\s(in|notin)\s*\(\s*([-A-Za-z0-9_.]*(\s*,\s*[-A-Za-z0-9_.]*)*)\s*\))?\s*$/;
 
 /** A Kubernetes label selector (equality and set based); passed to the API as the Nodes' list/watch filter. */
-export const labelSelector: ValueKind<string> = {
+const labelSelector: ValueKind<string> = {
   placeholder: '<selector>',
   expected: 'a label selector such as "node-role.kubernetes.io/worker" or "pool in (a,b),!legacy"',
   parse: (raw) => {

@@ -15,7 +15,7 @@ export interface HelpInfo {
 /** Read from the environment by the in-cluster configuration (`loadKubeConfig`), and by no option. */
 export const IN_CLUSTER_VARIABLES = ['KUBERNETES_SERVICE_HOST', 'KUBERNETES_SERVICE_PORT'] as const;
 
-export const NAMING_RULE =
+const NAMING_RULE =
   'Each flag has an environment variable twin, its name in upper case with dashes as underscores ' +
   '(--leader-election-id is LEADER_ELECTION_ID); a flag wins over its variable, and an empty value is ' +
   'unset. Durations are Go durations: 500ms, 30s, 1m30s. A DNS-1123 label has lower-case letters, digits ' +
