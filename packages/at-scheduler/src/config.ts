@@ -3,12 +3,12 @@
  * `--watch-namespace`...) come from the runtime. `--help` and the README table are generated from here.
  */
 import { defineProgram, option, text } from '@loopwright/runtime';
-import { CONTROLLER_NAME } from './controller.ts';
 
 export const DEFAULT_IMAGE = 'busybox:1.37.0';
 
 export const program = defineProgram({
-  name: CONTROLLER_NAME,
+  // The executable's (its package's) name; its controllers' names are theirs.
+  name: 'at-scheduler',
   packageJson: new URL('../package.json', import.meta.url),
   // Per watched namespace (one controller each); distinct Ats only.
   workers: 10,

@@ -15,7 +15,6 @@ import {
   text,
   type ValueKind,
 } from '@loopwright/runtime';
-import { NODE_CONTROLLER } from './controllers.ts';
 
 const SELECTOR_TERM =
   /^\s*(!?[A-Za-z0-9][-A-Za-z0-9_./]*)\s*(?:(==|=|!=)\s*([-A-Za-z0-9_.]*)|\s(in|notin)\s*\(\s*([-A-Za-z0-9_.]*(\s*,\s*[-A-Za-z0-9_.]*)*)\s*\))?\s*$/;
@@ -35,7 +34,8 @@ const labelSelector: ValueKind<string> = {
 };
 
 export const program = defineProgram({
-  name: NODE_CONTROLLER,
+  // The executable's (its package's) name; its controllers' names are theirs.
+  name: 'cloud-node',
   packageJson: new URL('../package.json', import.meta.url),
   // Per controller; most reconciles wait on one shared sweep of the servers.
   workers: 16,

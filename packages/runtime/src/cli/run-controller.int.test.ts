@@ -71,19 +71,26 @@ describe('runController on a cluster', () => {
       WATCH_NAMESPACE: ns.name,
     });
     children.push(child);
-    await eventually(async () => {
-      assert.equal(await status(probes, '/readyz'), 200, output());
-    });
+    // Node start-up, the informers' sync and the first Lease round, on a machine that may be busy.
+    await eventually(
+      async () => {
+        assert.equal(await status(probes, '/readyz'), 200, output() || '(no output yet)');
+      },
+      { timeoutMs: 60_000 },
+    );
     assert.equal(await status(probes, '/healthz'), 200);
     assert.equal(await status(probes, '/metrics'), 404, 'metrics have their own address');
     assert.equal(await status(metrics, '/metrics'), 200);
     assert.equal(await status(metrics, '/readyz'), 404);
-    await eventually(async () => {
-      const lease = await kc
-        .makeApiClient(CoordinationV1Api)
-        .readNamespacedLease({ name: 'fixture.lease', namespace: ns.name });
-      assert.equal(lease.spec?.holderIdentity, 'fixture-0', 'POD_NAMESPACE places it, POD_NAME holds it');
-    });
+    await eventually(
+      async () => {
+        const lease = await kc
+          .makeApiClient(CoordinationV1Api)
+          .readNamespacedLease({ name: 'fixture.lease', namespace: ns.name });
+        assert.equal(lease.spec?.holderIdentity, 'fixture-0', 'POD_NAMESPACE places it, POD_NAME holds it');
+      },
+      { timeoutMs: 30_000 },
+    );
     const started = output()
       .split('\n')
       .filter((line) => line.includes('"started"'))
@@ -110,9 +117,12 @@ describe('runController on a cluster', () => {
       METRICS_BIND_ADDRESS: address,
     });
     children.push(child);
-    await eventually(async () => {
-      assert.equal(await status(port, '/readyz'), 200, output());
-    });
+    await eventually(
+      async () => {
+        assert.equal(await status(port, '/readyz'), 200, output() || '(no output yet)');
+      },
+      { timeoutMs: 60_000 },
+    );
     assert.equal(await status(port, '/metrics'), 200);
     assert.doesNotMatch(output(), /waiting for leadership/);
     child.kill('SIGTERM');
