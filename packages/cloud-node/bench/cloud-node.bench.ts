@@ -18,8 +18,8 @@ import { startControlPlane, startFakeHcloud } from '@loopwright/testing';
 import { KubeConfig } from '@kubernetes/client-node';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { RequestBudget } from '../src/budget.ts';
-import { createCloudNodeControllers } from '../src/controllers.ts';
-import { kubeNodeApi } from '../src/kube-nodes.ts';
+import { createNodeApi } from '../src/api.ts';
+import { createCloudNodeControllers } from '../src/controller.ts';
 import { ServerDirectory } from '../src/server-directory.ts';
 
 const SCALE = Number(process.env.SCALE ?? 10);
@@ -92,9 +92,11 @@ try {
     rateLimit: false,
   });
   for (const c of createCloudNodeControllers({
-    directory,
-    nodes: kubeNodeApi(manager.client),
-    recorder: manager.eventRecorder('loopwright.dev/cloud-node'),
+    api: createNodeApi({
+      client: manager.client,
+      recorder: manager.eventRecorder('loopwright.dev/cloud-node'),
+      directory,
+    }),
     addressFamily: 'ipv4',
     networkId: undefined,
     zoneLabels: true,

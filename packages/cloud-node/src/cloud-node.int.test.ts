@@ -14,9 +14,11 @@ import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { RequestBudget } from './budget.ts';
-import { createCloudNodeControllers } from './controllers.ts';
+import { createNodeApi } from './api.ts';
+import { createCloudNodeControllers } from './controller.ts';
 import { SHUTDOWN_TAINT, UNINITIALIZED_TAINT } from './names.ts';
 import type { Node, Taint } from './node.ts';
+import { EventReason } from './reasons.ts';
 import { ServerDirectory } from './server-directory.ts';
 
 const RUN = randomBytes(3).toString('hex');
@@ -57,9 +59,11 @@ describe('cloud-node controllers on a real control plane', () => {
       failureBackoff: { initialMs: 50, maxMs: 400 },
     });
     for (const controller of createCloudNodeControllers({
-      directory,
-      nodes: (await import('./kube-nodes.ts')).kubeNodeApi(manager.client),
-      recorder: manager.eventRecorder('loopwright.dev/cloud-node'),
+      api: createNodeApi({
+        client: manager.client,
+        recorder: manager.eventRecorder('loopwright.dev/cloud-node'),
+        directory,
+      }),
       addressFamily: 'dualstack',
       networkId,
       zoneLabels: true,
@@ -176,7 +180,9 @@ describe('cloud-node controllers on a real control plane', () => {
       assert.equal(addresses[3]?.address, '10.0.0.7');
     });
     await eventually(async () => {
-      assert.ok((await events(name('init'))).some((e) => e.reason === 'Synced' && e.type === 'Normal'));
+      assert.ok(
+        (await events(name('init'))).some((e) => e.reason === EventReason.Synced && e.type === 'Normal'),
+      );
     });
     // Refresh: a changed IP reaches status.addresses within the refresh period.
     fake.servers.update(server.id, {
@@ -197,7 +203,7 @@ describe('cloud-node controllers on a real control plane', () => {
         (await events(name('nosrv'))).some(
           (e) =>
             e.type === 'Warning' &&
-            e.reason === 'ServerNotFound' &&
+            e.reason === EventReason.ServerNotFound &&
             (e.note ?? '').includes(`named "${name('nosrv')}"`),
         ),
       );
@@ -214,7 +220,7 @@ describe('cloud-node controllers on a real control plane', () => {
     await eventually(async () => {
       assert.ok(
         (await events(name('nodeip'))).some(
-          (e) => e.reason === 'ProvidedNodeIPNotFound' && (e.note ?? '').includes('192.168.77.1'),
+          (e) => e.reason === EventReason.ProvidedNodeIPNotFound && (e.note ?? '').includes('192.168.77.1'),
         ),
       );
     });
@@ -255,7 +261,10 @@ describe('cloud-node controllers on a real control plane', () => {
       await eventually(async () => {
         assert.ok(
           (await events(name('apifail'))).some(
-            (e) => e.type === 'Warning' && e.reason === 'HcloudAPIError' && /unauthorized/.test(e.note ?? ''),
+            (e) =>
+              e.type === 'Warning' &&
+              e.reason === EventReason.HcloudAPIError &&
+              /unauthorized/.test(e.note ?? ''),
           ),
         );
       });

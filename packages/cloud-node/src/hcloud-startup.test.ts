@@ -53,11 +53,16 @@ describe('connectToHcloud', () => {
     fake.faults.next({ status: 200, body: '{"locations": [' });
     assert.deepEqual(await start(), { kind: 'ready', networkId: undefined });
     assert.deepEqual(
-      retries.map(({ step, error, attempt, retryInMs }) => ({ step, code: error.code, attempt, retryInMs })),
+      retries.map(({ step, error, attempt, retryAfterMs }) => ({
+        step,
+        code: error.code,
+        attempt,
+        retryAfterMs,
+      })),
       [
-        { step: 'check the token', code: 'unavailable', attempt: 1, retryInMs: 1000 },
-        { step: 'check the token', code: 'network_error', attempt: 2, retryInMs: 2000 },
-        { step: 'check the token', code: 'invalid_response', attempt: 3, retryInMs: 4000 },
+        { step: 'check the token', code: 'unavailable', attempt: 1, retryAfterMs: 1000 },
+        { step: 'check the token', code: 'network_error', attempt: 2, retryAfterMs: 2000 },
+        { step: 'check the token', code: 'invalid_response', attempt: 3, retryAfterMs: 4000 },
       ],
     );
     assert.deepEqual(waits, [1000, 2000, 4000]);

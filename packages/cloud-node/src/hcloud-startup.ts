@@ -32,7 +32,7 @@ export interface StartupRetry {
   error: HcloudError;
   /** 1 for the first failure of this start-up. */
   attempt: number;
-  retryInMs: number;
+  retryAfterMs: number;
 }
 
 export interface HcloudStartupOptions {
@@ -45,7 +45,7 @@ export interface HcloudStartupOptions {
    * Default `new Backoff(STARTUP_BACKOFF)`.
    */
   backoff?: Pick<Backoff, 'step'>;
-  /** Called once per failed attempt, before waiting `retryInMs`: the place to log and record an Event. */
+  /** Called once per failed attempt, before waiting `retryAfterMs`: the place to log and record an Event. */
   onRetry: (retry: StartupRetry) => void;
   /** Aborting (SIGTERM) ends the waiting; the result is then `stopped`. */
   signal: AbortSignal;
@@ -115,9 +115,9 @@ function retryer(options: HcloudStartupOptions) {
           throw new StartupError(messages.tokenRejected(error), { cause: error });
         if (failure === 'request-rejected')
           throw new StartupError(messages.requestRejected(error), { cause: error });
-        const retryInMs = backoff.step();
-        options.onRetry({ step, error, attempt: ++failures, retryInMs });
-        await wait(retryInMs, options.signal);
+        const retryAfterMs = backoff.step();
+        options.onRetry({ step, error, attempt: ++failures, retryAfterMs });
+        await wait(retryAfterMs, options.signal);
       }
     }
   };

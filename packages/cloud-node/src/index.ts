@@ -4,21 +4,24 @@
  */
 export { RequestBudget, type Priority, type RequestBudgetOptions } from './budget.ts';
 export { program } from './config.ts';
+export { createNodeApi, type NodeApi, type NodeApiOptions } from './api.ts';
 export {
   createCloudNodeControllers,
   LIFECYCLE_CONTROLLER,
   NODE_CONTROLLER,
   type CloudNodeControllerOptions,
-} from './controllers.ts';
-export { createHcloudMetrics } from './hcloud-metrics.ts';
-export { kubeNodeApi, patchNodeRetryingConflicts, type NodeApi } from './kube-nodes.ts';
+} from './controller.ts';
+export { decideLifecycle, type LifecycleStep, type ServerState } from './decide-lifecycle.ts';
 export {
-  decideLifecycle,
-  planLifecycle,
-  type LifecycleAction,
-  type LifecyclePlan,
-  type ServerState,
-} from './lifecycle-decision.ts';
+  decideInitialisation,
+  decideNode,
+  decideRefresh,
+  type InitialisationStep,
+  type NodeMapping,
+  type NodeStep,
+  type RefreshStep,
+} from './decide-node.ts';
+export { createHcloudMetrics } from './hcloud-metrics.ts';
 export * from './names.ts';
 export type { Node, NodeCondition, Taint } from './node.ts';
 export {
@@ -30,6 +33,7 @@ export {
   type NodeAddress,
 } from './node-mapping.ts';
 export { formatProviderId, parseProviderId, type ProviderId } from './provider-id.ts';
+export { EventReason } from './reasons.ts';
 export {
   ServerDirectory,
   type Lookup,

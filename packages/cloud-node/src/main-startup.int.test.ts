@@ -15,8 +15,9 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { HCLOUD_API_ERROR_REASON, UNINITIALIZED_TAINT } from './names.ts';
+import { UNINITIALIZED_TAINT } from './names.ts';
 import type { Node } from './node.ts';
+import { EventReason } from './reasons.ts';
 
 const MAIN = new URL('./main.ts', import.meta.url).pathname;
 const RUN = randomBytes(3).toString('hex');
@@ -109,7 +110,7 @@ describe('cloud-node process start-up while the Hetzner API fails', () => {
     await eventually(
       async () => {
         const warnings = (await podEvents()).filter(
-          (e) => e.type === 'Warning' && e.reason === HCLOUD_API_ERROR_REASON,
+          (e) => e.type === 'Warning' && e.reason === EventReason.HcloudAPIError,
         );
         assert.ok(
           warnings.some((e) => /^cannot check the token at http.*503 unavailable/.test(e.note ?? '')),

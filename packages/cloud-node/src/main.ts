@@ -8,13 +8,14 @@
  */
 import { HcloudClient } from '@loopwright/hcloud';
 import { runController, type ControllerRun, type EventRecorder } from '@loopwright/runtime';
+import { createNodeApi } from './api.ts';
 import { RequestBudget } from './budget.ts';
 import { program } from './config.ts';
-import { createCloudNodeControllers } from './controllers.ts';
+import { createCloudNodeControllers } from './controller.ts';
 import { createHcloudMetrics } from './hcloud-metrics.ts';
 import { connectToHcloud, StartupError } from './hcloud-startup.ts';
-import { kubeNodeApi } from './kube-nodes.ts';
-import { HCLOUD_API_ERROR_REASON, REPORTING_CONTROLLER } from './names.ts';
+import { REPORTING_CONTROLLER } from './names.ts';
+import { EventReason } from './reasons.ts';
 import { ServerDirectory } from './server-directory.ts';
 
 type Run = ControllerRun<typeof program.options>;
@@ -46,9 +47,7 @@ await runController(program, async (run) => {
     logger: logger.child({ component: 'server-directory' }),
   });
   for (const controller of createCloudNodeControllers({
-    directory,
-    nodes: kubeNodeApi(manager.client),
-    recorder,
+    api: createNodeApi({ client: manager.client, recorder, directory }),
     addressFamily: config.addressFamily,
     networkId,
     zoneLabels: config.zoneLabels,
@@ -88,21 +87,21 @@ async function waitForHcloud(
       tokenSource: config.hcloudToken.source,
       network: config.hcloudNetwork,
       signal: run.signal,
-      onRetry: ({ step, error, attempt, retryInMs }) => {
+      onRetry: ({ step, error, attempt, retryAfterMs }) => {
         lastFailure = `cannot ${step}: ${error.message}`;
         logger.warn('Hetzner Cloud API not usable at start-up; not ready, retrying', {
           step,
-          status: error.status,
+          statusCode: error.status,
           code: error.code,
           error: error.message,
           attempt,
-          retryInMs,
+          retryAfterMs,
         });
         // A stable note (no attempt count or delay), so repeats become one Event's series count.
         if (pod)
           recorder.event(pod, {
             type: 'Warning',
-            reason: HCLOUD_API_ERROR_REASON,
+            reason: EventReason.HcloudAPIError,
             action: 'Start',
             note: `cannot ${step} at ${config.hcloudEndpoint}: ${error.message}; not ready, retrying with backoff`,
           });

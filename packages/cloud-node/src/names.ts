@@ -19,9 +19,3 @@ export const LABELS = {
 
 /** `reportingController` of every Event this process records. */
 export const REPORTING_CONTROLLER = 'loopwright.dev/cloud-node';
-
-/**
- * Reason of the Warning Events saying the Hetzner Cloud API fails (outage, revoked token): about a Node
- * that keeps its taint, or about this controller's Pod while start-up waits for the API.
- */
-export const HCLOUD_API_ERROR_REASON = 'HcloudAPIError';

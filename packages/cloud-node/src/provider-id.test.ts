@@ -4,7 +4,7 @@ import { formatProviderId, parseProviderId } from './provider-id.ts';
 
 describe('parseProviderId', () => {
   it('only hcloud://<decimal id> is a Hetzner Cloud server', () => {
-    assert.deepEqual(parseProviderId('hcloud://4711'), { kind: 'hcloud', serverId: 4711 });
+    assert.deepEqual(parseProviderId('hcloud://4711'), { kind: 'hcloud', serverID: 4711 });
     assert.equal(formatProviderId(4711), 'hcloud://4711');
   });
 

@@ -7,13 +7,13 @@
 export type ProviderId =
   /** Not set yet: the Node controller may set it during initialisation. */
   | { kind: 'unset' }
-  | { kind: 'hcloud'; serverId: number }
+  | { kind: 'hcloud'; serverID: number }
   /** `hrobot://<n>` or `hcloud://bm-<n>`: a Robot (dedicated) server, not served here. */
   | { kind: 'robot'; raw: string }
   /** Anything else, including a malformed `hcloud://` value. */
   | { kind: 'foreign'; raw: string };
 
-export const HCLOUD_PREFIX = 'hcloud://';
+const HCLOUD_PREFIX = 'hcloud://';
 
 export function parseProviderId(raw: string | undefined | null): ProviderId {
   if (raw === undefined || raw === null || raw === '') return { kind: 'unset' };
@@ -22,11 +22,11 @@ export function parseProviderId(raw: string | undefined | null): ProviderId {
     const digits = raw.slice(HCLOUD_PREFIX.length);
     const id = Number(digits);
     // Leading zeros or an id past 2^53 would not round-trip: not a value this controller wrote.
-    if (/^[1-9]\d*$/.test(digits) && Number.isSafeInteger(id)) return { kind: 'hcloud', serverId: id };
+    if (/^[1-9]\d*$/.test(digits) && Number.isSafeInteger(id)) return { kind: 'hcloud', serverID: id };
   }
   return { kind: 'foreign', raw };
 }
 
-export function formatProviderId(serverId: number): string {
-  return `${HCLOUD_PREFIX}${serverId}`;
+export function formatProviderId(serverID: number): string {
+  return `${HCLOUD_PREFIX}${serverID}`;
 }

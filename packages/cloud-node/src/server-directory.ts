@@ -219,7 +219,11 @@ export class ServerDirectory {
     const step = this.#backoff.step();
     this.#blockedUntil = this.#now() + step;
     this.#lastError = reason;
-    this.#logger?.warn('Hetzner Cloud API call failed; backing off', { reason, backoffMs: step });
+    this.#logger?.warn('Hetzner Cloud API call failed; backing off', {
+      ...(error instanceof HcloudError ? { statusCode: error.status, code: error.code } : {}),
+      error: error instanceof Error ? error.message : String(error),
+      retryAfterMs: step,
+    });
     return reason;
   }
 
