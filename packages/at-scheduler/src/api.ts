@@ -6,7 +6,7 @@ import { isConflict, isNotFound, mergePatchStatus, type KubeClient } from '@loop
 import type { At } from './generated/at-types.ts';
 import { AT_GROUP, AT_PLURAL, AT_VERSION, type Pod } from './resource.ts';
 
-export const FIELD_MANAGER = 'at-scheduler';
+const FIELD_MANAGER = 'at-scheduler';
 
 export interface AtApi {
   /** Merge-patches the status subresource, only if the At is still at `resourceVersion` (else 409 Conflict). */

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 
-export const crdPath = fileURLToPath(
+const crdPath = fileURLToPath(
   new URL('../../../charts/at-scheduler/crds/ats.cnat.programming-kubernetes.info.yaml', import.meta.url),
 );
 

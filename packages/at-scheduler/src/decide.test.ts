@@ -11,6 +11,7 @@ import {
   type AtView,
   type ObservedPod,
 } from './decide.ts';
+import { ConditionReason, ConditionType } from './reasons.ts';
 import type { Pod } from './resource.ts';
 
 const SCHEDULE = '2030-01-01T00:00:00Z';
@@ -46,6 +47,7 @@ function owned(
 ): ObservedPod {
   return {
     kind: 'owned',
+    uid: 'pod-uid',
     outsideCache: false,
     phase,
     deleting: false,
@@ -69,29 +71,22 @@ function condition(type: string, status: 'True' | 'False', observedGeneration = 
 describe('decide: new or PENDING At', () => {
   it('a new At (no status) records PENDING and sleeps exactly until the schedule', () => {
     assert.deepEqual(decide(at(), absent, BEFORE), {
-      type: 'wait',
-      afterMs: 5_000,
-      recordPending: true,
+      type: 'recordPending',
       scheduleMs: SCHEDULE_MS,
+      retryAfterMs: 5_000,
     });
   });
 
   it('an already recorded PENDING At only sleeps (no status write)', () => {
-    assert.deepEqual(decide(at({ phase: 'PENDING' }), absent, BEFORE), {
-      type: 'wait',
-      afterMs: 5_000,
-      recordPending: false,
-      scheduleMs: SCHEDULE_MS,
-    });
+    assert.deepEqual(decide(at({ phase: 'PENDING' }), absent, BEFORE), { type: 'wait', retryAfterMs: 5_000 });
   });
 
   it('a schedule changed while PENDING (new generation) records the new time and sleeps until it', () => {
     const changed = at({ phase: 'PENDING', generation: 2, spec: { schedule: '2030-01-01T00:01:00Z' } });
     assert.deepEqual(decide(changed, absent, BEFORE), {
-      type: 'wait',
-      afterMs: 65_000,
-      recordPending: true,
+      type: 'recordPending',
       scheduleMs: SCHEDULE_MS + 60_000,
+      retryAfterMs: 65_000,
     });
   });
 
@@ -115,10 +110,9 @@ describe('decide: new or PENDING At', () => {
   it('honours offsets and fractions', () => {
     const offset = at({ spec: { schedule: '2030-01-01T02:00:00.5+02:00' } });
     assert.deepEqual(decide(offset, absent, SCHEDULE_MS), {
-      type: 'wait',
-      afterMs: 500,
-      recordPending: true,
+      type: 'recordPending',
       scheduleMs: SCHEDULE_MS + 500,
+      retryAfterMs: 500,
     });
   });
 
@@ -141,29 +135,29 @@ describe('decide: new or PENDING At', () => {
     assert.deepEqual(decide(at({ phase: 'PENDING' }), foreign, AFTER), {
       type: 'podNotOwned',
       report: true,
-      recheckAfterMs: POD_NOT_OWNED_RECHECK_MS,
+      retryAfterMs: POD_NOT_OWNED_RECHECK_MS,
     });
-    const reported = at({ phase: 'PENDING', conditions: [condition('PodNotOwned', 'True')] });
+    const reported = at({ phase: 'PENDING', conditions: [condition(ConditionType.PodNotOwned, 'True')] });
     assert.deepEqual(decide(reported, foreign, AFTER), {
       type: 'podNotOwned',
       report: false,
-      recheckAfterMs: POD_NOT_OWNED_RECHECK_MS,
+      retryAfterMs: POD_NOT_OWNED_RECHECK_MS,
     });
     const staleReport = at({
       phase: 'PENDING',
       generation: 2,
-      conditions: [condition('PodNotOwned', 'True', 1)],
+      conditions: [condition(ConditionType.PodNotOwned, 'True', 1)],
     });
     assert.equal(decide(staleReport, foreign, AFTER).type, 'podNotOwned');
     assert.deepEqual(decide(staleReport, foreign, AFTER), {
       type: 'podNotOwned',
       report: true,
-      recheckAfterMs: POD_NOT_OWNED_RECHECK_MS,
+      retryAfterMs: POD_NOT_OWNED_RECHECK_MS,
     });
   });
 
   it('after a reported conflict, looks the name up live before writing RUNNING again; starts once it is free', () => {
-    const reported = at({ phase: 'PENDING', conditions: [condition('PodNotOwned', 'True')] });
+    const reported = at({ phase: 'PENDING', conditions: [condition(ConditionType.PodNotOwned, 'True')] });
     assert.deepEqual(decide(reported, absent, AFTER), { type: 'lookupPod' });
     assert.deepEqual(decide(reported, confirmedAbsent, AFTER), {
       type: 'start',
@@ -173,25 +167,19 @@ describe('decide: new or PENDING At', () => {
   });
 
   it('a cleared conflict or invalid schedule condition is rewritten when waiting', () => {
-    for (const type of ['PodNotOwned', 'InvalidSchedule']) {
+    for (const type of [ConditionType.PodNotOwned, ConditionType.InvalidSchedule]) {
       const action = decide(at({ phase: 'PENDING', conditions: [condition(type, 'True')] }), absent, BEFORE);
       assert.deepEqual(action, {
-        type: 'wait',
-        afterMs: 5_000,
-        recordPending: true,
+        type: 'recordPending',
         scheduleMs: SCHEDULE_MS,
+        retryAfterMs: 5_000,
       });
       const cleared = decide(
         at({ phase: 'PENDING', conditions: [condition(type, 'False')] }),
         absent,
         BEFORE,
       );
-      assert.deepEqual(cleared, {
-        type: 'wait',
-        afterMs: 5_000,
-        recordPending: false,
-        scheduleMs: SCHEDULE_MS,
-      });
+      assert.deepEqual(cleared, { type: 'wait', retryAfterMs: 5_000 });
     }
   });
 
@@ -200,15 +188,18 @@ describe('decide: new or PENDING At', () => {
     const refused = at({
       phase: 'PENDING',
       conditions: [
-        { ...condition('Scheduled', 'False'), reason: 'PodCreateFailed', lastTransitionTime: failedAt },
+        {
+          ...condition(ConditionType.Scheduled, 'False'),
+          reason: ConditionReason.PodCreateFailed,
+          lastTransitionTime: failedAt,
+        },
       ],
     });
     // Its own status writes wake the At right after the failure: it must not try again then.
     const soon = Date.parse(failedAt) + 100;
     assert.deepEqual(decide(refused, absent, soon), {
       type: 'wait',
-      afterMs: POD_CREATE_RETRY_MS - 100,
-      recordPending: false,
+      retryAfterMs: POD_CREATE_RETRY_MS - 100,
     });
     assert.deepEqual(decide(refused, absent, Date.parse(failedAt) + POD_CREATE_RETRY_MS), {
       type: 'start',
@@ -218,7 +209,7 @@ describe('decide: new or PENDING At', () => {
     // A spec change (e.g. fixed resources) is a new generation: retried at once.
     assert.equal(decide({ ...refused, generation: 2 }, absent, soon).type, 'start');
     // Other reasons for Scheduled=False do not delay the start.
-    const waited = at({ phase: 'PENDING', conditions: [condition('Scheduled', 'False')] });
+    const waited = at({ phase: 'PENDING', conditions: [condition(ConditionType.Scheduled, 'False')] });
     assert.equal(decide(waited, absent, soon).type, 'start');
   });
 
@@ -230,7 +221,7 @@ describe('decide: new or PENDING At', () => {
     const reported = at({
       spec: { schedule: 'tomorrow at noon' },
       phase: 'PENDING',
-      conditions: [condition('InvalidSchedule', 'True')],
+      conditions: [condition(ConditionType.InvalidSchedule, 'True')],
     });
     assert.equal(decide(reported, absent, AFTER).type, 'nothing');
     assert.equal(decide({ ...reported, generation: 2 }, absent, AFTER).type, 'invalidSchedule');
@@ -274,7 +265,7 @@ describe('decide: RUNNING At', () => {
       type: 'finish',
       outcome: 'Succeeded',
       exitCode: 0,
-      reason: 'Completed',
+      reason: ConditionReason.Completed,
       message: '',
     });
   });
@@ -298,7 +289,7 @@ describe('decide: RUNNING At', () => {
     assert.deepEqual(decide(running, owned('Failed'), AFTER), {
       type: 'finish',
       outcome: 'Failed',
-      reason: 'Failed',
+      reason: ConditionReason.Failed,
       message: '',
     });
   });
@@ -314,8 +305,7 @@ describe('decide: RUNNING At', () => {
     };
     assert.deepEqual(decide(justStarted, confirmedAbsent, AFTER + 1_000), {
       type: 'wait',
-      afterMs: START_GRACE_MS - 1_000,
-      recordPending: false,
+      retryAfterMs: START_GRACE_MS - 1_000,
     });
     assert.equal(decide(justStarted, confirmedAbsent, AFTER + START_GRACE_MS).type, 'finish');
   });
@@ -324,8 +314,7 @@ describe('decide: RUNNING At', () => {
     for (const phase of [undefined, 'Pending', 'Running']) {
       assert.deepEqual(decide(running, owned(phase, { outsideCache: true }), AFTER), {
         type: 'wait',
-        afterMs: UNCACHED_POD_RECHECK_MS,
-        recordPending: false,
+        retryAfterMs: UNCACHED_POD_RECHECK_MS,
       });
     }
     const finished = owned('Succeeded', {
@@ -345,12 +334,12 @@ describe('decide: RUNNING At', () => {
     const action = decide(running, confirmedAbsent, AFTER);
     assert.equal(action.type, 'finish');
     assert.equal((action as { outcome: string }).outcome, 'Failed');
-    assert.equal((action as { reason: string }).reason, 'PodDisappeared');
+    assert.equal((action as { reason: string }).reason, ConditionReason.PodDisappeared);
   });
 
   it('a recorded pod replaced by a foreign one ends the At Failed/PodDisappeared, not adopted', () => {
     const action = decide(running, foreign, AFTER);
-    assert.equal((action as { reason: string }).reason, 'PodDisappeared');
+    assert.equal((action as { reason: string }).reason, ConditionReason.PodDisappeared);
   });
 });
 
@@ -359,26 +348,24 @@ describe('decide: DONE At', () => {
     generation: 1,
     deleting: false,
     spec: { schedule: SCHEDULE, ...(ttl === undefined ? {} : { ttlSecondsAfterFinished: ttl }) },
-    status: { phase: 'DONE', completionTime, outcome: 'Succeeded' },
+    status: { phase: 'DONE', observedGeneration: 1, completionTime, outcome: 'Succeeded' },
   });
 
-  it('does nothing, whatever the pod or spec changes', () => {
-    for (const pod of [absent, confirmedAbsent, foreign, owned('Succeeded'), owned('Running')]) {
-      assert.equal(
-        decide({ ...done(), generation: 5, spec: { schedule: '2040-01-01T00:00:00Z' } }, pod, AFTER).type,
-        'nothing',
-      );
-    }
+  it('does nothing, whatever the pod', () => {
+    for (const pod of [absent, confirmedAbsent, foreign, owned('Succeeded'), owned('Running')])
+      assert.deepEqual(decide(done(), pod, AFTER), { type: 'nothing', why: 'DONE' });
   });
 
   it('deletes the finished pod once ttlSecondsAfterFinished has passed, and sleeps until then', () => {
     assert.deepEqual(decide(done(60), owned('Succeeded'), AFTER + 1_000), {
       type: 'wait',
-      afterMs: 59_000,
-      recordPending: false,
+      retryAfterMs: 59_000,
     });
-    assert.deepEqual(decide(done(60), owned('Succeeded'), AFTER + 60_000), { type: 'deletePod' });
-    assert.deepEqual(decide(done(0), owned('Failed'), AFTER), { type: 'deletePod' });
+    assert.deepEqual(decide(done(60), owned('Succeeded'), AFTER + 60_000), {
+      type: 'deletePod',
+      uid: 'pod-uid',
+    });
+    assert.deepEqual(decide(done(0), owned('Failed'), AFTER), { type: 'deletePod', uid: 'pod-uid' });
   });
 
   it('ttl never touches a foreign pod, a pod already gone or one being deleted', () => {

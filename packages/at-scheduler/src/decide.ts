@@ -7,8 +7,9 @@
  * (written before the pod is created), no path creates a pod again; a recorded pod that is gone ends
  * the At as Failed/PodDisappeared instead.
  */
-import { ConditionType, findCondition, isConditionTrue } from './conditions.ts';
+import { findCondition, isConditionTrue } from '@loopwright/runtime';
 import type { AtSpec, AtStatus } from './generated/at-types.ts';
+import { ConditionReason, ConditionType } from './reasons.ts';
 import type { Pod } from './resource.ts';
 import { parseSchedule } from './schedule.ts';
 
@@ -24,13 +25,12 @@ export const START_GRACE_MS = 5_000;
 /** How often a due At whose pod name is taken by a foreign pod checks whether the name is free again. */
 export const POD_NOT_OWNED_RECHECK_MS = 10_000;
 
-/** The `Scheduled=False` reason written when the API server refused the pod (4xx: no pod exists). */
-export const POD_CREATE_FAILED = 'PodCreateFailed';
-
 /**
  * How long after a refused pod create (quota, admission, invalid spec) the create is tried again, for the
- * same generation; a spec change retries at once. The wait must come from the status, not from the
- * queue's backoff: the failed attempt's own status writes are watch events that re-enqueue the At at once.
+ * same generation; a spec change retries at once. Timed from the `Scheduled=False`/`PodCreateFailed`
+ * condition's `lastTransitionTime` (whole seconds, as `metav1.Time`), not from the queue's backoff: the
+ * failed attempt's own status writes are watch events that re-enqueue the At at once, and a restart
+ * forgets the queue but not the status.
  */
 export const POD_CREATE_RETRY_MS = 10_000;
 
@@ -56,6 +56,8 @@ export type ObservedPod =
   | { kind: 'foreign' }
   | {
       kind: 'owned';
+      /** The pod's own uid: a delete is conditional on it (the name may be re-used by then). */
+      uid: string;
       /** Found by a live GET, not in the label-selected cache: its changes raise no events for the At. */
       outsideCache: boolean;
       phase: string | undefined;
@@ -68,22 +70,24 @@ export type ObservedPod =
 
 export type Action =
   | { type: 'nothing'; why: string }
+  /** Wake up again after `retryAfterMs` (requeue-after, no polling); nothing to write. */
+  | { type: 'wait'; retryAfterMs: number }
   /**
-   * Wake up again after `afterMs` (requeue-after, no polling). `recordPending`: first write phase
-   * PENDING / Scheduled=False for this generation (a new At, a changed schedule, a cleared error).
+   * Record phase PENDING / Scheduled=False for this generation (a new At, a changed schedule, a cleared
+   * error), then wake up at the schedule, `retryAfterMs` from now.
    */
-  | { type: 'wait'; afterMs: number; recordPending: boolean; scheduleMs?: number }
+  | { type: 'recordPending'; scheduleMs: number; retryAfterMs: number }
   /** Record RUNNING + podName in status (conditional on resourceVersion), then create the pod if `createPod`. */
   | { type: 'start'; createPod: boolean; scheduleMs: number }
   /** The cache does not show the pod: GET it from the API server and decide again with the answer. */
   | { type: 'lookupPod' }
   | { type: 'finish'; outcome: 'Succeeded' | 'Failed'; exitCode?: number; reason: string; message: string }
   /** The pod name is taken by a pod this At does not control: report it (once per generation), check again later. */
-  | { type: 'podNotOwned'; report: boolean; recheckAfterMs: number }
+  | { type: 'podNotOwned'; report: boolean; retryAfterMs: number }
   /** spec.schedule does not parse: report it once per generation; wait for a spec change. */
   | { type: 'invalidSchedule'; message: string }
-  /** ttlSecondsAfterFinished has passed: delete the finished pod (the At stays). */
-  | { type: 'deletePod' };
+  /** ttlSecondsAfterFinished has passed: delete the finished pod `uid` (the At stays). */
+  | { type: 'deletePod'; uid: string };
 
 /** `confirmed`: `pod` is the answer of a live GET rather than the cache's. */
 export function observePod(pod: Pod | undefined, atUid: string | undefined, confirmed: boolean): ObservedPod {
@@ -95,6 +99,8 @@ export function observePod(pod: Pod | undefined, atUid: string | undefined, conf
     pod.status?.containerStatuses?.[0];
   return {
     kind: 'owned',
+    // Every pod the API server returns has one.
+    uid: pod.metadata?.uid ?? '',
     outsideCache: confirmed,
     phase: pod.status?.phase,
     deleting: pod.metadata?.deletionTimestamp !== undefined,
@@ -107,6 +113,10 @@ export function observePod(pod: Pod | undefined, atUid: string | undefined, conf
 export function decide(at: AtView, pod: ObservedPod, nowMs: number): Action {
   if (at.deleting)
     return { type: 'nothing', why: 'the At is being deleted; garbage collection removes its pod' };
+  return decideStep(at, pod, nowMs);
+}
+
+function decideStep(at: AtView, pod: ObservedPod, nowMs: number): Action {
   switch (at.status?.phase) {
     case 'DONE':
       return decideDone(at, pod, nowMs);
@@ -140,28 +150,26 @@ function decidePending(at: AtView, pod: ObservedPod, nowMs: number): Action {
     isConditionTrue(conditions, ConditionType.InvalidSchedule) ||
     isConditionTrue(conditions, ConditionType.PodNotOwned);
   if (schedule.epochMs > nowMs) {
-    return {
-      type: 'wait',
-      afterMs: schedule.epochMs - nowMs,
-      recordPending: needsRecord,
-      scheduleMs: schedule.epochMs,
-    };
+    const retryAfterMs = schedule.epochMs - nowMs;
+    return needsRecord
+      ? { type: 'recordPending', scheduleMs: schedule.epochMs, retryAfterMs }
+      : { type: 'wait', retryAfterMs };
   }
 
   const scheduled = findCondition(conditions, ConditionType.Scheduled);
   if (
     scheduled?.status === 'False' &&
-    scheduled.reason === POD_CREATE_FAILED &&
+    scheduled.reason === ConditionReason.PodCreateFailed &&
     scheduled.observedGeneration === at.generation
   ) {
     const retryMs = Date.parse(scheduled.lastTransitionTime) + POD_CREATE_RETRY_MS;
-    if (retryMs > nowMs) return { type: 'wait', afterMs: retryMs - nowMs, recordPending: false };
+    if (retryMs > nowMs) return { type: 'wait', retryAfterMs: retryMs - nowMs };
   }
 
   const notOwned = findCondition(conditions, ConditionType.PodNotOwned);
   const notOwnedReported = notOwned?.status === 'True' && notOwned.observedGeneration === at.generation;
   if (pod.kind === 'foreign')
-    return { type: 'podNotOwned', report: !notOwnedReported, recheckAfterMs: POD_NOT_OWNED_RECHECK_MS };
+    return { type: 'podNotOwned', report: !notOwnedReported, retryAfterMs: POD_NOT_OWNED_RECHECK_MS };
   // The foreign pod is invisible to the label-selected cache: while one was last seen, ask the API server
   // before writing RUNNING, so a conflict costs a GET per recheck, not a status round trip.
   if (!pod.confirmed && notOwnedReported) return { type: 'lookupPod' };
@@ -175,11 +183,11 @@ function decideRunning(at: AtView, pod: ObservedPod, nowMs: number): Action {
       if (!pod.confirmed) return { type: 'lookupPod' };
       const startMs = at.status?.startTime ? Date.parse(at.status.startTime) : Number.NaN;
       if (startMs + START_GRACE_MS > nowMs)
-        return { type: 'wait', afterMs: startMs + START_GRACE_MS - nowMs, recordPending: false };
+        return { type: 'wait', retryAfterMs: startMs + START_GRACE_MS - nowMs };
       return {
         type: 'finish',
         outcome: 'Failed',
-        reason: 'PodDisappeared',
+        reason: ConditionReason.PodDisappeared,
         message:
           'the recorded pod no longer exists and did not report completion (deleted, evicted, or never created because the controller stopped between recording and creating it); it is not re-created',
       };
@@ -188,7 +196,7 @@ function decideRunning(at: AtView, pod: ObservedPod, nowMs: number): Action {
       return {
         type: 'finish',
         outcome: 'Failed',
-        reason: 'PodDisappeared',
+        reason: ConditionReason.PodDisappeared,
         message: 'the recorded pod was replaced by a pod this At does not control; it is not re-created',
       };
     case 'owned':
@@ -203,7 +211,7 @@ function finishedPod(pod: Extract<ObservedPod, { kind: 'owned' }>): Action | und
       type: 'finish',
       outcome: 'Succeeded',
       exitCode: terminated?.exitCode ?? 0,
-      reason: terminated?.reason ?? 'Completed',
+      reason: terminated?.reason ?? ConditionReason.Completed,
       message: terminated?.message ?? '',
     };
   }
@@ -211,7 +219,7 @@ function finishedPod(pod: Extract<ObservedPod, { kind: 'owned' }>): Action | und
     const action: Action = {
       type: 'finish',
       outcome: 'Failed',
-      reason: terminated?.reason ?? pod.reason ?? 'Failed',
+      reason: terminated?.reason ?? pod.reason ?? ConditionReason.Failed,
       message: terminated?.message ?? pod.message ?? '',
     };
     if (terminated) action.exitCode = terminated.exitCode;
@@ -225,7 +233,7 @@ function finishedPod(pod: Extract<ObservedPod, { kind: 'owned' }>): Action | und
  * on. Outside the cache nothing announces its completion, so it is read again on a timer.
  */
 function waitForPod(pod: Extract<ObservedPod, { kind: 'owned' }>): Action {
-  if (pod.outsideCache) return { type: 'wait', afterMs: UNCACHED_POD_RECHECK_MS, recordPending: false };
+  if (pod.outsideCache) return { type: 'wait', retryAfterMs: UNCACHED_POD_RECHECK_MS };
   return { type: 'nothing', why: `pod is ${pod.phase ?? 'not yet reported'}; its events wake the At` };
 }
 
@@ -235,6 +243,6 @@ function decideDone(at: AtView, pod: ObservedPod, nowMs: number): Action {
   if (pod.deleting) return { type: 'nothing', why: 'DONE; the finished pod is being deleted' };
   const completed = at.status?.completionTime ? Date.parse(at.status.completionTime) : Number.NaN;
   const dueMs = (Number.isNaN(completed) ? nowMs : completed) + ttl * 1000;
-  if (dueMs > nowMs) return { type: 'wait', afterMs: dueMs - nowMs, recordPending: false };
-  return { type: 'deletePod' };
+  if (dueMs > nowMs) return { type: 'wait', retryAfterMs: dueMs - nowMs };
+  return { type: 'deletePod', uid: pod.uid };
 }

@@ -8,24 +8,33 @@
  *
  * A crash between 1 and 2 leaves RUNNING without a pod; the next reconcile cannot tell "never created"
  * from "deleted" and ends the At Failed/PodDisappeared rather than risk a second run (see README).
+ *
+ * Every status write is conditional on the resourceVersion it was decided from and records
+ * `observedGeneration`. A reconcile that decides from a cache which has not yet seen the controller's own
+ * last write therefore cannot write twice: its patch gets 409, and the watch event of the newer At
+ * reconciles again.
  */
 import type { Lister } from '@loopwright/informer';
 import {
   TerminalError,
   isAlreadyExists,
+  isConditionTrue,
   isConflict,
   redactText,
+  setCondition,
   toKubeApiError,
+  type Condition,
+  type ConditionInput,
   type EventRecorder,
   type Reconciler,
 } from '@loopwright/runtime';
 import type { Logger } from 'winston';
 import type { AtApi } from './api.ts';
-import { ConditionType, findCondition, setConditions, type ConditionChange } from './conditions.ts';
-import { POD_CREATE_FAILED, decide, observePod, type Action, type AtView } from './decide.ts';
+import { POD_NOT_OWNED_RECHECK_MS, decide, observePod, type Action, type AtView } from './decide.ts';
 import type { At } from './generated/at-types.ts';
 import { podNameFor } from './names.ts';
 import { buildPod } from './pod.ts';
+import { ConditionReason, ConditionType, EventReason } from './reasons.ts';
 import { AT_API_VERSION, AT_KIND, type Pod } from './resource.ts';
 
 /** Reported for every pod create the controller issues (the benchmark's lateness measure). */
@@ -48,7 +57,8 @@ export interface AtReconcilerOptions {
   onStart?: (observation: StartObservation) => void;
 }
 
-type NamedAt = At & {
+/** An At as the API server stores it: these fields are always set. */
+type StoredAt = At & {
   metadata: {
     name: string;
     namespace: string;
@@ -59,75 +69,91 @@ type NamedAt = At & {
   };
 };
 
+/** A condition this controller sets; `observedGeneration` is always the generation decided from. */
+type ConditionChange = Omit<ConditionInput, 'observedGeneration' | 'type' | 'reason'> & {
+  type: ConditionType;
+  reason: string;
+};
+
+type Result = { requeueAfterMs: number } | undefined;
+
 export function createAtReconciler(options: AtReconcilerOptions): Reconciler<At> {
-  const now = options.now ?? Date.now;
   return async ({ object, log, signal }) => {
-    // Deleted: its pod goes with it (garbage collection via the owner reference).
+    // Deleted (a delete event, or a pod event or timer for an At deleted since): its pod goes by
+    // garbage collection (owner reference); there is nothing to record.
     if (!object) return undefined;
-    const at = object as NamedAt;
-    const { namespace, name, uid } = at.metadata;
-    const podName = at.status?.podName ?? podNameFor(name);
-    const view: AtView = {
+    return new Step(options, object as StoredAt, log, signal).run();
+  };
+}
+
+/** One reconcile of one At: decide, then perform the step. */
+class Step {
+  readonly #options: AtReconcilerOptions;
+  readonly #at: StoredAt;
+  readonly #view: AtView;
+  readonly #podName: string;
+  readonly #log: Logger;
+  readonly #signal: AbortSignal;
+  readonly #now: () => number;
+  /** The step being performed, for the log. */
+  #action: Action['type'] | undefined;
+
+  constructor(options: AtReconcilerOptions, at: StoredAt, log: Logger, signal: AbortSignal) {
+    this.#options = options;
+    this.#at = at;
+    this.#view = {
       generation: at.metadata.generation ?? 0,
       deleting: at.metadata.deletionTimestamp !== undefined,
       spec: at.spec,
       status: at.status,
     };
-    let action = decide(view, observePod(options.pods.get(namespace, podName), uid, false), now());
-    if (action.type === 'lookupPod') {
-      const live = await options.api.getPod(namespace, podName, signal);
-      action = decide(view, observePod(live, uid, true), now());
-    }
-    log.debug('decided', { action });
-    const step = new Step(options, at, podName, log, signal, now);
+    this.#podName = at.status?.podName ?? podNameFor(at.metadata.name);
+    this.#log = log;
+    this.#signal = signal;
+    this.#now = options.now ?? Date.now;
+  }
+
+  async run(): Promise<Result> {
+    const cached = this.#options.pods.get(this.#at.metadata.namespace, this.#podName);
     try {
-      return await step.perform(action);
+      return await this.#perform(this.#decide(cached, false));
     } catch (error) {
       // A stale resourceVersion: the cache has (or will get) a newer At, whose event reconciles again.
       if (isConflict(error)) {
-        log.debug('status patch conflicted with a newer version of the At; waiting for it', {
-          action: action.type,
+        this.#log.debug('status patch conflicted with a newer version of the At; waiting for it', {
+          action: this.#action,
         });
         return undefined;
       }
       throw error;
     }
-  };
-}
-
-class Step {
-  readonly #options: AtReconcilerOptions;
-  readonly #at: NamedAt;
-  readonly #podName: string;
-  readonly #log: Logger;
-  readonly #signal: AbortSignal;
-  readonly #now: () => number;
-
-  constructor(
-    options: AtReconcilerOptions,
-    at: NamedAt,
-    podName: string,
-    log: Logger,
-    signal: AbortSignal,
-    now: () => number,
-  ) {
-    this.#options = options;
-    this.#at = at;
-    this.#podName = podName;
-    this.#log = log;
-    this.#signal = signal;
-    this.#now = now;
   }
 
-  async perform(action: Action): Promise<{ requeueAfterMs: number } | undefined> {
+  #decide(pod: Pod | undefined, confirmed: boolean): Action {
+    const action = decide(this.#view, observePod(pod, this.#at.metadata.uid, confirmed), this.#now());
+    this.#action = action.type;
+    this.#log.debug('decided', {
+      action: action.type,
+      ...('retryAfterMs' in action ? { retryAfterMs: action.retryAfterMs } : {}),
+      ...(action.type === 'nothing' ? { why: action.why } : {}),
+    });
+    return action;
+  }
+
+  async #perform(action: Action): Promise<Result> {
     switch (action.type) {
       case 'nothing':
-      case 'lookupPod':
         return undefined;
+      case 'lookupPod': {
+        // Decided again with the API server's answer, which never asks for another lookup.
+        const live = await this.#options.api.getPod(this.#at.metadata.namespace, this.#podName, this.#signal);
+        return this.#perform(this.#decide(live, true));
+      }
       case 'wait':
-        if (action.recordPending && action.scheduleMs !== undefined)
-          await this.#recordPending(action.scheduleMs);
-        return { requeueAfterMs: action.afterMs };
+        return { requeueAfterMs: action.retryAfterMs };
+      case 'recordPending':
+        await this.#recordPending(action.scheduleMs, action.retryAfterMs);
+        return { requeueAfterMs: action.retryAfterMs };
       case 'start':
         return this.#start(action.createPod, action.scheduleMs);
       case 'finish':
@@ -135,7 +161,7 @@ class Step {
         return undefined;
       case 'podNotOwned':
         if (action.report) await this.#reportPodNotOwned(this.#at.metadata.resourceVersion);
-        return { requeueAfterMs: action.recheckAfterMs };
+        return { requeueAfterMs: action.retryAfterMs };
       case 'invalidSchedule':
         await this.#patch({
           phase: 'PENDING',
@@ -143,18 +169,18 @@ class Step {
             {
               type: ConditionType.InvalidSchedule,
               status: 'True',
-              reason: 'InvalidSchedule',
+              reason: ConditionReason.InvalidSchedule,
               message: action.message,
             },
             {
               type: ConditionType.Scheduled,
               status: 'False',
-              reason: 'InvalidSchedule',
+              reason: ConditionReason.InvalidSchedule,
               message: 'the schedule cannot be parsed; edit spec.schedule',
             },
           ]),
         });
-        this.#event('Warning', 'InvalidSchedule', 'Schedule', action.message);
+        this.#event('Warning', EventReason.InvalidSchedule, 'Schedule', action.message);
         // Not retried: only a spec change (a new generation) can fix it, and that change enqueues the At.
         throw new TerminalError(action.message);
       case 'deletePod':
@@ -162,51 +188,67 @@ class Step {
         await this.#options.api.deletePod(
           this.#at.metadata.namespace,
           this.#podName,
-          this.#podUid() ?? '',
+          action.uid,
           this.#signal,
         );
         return undefined;
     }
   }
 
-  async #recordPending(scheduleMs: number): Promise<void> {
+  async #recordPending(scheduleMs: number, retryAfterMs: number): Promise<void> {
     const when = new Date(scheduleMs).toISOString();
     await this.#patch({
       phase: 'PENDING',
       podName: null,
       startTime: null,
       conditions: this.#conditions([
-        { type: ConditionType.Scheduled, status: 'False', reason: 'Waiting', message: `runs at ${when}` },
-        ...this.#clearIfSet(ConditionType.InvalidSchedule, 'ScheduleValid', 'the schedule parses'),
-        ...this.#clearIfSet(ConditionType.PodNotOwned, 'Rescheduled', 'the schedule changed'),
+        {
+          type: ConditionType.Scheduled,
+          status: 'False',
+          reason: ConditionReason.Waiting,
+          message: `runs at ${when}`,
+        },
+        ...this.#clearIfSet(
+          ConditionType.InvalidSchedule,
+          ConditionReason.ScheduleValid,
+          'the schedule parses',
+        ),
+        ...this.#clearIfSet(ConditionType.PodNotOwned, ConditionReason.Rescheduled, 'the schedule changed'),
       ]),
     });
-    this.#log.info('waiting for the schedule', { schedule: when });
-    this.#event('Normal', 'Scheduled', 'Schedule', `runs at ${when}`);
+    this.#log.info('waiting for the schedule', { schedule: when, retryAfterMs });
+    this.#event('Normal', EventReason.Scheduled, 'Schedule', `runs at ${when}`);
   }
 
-  async #start(createPod: boolean, scheduleMs: number): Promise<{ requeueAfterMs: number } | undefined> {
+  async #start(createPod: boolean, scheduleMs: number): Promise<Result> {
     const { namespace } = this.#at.metadata;
-    const startedAt = new Date(this.#now()).toISOString();
     const recorded = await this.#patch({
       phase: 'RUNNING',
       podName: this.#podName,
-      startTime: startedAt,
+      startTime: new Date(this.#now()).toISOString(),
       conditions: this.#conditions([
         {
           type: ConditionType.Scheduled,
           status: 'True',
-          reason: 'ScheduleReached',
+          reason: ConditionReason.ScheduleReached,
           message: `schedule ${this.#at.spec.schedule} reached`,
         },
         {
           type: ConditionType.Running,
           status: 'True',
-          reason: 'PodStarted',
+          reason: ConditionReason.PodStarted,
           message: `pod ${this.#podName} runs the command`,
         },
-        ...this.#clearIfSet(ConditionType.PodNotOwned, 'PodNameFree', `pod name ${this.#podName} is free`),
-        ...this.#clearIfSet(ConditionType.InvalidSchedule, 'ScheduleValid', 'the schedule parses'),
+        ...this.#clearIfSet(
+          ConditionType.PodNotOwned,
+          ConditionReason.PodNameFree,
+          `pod name ${this.#podName} is free`,
+        ),
+        ...this.#clearIfSet(
+          ConditionType.InvalidSchedule,
+          ConditionReason.ScheduleValid,
+          'the schedule parses',
+        ),
       ]),
     });
     if (!createPod) {
@@ -228,7 +270,7 @@ class Step {
       return this.#createFailed(error, recorded);
     }
     this.#log.info('started the command', { pod: this.#podName, lateMs: issuedMs - scheduleMs });
-    this.#event('Normal', 'Started', 'CreatePod', `created pod ${this.#podName}`);
+    this.#event('Normal', EventReason.Started, 'CreatePod', `created pod ${this.#podName}`);
     return undefined;
   }
 
@@ -237,7 +279,7 @@ class Step {
    * certainly made no pod of ours. The undo is based on `recorded`, so its conditions transition from
    * RUNNING (Scheduled's lastTransitionTime is when this attempt failed, which paces the retry).
    */
-  async #createFailed(error: unknown, recorded: At): Promise<{ requeueAfterMs: number } | undefined> {
+  async #createFailed(error: unknown, recorded: At): Promise<Result> {
     const { namespace } = this.#at.metadata;
     const resourceVersion = recorded.metadata?.resourceVersion ?? '';
     if (isAlreadyExists(error)) {
@@ -251,7 +293,7 @@ class Step {
       }
       // Not ours (or gone again): nothing of ours runs under this name, so going back to PENDING is safe.
       await this.#reportPodNotOwned(resourceVersion, recorded);
-      return { requeueAfterMs: 10_000 };
+      return { requeueAfterMs: POD_NOT_OWNED_RECHECK_MS };
     }
     const status = toKubeApiError(error)?.status;
     if (status !== undefined && status >= 400 && status < 500) {
@@ -265,15 +307,25 @@ class Step {
           startTime: null,
           conditions: this.#conditions(
             [
-              { type: ConditionType.Scheduled, status: 'False', reason: POD_CREATE_FAILED, message },
-              { type: ConditionType.Running, status: 'False', reason: POD_CREATE_FAILED, message },
+              {
+                type: ConditionType.Scheduled,
+                status: 'False',
+                reason: ConditionReason.PodCreateFailed,
+                message,
+              },
+              {
+                type: ConditionType.Running,
+                status: 'False',
+                reason: ConditionReason.PodCreateFailed,
+                message,
+              },
             ],
             recorded,
           ),
         },
         resourceVersion,
       );
-      this.#event('Warning', POD_CREATE_FAILED, 'CreatePod', message);
+      this.#event('Warning', EventReason.PodCreateFailed, 'CreatePod', message);
     }
     // Otherwise (network error, 5xx) the pod may exist: RUNNING stays, the next reconcile looks it up.
     throw error;
@@ -283,25 +335,27 @@ class Step {
   async #reportPodNotOwned(resourceVersion: string, revertFrom?: At): Promise<void> {
     const revert = revertFrom !== undefined;
     const message = `pod ${this.#podName} exists and is not controlled by this At; it is not adopted. Delete or rename it to let the At run`;
+    const reason = ConditionReason.PodNotOwned;
     await this.#patch(
       {
         phase: 'PENDING',
         ...(revert ? { podName: null, startTime: null } : {}),
         conditions: this.#conditions(
           [
-            { type: ConditionType.PodNotOwned, status: 'True', reason: 'PodNotOwned', message },
-            { type: ConditionType.Scheduled, status: 'False', reason: 'PodNotOwned', message },
-            ...(revert
-              ? [{ type: ConditionType.Running, status: 'False', reason: 'PodNotOwned', message } as const]
-              : []),
+            { type: ConditionType.PodNotOwned, status: 'True', reason, message },
+            { type: ConditionType.Scheduled, status: 'False', reason, message },
+            ...(revert ? [{ type: ConditionType.Running, status: 'False', reason, message } as const] : []),
           ],
           revertFrom,
         ),
       },
       resourceVersion,
     );
-    this.#log.warn('pod name taken by a pod this At does not control', { pod: this.#podName });
-    this.#event('Warning', 'PodNotOwned', 'CreatePod', message);
+    this.#log.warn('pod name taken by a pod this At does not control', {
+      pod: this.#podName,
+      retryAfterMs: POD_NOT_OWNED_RECHECK_MS,
+    });
+    this.#event('Warning', EventReason.PodNotOwned, 'CreatePod', message);
   }
 
   async #finish(action: Extract<Action, { type: 'finish' }>): Promise<void> {
@@ -319,7 +373,7 @@ class Step {
         {
           type: ConditionType.Running,
           status: 'False',
-          reason: succeeded ? 'Completed' : action.reason,
+          reason: succeeded ? ConditionReason.Completed : action.reason,
           message: detail,
         },
         succeeded
@@ -328,47 +382,44 @@ class Step {
       ]),
     });
     this.#log.info('finished', { outcome: action.outcome, exitCode: action.exitCode, reason: action.reason });
-    if (succeeded) this.#event('Normal', 'Succeeded', 'RunCommand', detail);
+    if (succeeded) this.#event('Normal', EventReason.Succeeded, 'RunCommand', detail);
     else
       this.#event(
         'Warning',
-        action.reason === 'PodDisappeared' ? 'PodDisappeared' : 'Failed',
+        action.reason === ConditionReason.PodDisappeared ? EventReason.PodDisappeared : EventReason.Failed,
         'RunCommand',
         detail,
       );
   }
 
-  #podUid(): string | undefined {
-    return this.#options.pods.get(this.#at.metadata.namespace, this.#podName)?.metadata?.uid;
-  }
-
   /** `base`: the At whose conditions change; default the one this reconcile decided from. */
-  #conditions(changes: ConditionChange[], base: At = this.#at): ReturnType<typeof setConditions> {
-    return setConditions(
-      base.status?.conditions,
-      changes,
-      this.#at.metadata.generation ?? 0,
-      new Date(this.#now()).toISOString(),
+  #conditions(changes: readonly ConditionChange[], base: At = this.#at): readonly Condition[] {
+    const now = new Date(this.#now());
+    return changes.reduce<readonly Condition[]>(
+      (conditions, change) =>
+        setCondition(conditions, { ...change, observedGeneration: this.#view.generation }, now),
+      base.status?.conditions ?? [],
     );
   }
 
-  #clearIfSet(type: ConditionType, reason: string, message: string): ConditionChange[] {
-    return findCondition(this.#at.status?.conditions, type)?.status === 'True'
+  #clearIfSet(type: ConditionType, reason: ConditionReason, message: string): ConditionChange[] {
+    return isConditionTrue(this.#at.status?.conditions, type)
       ? [{ type, status: 'False', reason, message }]
       : [];
   }
 
+  /** Every status write records the generation it was decided from, and is conditional on a version. */
   #patch(status: Record<string, unknown>, resourceVersion = this.#at.metadata.resourceVersion): Promise<At> {
     return this.#options.api.patchAtStatus(
       this.#at.metadata.namespace,
       this.#at.metadata.name,
-      { ...status, observedGeneration: this.#at.metadata.generation ?? 0 },
+      { ...status, observedGeneration: this.#view.generation },
       resourceVersion,
       this.#signal,
     );
   }
 
-  #event(type: 'Normal' | 'Warning', reason: string, action: string, note: string): void {
+  #event(type: 'Normal' | 'Warning', reason: EventReason, action: string, note: string): void {
     const { namespace, name, uid } = this.#at.metadata;
     this.#options.recorder.event(
       { apiVersion: AT_API_VERSION, kind: AT_KIND, namespace, name, uid },

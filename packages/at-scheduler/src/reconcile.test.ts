@@ -1,0 +1,758 @@
+/**
+ * The reconciler against an in-memory fake of `AtApi` that behaves as the API server does for these
+ * calls (status merge patches conditional on resourceVersion, 409 when stale, no new version for a
+ * patch that changes nothing; AlreadyExists for a taken pod name; uid preconditions on delete), and a
+ * fake of the label-selected pod cache, which may differ from what the server holds.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import {
+  KubeApiError,
+  TerminalError,
+  createSilentLogger,
+  type EventInput,
+  type ObjectReference,
+  type ReconcileResult,
+} from '@loopwright/runtime';
+import type { AtApi } from './api.ts';
+import {
+  POD_CREATE_RETRY_MS,
+  POD_NOT_OWNED_RECHECK_MS,
+  START_GRACE_MS,
+  UNCACHED_POD_RECHECK_MS,
+} from './decide.ts';
+import type { At, AtStatus, AtStatusCondition } from './generated/at-types.ts';
+import { ConditionReason, ConditionType, EventReason } from './reasons.ts';
+import { createAtReconciler, type StartObservation } from './reconcile.ts';
+import { AT_NAME_LABEL, MANAGED_BY_LABEL, type Pod } from './resource.ts';
+
+const NS = 'team';
+const NAME = 'nightly';
+const POD_NAME = 'nightly-pod';
+const AT_UID = 'at-uid';
+const GENERATION = 3;
+/** On a whole second: `metav1.Time` drops fractions, so transition times equal NOW exactly. */
+const NOW = Date.parse('2030-01-01T00:00:10Z');
+const PAST = '2030-01-01T00:00:00Z';
+const FUTURE_MS = NOW + 60_000;
+const FUTURE = new Date(FUTURE_MS).toISOString();
+const EARLIER = '2029-12-31T23:00:00Z';
+
+type Call =
+  | { method: 'patchAtStatus'; status: Record<string, unknown>; resourceVersion: string; succeeded: boolean }
+  | { method: 'createPod'; pod: Pod }
+  | { method: 'getPod'; name: string }
+  | { method: 'deletePod'; name: string; uid: string };
+
+const apiError = (code: number, reason: string, message: string): KubeApiError =>
+  KubeApiError.fromStatus({ kind: 'Status', status: 'Failure', code, reason, message });
+
+/** RFC 7386: objects merge, `null` deletes, everything else (arrays included) replaces. */
+function mergePatch(target: unknown, patch: unknown): unknown {
+  if (patch === null || typeof patch !== 'object' || Array.isArray(patch)) return patch;
+  const result = new Map(
+    target !== null && typeof target === 'object' && !Array.isArray(target) ? Object.entries(target) : [],
+  );
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null) result.delete(key);
+    else result.set(key, mergePatch(result.get(key), value));
+  }
+  return Object.fromEntries(result);
+}
+
+/** One At and the namespace's pods, as the API server holds them; every call recorded in order. */
+class FakeAtApi implements AtApi {
+  readonly calls: Call[] = [];
+  at: At;
+  readonly pods = new Map<string, Pod>();
+  /** What the next pod create fails with (once). */
+  createError: Error | undefined;
+  #nextUid = 1;
+
+  constructor(at: At) {
+    this.at = structuredClone(at);
+  }
+
+  get patches(): Extract<Call, { method: 'patchAtStatus' }>[] {
+    return this.calls.filter((call) => call.method === 'patchAtStatus');
+  }
+
+  patchAtStatus(
+    namespace: string,
+    name: string,
+    patch: Record<string, unknown>,
+    resourceVersion: string,
+  ): Promise<At> {
+    assert.deepEqual([namespace, name], [NS, NAME]);
+    const call = { method: 'patchAtStatus' as const, status: patch, resourceVersion, succeeded: false };
+    this.calls.push(call);
+    const current = this.at.metadata?.resourceVersion;
+    if (resourceVersion !== current)
+      return Promise.reject(
+        apiError(
+          409,
+          'Conflict',
+          `Operation cannot be fulfilled on ats.cnat.programming-kubernetes.info "${NAME}": the object has been modified; please apply your changes to the latest version and try again`,
+        ),
+      );
+    call.succeeded = true;
+    // A status patch is JSON on the wire: what the server stores is what JSON carries.
+    const next = mergePatch(this.at.status ?? {}, JSON.parse(JSON.stringify(patch))) as AtStatus;
+    if (JSON.stringify(next) !== JSON.stringify(this.at.status ?? {}))
+      this.at = {
+        ...this.at,
+        metadata: { ...this.at.metadata, resourceVersion: String(Number(current) + 1) },
+        status: next,
+      };
+    return Promise.resolve(structuredClone(this.at));
+  }
+
+  createPod(namespace: string, pod: Pod): Promise<Pod> {
+    assert.equal(namespace, NS);
+    this.calls.push({ method: 'createPod', pod });
+    const error = this.createError;
+    this.createError = undefined;
+    if (error !== undefined) return Promise.reject(error);
+    const name = pod.metadata?.name ?? '';
+    if (this.pods.has(name))
+      return Promise.reject(apiError(409, 'AlreadyExists', `pods "${name}" already exists`));
+    const created = { ...pod, metadata: { ...pod.metadata, uid: `pod-uid-${this.#nextUid++}` } };
+    this.pods.set(name, created);
+    return Promise.resolve(created);
+  }
+
+  getPod(namespace: string, name: string): Promise<Pod | undefined> {
+    assert.equal(namespace, NS);
+    this.calls.push({ method: 'getPod', name });
+    return Promise.resolve(this.pods.get(name));
+  }
+
+  deletePod(namespace: string, name: string, uid: string): Promise<void> {
+    assert.equal(namespace, NS);
+    this.calls.push({ method: 'deletePod', name, uid });
+    if (this.pods.get(name)?.metadata?.uid === uid) this.pods.delete(name);
+    return Promise.resolve();
+  }
+}
+
+interface World {
+  api: FakeAtApi;
+  /** The label-selected pod cache the reconciler reads. */
+  cache: Map<string, Pod>;
+  events: { regarding: ObjectReference; event: EventInput }[];
+  starts: StartObservation[];
+  now: number;
+  /** Reconciles `object` (default: the At as the server holds it now, i.e. an up-to-date cache). */
+  reconcile(object?: At | null): Promise<ReconcileResult>;
+}
+
+function world(at: At): World {
+  const w: World = {
+    api: new FakeAtApi(at),
+    cache: new Map(),
+    events: [],
+    starts: [],
+    now: NOW,
+    reconcile: async (object) => {
+      const reconciler = createAtReconciler({
+        api: w.api,
+        recorder: { event: (regarding, event) => w.events.push({ regarding, event }) },
+        pods: { get: (namespace, name) => (namespace === NS ? w.cache.get(name) : undefined) },
+        defaultImage: 'busybox:1.37.0',
+        now: () => w.now,
+        onStart: (observation) => w.starts.push(observation),
+      });
+      const result = await reconciler({
+        key: `${NS}/${NAME}`,
+        namespace: NS,
+        name: NAME,
+        object: object === null ? undefined : structuredClone(object ?? w.api.at),
+        reconcileID: 'test',
+        log: createSilentLogger(),
+        signal: new AbortController().signal,
+      });
+      return result ?? undefined;
+    },
+  };
+  return w;
+}
+
+function anAt(spec: Partial<At['spec']> = {}, status?: AtStatus, metadata: Partial<At['metadata']> = {}): At {
+  return {
+    apiVersion: 'cnat.programming-kubernetes.info/v1alpha1',
+    kind: 'At',
+    metadata: {
+      name: NAME,
+      namespace: NS,
+      uid: AT_UID,
+      resourceVersion: '10',
+      generation: GENERATION,
+      ...metadata,
+    },
+    spec: { schedule: PAST, command: 'echo hi', ...spec },
+    ...(status ? { status } : {}),
+  };
+}
+
+function condition(
+  type: ConditionType,
+  conditionStatus: 'True' | 'False',
+  reason: string,
+  extra: Partial<AtStatusCondition> = {},
+): AtStatusCondition {
+  return {
+    type,
+    status: conditionStatus,
+    observedGeneration: GENERATION,
+    lastTransitionTime: EARLIER,
+    reason,
+    message: '',
+    ...extra,
+  };
+}
+
+/** A pod of this At (or of `ownerUid`), as the API server returns it. */
+function podOf(
+  phase: string | undefined,
+  options: {
+    ownerUid?: string;
+    uid?: string;
+    terminated?: { exitCode: number; reason?: string; message?: string };
+  } = {},
+): Pod {
+  return {
+    metadata: {
+      name: POD_NAME,
+      namespace: NS,
+      uid: options.uid ?? 'pod-uid',
+      labels: { [MANAGED_BY_LABEL]: 'at-scheduler' },
+      ownerReferences: [
+        {
+          apiVersion: 'cnat.programming-kubernetes.info/v1alpha1',
+          kind: 'At',
+          name: NAME,
+          uid: options.ownerUid ?? AT_UID,
+          controller: true,
+        },
+      ],
+    },
+    status: {
+      ...(phase === undefined ? {} : { phase }),
+      ...(options.terminated
+        ? { containerStatuses: [{ name: 'command', state: { terminated: options.terminated } }] }
+        : {}),
+    },
+  };
+}
+
+const conditionOf = (w: World, type: ConditionType): AtStatusCondition | undefined =>
+  w.api.at.status?.conditions?.find((c) => c.type === type);
+const eventReasons = (w: World): [string, string][] =>
+  w.events.map(({ event }) => [event.type, event.reason]);
+
+/** Every status write records the generation it was decided from. */
+function assertObservedGeneration(w: World, generation = GENERATION): void {
+  for (const patch of w.api.patches) assert.equal(patch.status.observedGeneration, generation);
+}
+
+const running: AtStatus = {
+  phase: 'RUNNING',
+  observedGeneration: GENERATION,
+  podName: POD_NAME,
+  startTime: PAST,
+  conditions: [
+    condition(ConditionType.Scheduled, 'True', ConditionReason.ScheduleReached),
+    condition(ConditionType.Running, 'True', ConditionReason.PodStarted),
+  ],
+};
+
+describe('reconcile: an At that is gone or going', () => {
+  it('a deleted At (no object) is left to garbage collection: no call, no Event', async () => {
+    const w = world(anAt());
+    assert.equal(await w.reconcile(null), undefined);
+    assert.deepEqual(w.api.calls, []);
+    assert.deepEqual(w.events, []);
+  });
+
+  it('an At being deleted is not started, even when due', async () => {
+    const w = world(anAt({}, undefined, { deletionTimestamp: EARLIER }));
+    assert.equal(await w.reconcile(), undefined);
+    assert.deepEqual(w.api.calls, []);
+  });
+});
+
+describe('reconcile: PENDING', () => {
+  it('records a new At as PENDING (Scheduled=False, Event) and sleeps exactly until the schedule', async () => {
+    const w = world(anAt({ schedule: FUTURE }));
+    assert.deepEqual(await w.reconcile(), { requeueAfterMs: FUTURE_MS - NOW });
+    assert.equal(w.api.patches.length, 1);
+    assert.equal(w.api.patches[0]?.resourceVersion, '10', 'conditional on the version decided from');
+    assert.equal(w.api.at.status?.phase, 'PENDING');
+    assert.deepEqual(conditionOf(w, ConditionType.Scheduled), {
+      type: ConditionType.Scheduled,
+      status: 'False',
+      observedGeneration: GENERATION,
+      lastTransitionTime: new Date(NOW).toISOString().replace('.000', ''),
+      reason: ConditionReason.Waiting,
+      message: `runs at ${FUTURE}`,
+    });
+    assert.deepEqual(eventReasons(w), [['Normal', EventReason.Scheduled]]);
+    assert.deepEqual(w.events[0]?.regarding, {
+      apiVersion: 'cnat.programming-kubernetes.info/v1alpha1',
+      kind: 'At',
+      namespace: NS,
+      name: NAME,
+      uid: AT_UID,
+    });
+    assertObservedGeneration(w);
+
+    // Its own write wakes it again: now it only sleeps, without a write or an Event.
+    w.now += 1_000;
+    assert.deepEqual(await w.reconcile(), { requeueAfterMs: FUTURE_MS - NOW - 1_000 });
+    assert.equal(w.api.patches.length, 1);
+    assert.equal(w.events.length, 1);
+  });
+
+  it('a new schedule clears a reported conflict and invalid schedule, and forgets an earlier start', async () => {
+    const w = world(
+      anAt(
+        { schedule: FUTURE },
+        {
+          phase: 'PENDING',
+          observedGeneration: GENERATION - 1,
+          podName: 'stale',
+          conditions: [
+            condition(ConditionType.PodNotOwned, 'True', ConditionReason.PodNotOwned),
+            condition(ConditionType.InvalidSchedule, 'True', ConditionReason.InvalidSchedule),
+          ],
+        },
+      ),
+    );
+    await w.reconcile();
+    assert.equal(w.api.at.status?.podName, undefined);
+    assert.deepEqual(
+      [ConditionType.PodNotOwned, ConditionType.InvalidSchedule].map((type) => {
+        const c = conditionOf(w, type);
+        return [c?.status, c?.reason, c?.observedGeneration];
+      }),
+      [
+        ['False', ConditionReason.Rescheduled, GENERATION],
+        ['False', ConditionReason.ScheduleValid, GENERATION],
+      ],
+    );
+    assertObservedGeneration(w);
+  });
+});
+
+describe('reconcile: start (at most once)', () => {
+  it('records RUNNING first, conditional on the version decided from, then creates the pod', async () => {
+    const w = world(anAt());
+    assert.equal(await w.reconcile(), undefined);
+    assert.deepEqual(
+      w.api.calls.map((call) => call.method),
+      ['patchAtStatus', 'createPod'],
+    );
+    assert.equal(w.api.patches[0]?.resourceVersion, '10');
+    const status = w.api.at.status;
+    assert.equal(status?.phase, 'RUNNING');
+    assert.equal(status.podName, POD_NAME);
+    assert.equal(status.startTime, new Date(NOW).toISOString());
+    assert.deepEqual(
+      [ConditionType.Scheduled, ConditionType.Running].map((type) => [
+        conditionOf(w, type)?.status,
+        conditionOf(w, type)?.reason,
+      ]),
+      [
+        ['True', ConditionReason.ScheduleReached],
+        ['True', ConditionReason.PodStarted],
+      ],
+    );
+    const pod = w.api.pods.get(POD_NAME);
+    assert.ok(pod);
+    assert.deepEqual(
+      pod.metadata?.ownerReferences?.map((ref) => [ref.kind, ref.name, ref.uid, ref.controller]),
+      [['At', NAME, AT_UID, true]],
+    );
+    assert.equal(pod.metadata.labels?.[AT_NAME_LABEL], NAME);
+    assert.deepEqual(eventReasons(w), [['Normal', EventReason.Started]]);
+    assert.deepEqual(w.starts, [{ namespace: NS, name: NAME, scheduleMs: Date.parse(PAST), issuedMs: NOW }]);
+    assertObservedGeneration(w);
+  });
+
+  it('clears a reported conflict or invalid schedule when it starts', async () => {
+    const w = world(
+      anAt(
+        {},
+        {
+          phase: 'PENDING',
+          observedGeneration: GENERATION,
+          conditions: [
+            condition(ConditionType.PodNotOwned, 'True', ConditionReason.PodNotOwned, {
+              observedGeneration: 1,
+            }),
+            condition(ConditionType.InvalidSchedule, 'True', ConditionReason.InvalidSchedule, {
+              observedGeneration: 1,
+            }),
+          ],
+        },
+      ),
+    );
+    await w.reconcile();
+    assert.deepEqual(
+      [
+        conditionOf(w, ConditionType.PodNotOwned)?.reason,
+        conditionOf(w, ConditionType.InvalidSchedule)?.reason,
+      ],
+      [ConditionReason.PodNameFree, ConditionReason.ScheduleValid],
+    );
+    assert.equal(conditionOf(w, ConditionType.PodNotOwned)?.status, 'False');
+    assert.equal(w.api.pods.size, 1);
+  });
+
+  it('a RUNNING write that conflicts (a stale cache, another worker or replica) creates no pod and is not an error', async () => {
+    const w = world(anAt());
+    const stale = structuredClone(w.api.at);
+    // Someone else recorded RUNNING meanwhile.
+    await w.api.patchAtStatus(NS, NAME, { phase: 'RUNNING', podName: POD_NAME }, '10');
+    assert.equal(await w.reconcile(stale), undefined);
+    assert.deepEqual(
+      w.api.calls.map((call) => [call.method, 'succeeded' in call ? call.succeeded : undefined]),
+      [
+        ['patchAtStatus', true],
+        ['patchAtStatus', false],
+      ],
+    );
+    assert.equal(w.api.pods.size, 0);
+    assert.deepEqual(w.events, []);
+    assert.deepEqual(w.starts, []);
+  });
+
+  it('its own pod found while the status does not record it (status lost) is recorded, not created again', async () => {
+    const w = world(anAt());
+    w.cache.set(POD_NAME, podOf('Running'));
+    assert.equal(await w.reconcile(), undefined);
+    assert.deepEqual(
+      w.api.calls.map((call) => call.method),
+      ['patchAtStatus'],
+    );
+    assert.equal(w.api.at.status?.phase, 'RUNNING');
+    assert.deepEqual(w.starts, []);
+    assert.deepEqual(w.events, []);
+  });
+
+  it('AlreadyExists for a pod of its own (an earlier create went through): stays RUNNING, no second pod', async () => {
+    const w = world(anAt());
+    w.api.pods.set(POD_NAME, podOf('Pending'));
+    assert.equal(await w.reconcile(), undefined);
+    assert.deepEqual(
+      w.api.calls.map((call) => call.method),
+      ['patchAtStatus', 'createPod', 'getPod'],
+    );
+    assert.equal(w.api.at.status?.phase, 'RUNNING');
+    assert.equal(w.api.pods.get(POD_NAME)?.metadata?.uid, 'pod-uid');
+    assert.deepEqual(w.events, []);
+  });
+
+  it('AlreadyExists for a pod it does not control: back to PENDING with PodNotOwned (Event), rechecked later', async () => {
+    const w = world(anAt());
+    w.api.pods.set(POD_NAME, podOf('Running', { ownerUid: 'someone-else' }));
+    assert.deepEqual(await w.reconcile(), { requeueAfterMs: POD_NOT_OWNED_RECHECK_MS });
+    const [recordRunning, revert] = w.api.patches;
+    assert.equal(revert?.resourceVersion, '11', 'the undo is conditional on the RUNNING write it undoes');
+    assert.equal(recordRunning?.status.phase, 'RUNNING');
+    const status = w.api.at.status;
+    assert.equal(status?.phase, 'PENDING');
+    assert.equal(status.podName, undefined);
+    assert.equal(status.startTime, undefined);
+    assert.deepEqual(
+      [ConditionType.PodNotOwned, ConditionType.Scheduled, ConditionType.Running].map((type) => [
+        conditionOf(w, type)?.status,
+        conditionOf(w, type)?.reason,
+      ]),
+      [
+        ['True', ConditionReason.PodNotOwned],
+        ['False', ConditionReason.PodNotOwned],
+        ['False', ConditionReason.PodNotOwned],
+      ],
+    );
+    assert.deepEqual(eventReasons(w), [['Warning', EventReason.PodNotOwned]]);
+    assertObservedGeneration(w);
+  });
+
+  it('a create the API server refuses (4xx): back to PENDING with PodCreateFailed (redacted, Event), error thrown, retried 10 s later', async () => {
+    const w = world(anAt());
+    const refusal = apiError(
+      422,
+      'Invalid',
+      'Pod "nightly-pod" is invalid: webhook said Authorization: Basic YXBpOmtleS0xMjM= and Bearer hc_T0k3nV4lu3.x-y',
+    );
+    w.api.createError = refusal;
+    await assert.rejects(w.reconcile(), (error) => error === refusal);
+    assert.deepEqual(
+      w.api.calls.map((call) => call.method),
+      ['patchAtStatus', 'createPod', 'patchAtStatus'],
+    );
+    assert.equal(w.api.patches[1]?.resourceVersion, '11');
+    const status = w.api.at.status;
+    assert.equal(status?.phase, 'PENDING');
+    assert.equal(status.podName, undefined);
+    assert.equal(status.startTime, undefined);
+    const scheduled = conditionOf(w, ConditionType.Scheduled);
+    assert.equal(scheduled?.status, 'False');
+    assert.equal(scheduled.reason, ConditionReason.PodCreateFailed);
+    assert.equal(scheduled.lastTransitionTime, '2030-01-01T00:00:10Z');
+    assert.match(scheduled.message, /Authorization: Basic \[REDACTED\] and Bearer \[REDACTED\]/);
+    assert.doesNotMatch(scheduled.message, /YXBpOmtleS0xMjM=|hc_T0k3nV4lu3/);
+    assert.deepEqual(
+      [conditionOf(w, ConditionType.Running)?.status, conditionOf(w, ConditionType.Running)?.reason],
+      ['False', ConditionReason.PodCreateFailed],
+    );
+    assert.deepEqual(eventReasons(w), [['Warning', EventReason.PodCreateFailed]]);
+    assert.equal(w.api.pods.size, 0);
+    assertObservedGeneration(w);
+
+    // Its own writes wake it at once: it waits out POD_CREATE_RETRY_MS from the failure, then tries again.
+    w.now += 1_000;
+    assert.deepEqual(await w.reconcile(), { requeueAfterMs: POD_CREATE_RETRY_MS - 1_000 });
+    assert.equal(w.api.calls.length, 3);
+    w.now = NOW + POD_CREATE_RETRY_MS;
+    assert.equal(await w.reconcile(), undefined);
+    assert.equal(w.api.pods.size, 1);
+  });
+
+  for (const [what, error] of [
+    ['a 5xx', apiError(500, 'InternalError', 'etcdserver: request timed out')],
+    ['a network error', new KubeApiError('POST /api/v1/namespaces/team/pods: ECONNRESET socket hang up')],
+  ] as const) {
+    it(`a create that fails with ${what} may have made the pod: RUNNING stays, the error is thrown`, async () => {
+      const w = world(anAt());
+      w.api.createError = error;
+      await assert.rejects(w.reconcile(), (thrown) => thrown === error);
+      assert.deepEqual(
+        w.api.calls.map((call) => call.method),
+        ['patchAtStatus', 'createPod'],
+      );
+      assert.equal(w.api.at.status?.phase, 'RUNNING');
+      assert.equal(w.api.at.status.podName, POD_NAME);
+      assert.deepEqual(w.events, []);
+    });
+  }
+});
+
+describe('reconcile: a pod name held by a pod it does not control', () => {
+  const foreign = (): Pod => podOf('Running', { ownerUid: 'old-at-uid', uid: 'foreign-uid' });
+
+  it('is reported once per generation (condition + Event) and checked again every 10 s, never adopted', async () => {
+    const w = world(anAt({}, { phase: 'PENDING', observedGeneration: GENERATION }));
+    // A pod of an earlier At of the same name still carries the managed-by label: it is in the cache.
+    w.cache.set(POD_NAME, foreign());
+    w.api.pods.set(POD_NAME, foreign());
+    assert.deepEqual(await w.reconcile(), { requeueAfterMs: POD_NOT_OWNED_RECHECK_MS });
+    assert.deepEqual(
+      w.api.calls.map((call) => call.method),
+      ['patchAtStatus'],
+    );
+    assert.equal(conditionOf(w, ConditionType.PodNotOwned)?.status, 'True');
+    assert.equal(conditionOf(w, ConditionType.Scheduled)?.reason, ConditionReason.PodNotOwned);
+    assert.equal(conditionOf(w, ConditionType.Running), undefined, 'never was running');
+    assert.deepEqual(eventReasons(w), [['Warning', EventReason.PodNotOwned]]);
+    assertObservedGeneration(w);
+
+    assert.deepEqual(await w.reconcile(), { requeueAfterMs: POD_NOT_OWNED_RECHECK_MS });
+    assert.equal(w.api.patches.length, 1);
+    assert.equal(w.events.length, 1);
+    assert.equal(w.api.pods.get(POD_NAME)?.metadata?.uid, 'foreign-uid');
+  });
+
+  it('once reported, a pod out of the cache is looked up live: still taken, it waits; free, it starts', async () => {
+    const w = world(
+      anAt(
+        {},
+        {
+          phase: 'PENDING',
+          observedGeneration: GENERATION,
+          conditions: [condition(ConditionType.PodNotOwned, 'True', ConditionReason.PodNotOwned)],
+        },
+      ),
+    );
+    w.api.pods.set(POD_NAME, foreign());
+    assert.deepEqual(await w.reconcile(), { requeueAfterMs: POD_NOT_OWNED_RECHECK_MS });
+    assert.deepEqual(w.api.calls, [{ method: 'getPod', name: POD_NAME }]);
+
+    w.api.pods.delete(POD_NAME);
+    assert.equal(await w.reconcile(), undefined);
+    assert.deepEqual(
+      w.api.calls.map((call) => call.method),
+      ['getPod', 'getPod', 'patchAtStatus', 'createPod'],
+    );
+    assert.equal(conditionOf(w, ConditionType.PodNotOwned)?.reason, ConditionReason.PodNameFree);
+  });
+});
+
+describe('reconcile: an invalid stored schedule', () => {
+  it('is reported once (conditions + Warning Event) with a TerminalError; the next reconcile does nothing', async () => {
+    const w = world(anAt({ schedule: 'next tuesday' }));
+    await assert.rejects(
+      w.reconcile(),
+      (error) => error instanceof TerminalError && /next tuesday/.test(error.message),
+    );
+    assert.equal(w.api.at.status?.phase, 'PENDING');
+    assert.deepEqual(
+      [ConditionType.InvalidSchedule, ConditionType.Scheduled].map((type) => [
+        conditionOf(w, type)?.status,
+        conditionOf(w, type)?.reason,
+      ]),
+      [
+        ['True', ConditionReason.InvalidSchedule],
+        ['False', ConditionReason.InvalidSchedule],
+      ],
+    );
+    assert.deepEqual(eventReasons(w), [['Warning', EventReason.InvalidSchedule]]);
+    assertObservedGeneration(w);
+
+    assert.equal(await w.reconcile(), undefined);
+    assert.equal(w.api.calls.length, 1);
+    assert.equal(w.events.length, 1);
+  });
+});
+
+describe('reconcile: RUNNING', () => {
+  it('waits for its pod while it runs: no call', async () => {
+    const w = world(anAt({}, running));
+    w.cache.set(POD_NAME, podOf('Running'));
+    assert.equal(await w.reconcile(), undefined);
+    assert.deepEqual(w.api.calls, []);
+  });
+
+  it('records success: DONE with exit code, reason, redacted message, completion time, conditions and Event', async () => {
+    const w = world(anAt({}, running));
+    w.cache.set(
+      POD_NAME,
+      podOf('Succeeded', {
+        terminated: { exitCode: 0, reason: 'Completed', message: 'used Bearer hc_T0k3nV4lu3.x-y' },
+      }),
+    );
+    assert.equal(await w.reconcile(), undefined);
+    const status = w.api.at.status;
+    assert.deepEqual(
+      [
+        status?.phase,
+        status?.outcome,
+        status?.exitCode,
+        status?.reason,
+        status?.message,
+        status?.completionTime,
+      ],
+      ['DONE', 'Succeeded', 0, 'Completed', 'used Bearer [REDACTED]', new Date(NOW).toISOString()],
+    );
+    assert.deepEqual(
+      [ConditionType.Running, ConditionType.Succeeded].map((type) => [
+        conditionOf(w, type)?.status,
+        conditionOf(w, type)?.reason,
+      ]),
+      [
+        ['False', ConditionReason.Completed],
+        ['True', 'Completed'],
+      ],
+    );
+    assert.equal(
+      conditionOf(w, ConditionType.Succeeded)?.message,
+      'Completed, exit code 0: used Bearer [REDACTED]',
+    );
+    assert.equal(conditionOf(w, ConditionType.Failed), undefined);
+    assert.deepEqual(eventReasons(w), [['Normal', EventReason.Succeeded]]);
+    assertObservedGeneration(w);
+  });
+
+  it('records failure: DONE/Failed with the exit code, a Failed condition and a Warning Failed Event', async () => {
+    const w = world(anAt({}, running));
+    w.cache.set(POD_NAME, podOf('Failed', { terminated: { exitCode: 3, reason: 'Error', message: 'boom' } }));
+    await w.reconcile();
+    const status = w.api.at.status;
+    assert.deepEqual(
+      [status?.phase, status?.outcome, status?.exitCode, status?.reason],
+      ['DONE', 'Failed', 3, 'Error'],
+    );
+    assert.deepEqual(
+      [conditionOf(w, ConditionType.Failed)?.status, conditionOf(w, ConditionType.Failed)?.message],
+      ['True', 'Error, exit code 3: boom'],
+    );
+    assert.equal(conditionOf(w, ConditionType.Running)?.reason, 'Error');
+    assert.deepEqual(eventReasons(w), [['Warning', EventReason.Failed]]);
+  });
+
+  it('a pod missing from the cache is looked up live: found outside the cache, it is read again every 10 s', async () => {
+    const w = world(anAt({}, running));
+    w.api.pods.set(POD_NAME, podOf('Running'));
+    assert.deepEqual(await w.reconcile(), { requeueAfterMs: UNCACHED_POD_RECHECK_MS });
+    assert.deepEqual(w.api.calls, [{ method: 'getPod', name: POD_NAME }]);
+  });
+
+  it('a recorded pod that is really gone: a grace period after startTime, then DONE/Failed/PodDisappeared, never re-created', async () => {
+    const w = world(anAt({}, { ...running, startTime: new Date(NOW - 1_000).toISOString() }));
+    assert.deepEqual(await w.reconcile(), { requeueAfterMs: START_GRACE_MS - 1_000 });
+    w.now = NOW + START_GRACE_MS;
+    assert.equal(await w.reconcile(), undefined);
+    assert.deepEqual(
+      w.api.calls.map((call) => call.method),
+      ['getPod', 'getPod', 'patchAtStatus'],
+    );
+    const status = w.api.at.status;
+    assert.deepEqual(
+      [status?.phase, status?.outcome, status?.reason],
+      ['DONE', 'Failed', ConditionReason.PodDisappeared],
+    );
+    assert.equal(status?.exitCode, undefined);
+    assert.deepEqual(eventReasons(w), [['Warning', EventReason.PodDisappeared]]);
+  });
+});
+
+describe('reconcile: DONE', () => {
+  const done: AtStatus = {
+    phase: 'DONE',
+    observedGeneration: GENERATION,
+    podName: POD_NAME,
+    outcome: 'Succeeded',
+    completionTime: new Date(NOW - 30_000).toISOString(),
+    conditions: [
+      condition(ConditionType.Scheduled, 'True', ConditionReason.ScheduleReached),
+      condition(ConditionType.Running, 'False', ConditionReason.Completed),
+      condition(ConditionType.Succeeded, 'True', 'Completed'),
+    ],
+  };
+
+  it('does nothing', async () => {
+    const w = world(anAt({}, done));
+    w.cache.set(POD_NAME, podOf('Succeeded'));
+    assert.equal(await w.reconcile(), undefined);
+    assert.deepEqual(w.api.calls, []);
+  });
+
+  it('deletes the finished pod after ttlSecondsAfterFinished, only if it is still that pod (uid precondition)', async () => {
+    const w = world(anAt({ ttlSecondsAfterFinished: 60 }, done));
+    w.cache.set(POD_NAME, podOf('Succeeded', { uid: 'finished-uid' }));
+    assert.deepEqual(await w.reconcile(), { requeueAfterMs: 30_000 });
+    assert.deepEqual(w.api.calls, []);
+    w.now = NOW + 30_000;
+    assert.equal(await w.reconcile(), undefined);
+    assert.deepEqual(w.api.calls, [{ method: 'deletePod', name: POD_NAME, uid: 'finished-uid' }]);
+  });
+});
+
+describe('reconcile: writes nothing twice for one version', () => {
+  it('a second reconcile from the same (stale) cached version after a start neither writes nor creates', async () => {
+    const w = world(anAt());
+    const stale = structuredClone(w.api.at);
+    await w.reconcile(stale);
+    await w.reconcile(stale);
+    assert.deepEqual(
+      w.api.calls.map((call) => [call.method, 'succeeded' in call ? call.succeeded : undefined]),
+      [
+        ['patchAtStatus', true],
+        ['createPod', undefined],
+        ['patchAtStatus', false],
+      ],
+    );
+    assert.equal(w.starts.length, 1);
+  });
+});
