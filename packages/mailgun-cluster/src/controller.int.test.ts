@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, afterEach, before, describe, it } from 'node:test';
-import { MESSAGE_ID_ANNOTATION } from './decide.ts';
+import { MESSAGE_ID_ANNOTATION } from './resource.ts';
 import {
   Objects,
   clusterOwner,

@@ -1,14 +1,13 @@
+export { RuntimeWriter, requestApi, type RequestApi } from './api.ts';
 export { program } from './config.ts';
-export { ConditionType, setCondition, type Condition } from './conditions.ts';
-export { createControllers, type ControllerSettings } from './controllers.ts';
 export {
-  MESSAGE_ID_ANNOTATION,
-  RequestReason,
-  decide,
-  type Decision,
-  type RequestState,
-  type SendAttempt,
-} from './decide.ts';
+  createControllers,
+  ownerPredicate,
+  requestPredicate,
+  retryRateLimiter,
+  type ControllerSettings,
+} from './controller.ts';
+export { MAX_RECHECK_MS, decide, type Step } from './decide.ts';
 export type {
   MailgunCluster,
   MailgunClusterSpec,
@@ -17,6 +16,7 @@ export type {
   MailgunMachineSpec,
   MailgunMachineStatus,
 } from './generated/types.ts';
+export { mailgunClusterKind, mailgunMachineKind } from './kinds.ts';
 export {
   REQUEST_TAG,
   clusterRequestMail,
@@ -25,10 +25,17 @@ export {
   type RequestMail,
   type SendMarkers,
 } from './mail.ts';
+export { MailgunError, MailgunService, classifyMailgunFailure, type FailureKind } from './mailgun.ts';
+export { ConditionType, EventReason, PausedReason, ReadyReason, RequestSentReason } from './reasons.ts';
+export { createRequestReconciler, type RequestKind, type RequestReconcilerOptions } from './reconcile.ts';
 export {
-  MailgunError,
-  MailgunService,
-  classifyMailgunFailure,
-  type FailureKind,
-  type MailService,
-} from './mailgun.ts';
+  CAPI_GROUP,
+  CAPI_VERSION,
+  INFRA_GROUP,
+  INFRA_VERSION,
+  MESSAGE_ID_ANNOTATION,
+  PAUSED_ANNOTATION,
+  type CapiObject,
+  type RequestObject,
+  type SendAttempt,
+} from './resource.ts';

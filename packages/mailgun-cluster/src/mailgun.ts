@@ -6,17 +6,6 @@ import { registerSecret } from '@loopwright/runtime';
 import Mailgun from 'mailgun.js';
 import { REQUEST_TAG, messageFields, type RequestMail } from './mail.ts';
 
-/** What the controller needs from Mailgun; tests substitute it where a real peer is not the point. */
-export interface MailService {
-  /** Resolves Mailgun's message id (`<...@domain>`). Rejects with {@link MailgunError}. */
-  send(mail: RequestMail, signal?: AbortSignal): Promise<string>;
-  /**
-   * The id of an `accepted` mail carrying `uid` (any attempt) since `since`, or undefined when the
-   * events API shows none (yet). Rejects with {@link MailgunError}.
-   */
-  findAccepted(uid: string, since: Date, signal?: AbortSignal): Promise<string | undefined>;
-}
-
 /**
  * How a failure is handled:
  * - `rejected`: Mailgun refused the input (4xx other than 401/429): retrying the same spec cannot help;
@@ -35,15 +24,15 @@ export class MailgunError extends Error {
   readonly kind: FailureKind;
   readonly maybeSent: boolean;
   /** HTTP status when Mailgun answered; undefined for network failures. */
-  readonly status: number | undefined;
+  readonly statusCode: number | undefined;
   constructor(
     message: string,
-    options: { kind: FailureKind; maybeSent: boolean; status: number | undefined; cause?: unknown },
+    options: { kind: FailureKind; maybeSent: boolean; statusCode: number | undefined; cause?: unknown },
   ) {
     super(message, { cause: options.cause });
     this.kind = options.kind;
     this.maybeSent = options.maybeSent;
-    this.status = options.status;
+    this.statusCode = options.statusCode;
   }
 }
 
@@ -66,7 +55,7 @@ export function classifyMailgunFailure(error: unknown, what: string): MailgunErr
     return new MailgunError(`${what}: network failure ${message}${details ? ` (${details})` : ''}`, {
       kind: 'retryable',
       maybeSent,
-      status: undefined,
+      statusCode: undefined,
       cause: error,
     });
   }
@@ -78,14 +67,14 @@ export function classifyMailgunFailure(error: unknown, what: string): MailgunErr
   );
 }
 
-function fromStatus(status: number | undefined, message: string, cause: unknown): MailgunError {
-  if (status === 401)
-    return new MailgunError(message, { kind: 'unauthorized', maybeSent: false, status, cause });
-  if (status === 429)
-    return new MailgunError(message, { kind: 'retryable', maybeSent: false, status, cause });
-  if (status !== undefined && status >= 400 && status < 500)
-    return new MailgunError(message, { kind: 'rejected', maybeSent: false, status, cause });
-  return new MailgunError(message, { kind: 'retryable', maybeSent: true, status, cause });
+function fromStatus(statusCode: number | undefined, message: string, cause: unknown): MailgunError {
+  if (statusCode === 401)
+    return new MailgunError(message, { kind: 'unauthorized', maybeSent: false, statusCode, cause });
+  if (statusCode === 429)
+    return new MailgunError(message, { kind: 'retryable', maybeSent: false, statusCode, cause });
+  if (statusCode !== undefined && statusCode >= 400 && statusCode < 500)
+    return new MailgunError(message, { kind: 'rejected', maybeSent: false, statusCode, cause });
+  return new MailgunError(message, { kind: 'retryable', maybeSent: true, statusCode, cause });
 }
 
 export interface MailgunServiceOptions {
@@ -98,8 +87,6 @@ export interface MailgunServiceOptions {
   /** Base URL without `/v3`. */
   url: string;
   timeoutMs: number;
-  /** Injected for tests; default global fetch. */
-  fetch?: typeof fetch;
 }
 
 /** Pages of events the lookup reads at most (300 each); more means the tag is shared by far more mail than this controller sends. */
@@ -107,7 +94,8 @@ const MAX_EVENT_PAGES = 20;
 
 type MailgunClient = ReturnType<Mailgun['client']>;
 
-export class MailgunService implements MailService {
+/** Mailgun's API as the controller uses it, through mailgun.js and the v3 events API. */
+export class MailgunService {
   readonly #options: MailgunServiceOptions;
   /** mailgun.js takes the key when the client is built: one client per key, rebuilt when it changes. */
   #client: { key: string; client: MailgunClient } | undefined;
@@ -134,6 +122,7 @@ export class MailgunService implements MailService {
     return this.#client.client;
   }
 
+  /** Resolves Mailgun's message id (`<...@domain>`). Rejects with {@link MailgunError}. */
   async send(mail: RequestMail): Promise<string> {
     let response: { id?: string; status: number; message?: string };
     try {
@@ -147,20 +136,22 @@ export class MailgunService implements MailService {
       // Accepted without an id should not happen; treat it as ambiguous, never as "not sent".
       throw new MailgunError(
         `sending the request mail: answer without a message id (status ${response.status})`,
-        { kind: 'retryable', maybeSent: true, status: response.status },
+        { kind: 'retryable', maybeSent: true, statusCode: response.status },
       );
     }
     return response.id;
   }
 
   /**
+   * The id of an `accepted` mail carrying `uid` (any attempt) since `since`, or undefined when the
+   * events API shows none (yet). Rejects with {@link MailgunError}.
+   *
    * GET /v3/<domain>/events filtered server-side by event type, tag and time (the API cannot filter by
    * user variable), then client-side by the `loopwright-uid` user variable, following `paging.next`.
    * Called directly rather than through mailgun.js, whose `events.get` prints a deprecation warning
    * through `console` on every call, bypassing the controller's logger.
    */
   async findAccepted(uid: string, since: Date, signal?: AbortSignal): Promise<string | undefined> {
-    const fetchImpl = this.#options.fetch ?? fetch;
     const query = new URLSearchParams({
       event: 'accepted',
       tags: REQUEST_TAG,
@@ -176,7 +167,7 @@ export class MailgunService implements MailService {
       const timeout = AbortSignal.timeout(this.#options.timeoutMs);
       let response: Response;
       try {
-        response = await fetchImpl(url, {
+        response = await fetch(url, {
           headers: { authorization },
           signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
         });
@@ -185,7 +176,7 @@ export class MailgunService implements MailService {
         throw new MailgunError(`looking up events: network failure ${code}`, {
           kind: 'retryable',
           maybeSent: false,
-          status: undefined,
+          statusCode: undefined,
           cause: error,
         });
       }
@@ -207,7 +198,7 @@ export class MailgunService implements MailService {
     throw new MailgunError(`looking up events: more than ${MAX_EVENT_PAGES} pages of tagged events`, {
       kind: 'retryable',
       maybeSent: false,
-      status: undefined,
+      statusCode: undefined,
     });
   }
 }

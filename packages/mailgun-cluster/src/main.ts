@@ -5,8 +5,8 @@
  */
 import { runController } from '@loopwright/runtime';
 import { program } from './config.ts';
-import { createControllers } from './controllers.ts';
-import { RuntimeWriter } from './kube.ts';
+import { RuntimeWriter } from './api.ts';
+import { createControllers } from './controller.ts';
 import { MailgunService } from './mailgun.ts';
 
 await runController(program, ({ config, standard, manager, logger }) => {
