@@ -112,6 +112,15 @@ export class Objects {
     );
   }
 
+  /** A merge patch of the status subresource, as the object's own controller writes it. */
+  async patchStatus(group: string, plural: string, name: string, patch: object): Promise<void> {
+    const version = group === 'cluster.x-k8s.io' ? 'v1beta2' : 'v1alpha1';
+    await this.api.patchNamespacedCustomObjectStatus(
+      { group, version, namespace: this.namespace, plural, name, body: patch },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+  }
+
   async createMailgunCluster(
     name: string,
     options: { owner?: { uid: string }; spec?: Partial<MailgunCluster['spec']> } = {},
