@@ -30,7 +30,12 @@ interface Running {
   starts: StartObservation[];
   /** The controller's pod cache (the label-selected informer it reads). */
   podCache: Pick<Lister<Pod>, 'get' | 'list'>;
-  /** Status patches per At name. */
+  /**
+   * Successful status patches per At name. Attempts that the API server refuses with 409 (a reconcile
+   * that decided from a cache which had not yet seen the controller's own last write; its patch is
+   * conditional on that older resourceVersion) change nothing and are not counted: how many there are
+   * depends on how fast the watch delivers, not on what the controller decided.
+   */
   statusWrites: Map<string, number>;
   stop(): Promise<void>;
 }
@@ -51,9 +56,10 @@ function startController(kc: KubeConfig, namespace: string): Running {
   const api = kubeAtApi(manager.client);
   const countingApi: AtApi = {
     ...api,
-    patchAtStatus: (ns, name, status, rv, signal) => {
+    patchAtStatus: async (ns, name, status, rv, signal) => {
+      const written = await api.patchAtStatus(ns, name, status, rv, signal);
       statusWrites.set(name, (statusWrites.get(name) ?? 0) + 1);
-      return api.patchAtStatus(ns, name, status, rv, signal);
+      return written;
     },
   };
   for (const controller of createAtControllers({
@@ -429,6 +435,52 @@ describe('at-scheduler on a real control plane', () => {
       },
       { timeoutMs: UNCACHED_POD_RECHECK_MS + 5_000, intervalMs: 250 },
     );
+  });
+
+  it('an edited RUNNING or DONE At records each new generation as observed (status and conditions) with one write, and does not run again', async () => {
+    const writes = (): number => controller.statusWrites.get('edited') ?? 0;
+    const edit = async (command: string, expectedGeneration: number, writesBefore: number): Promise<void> => {
+      const edited = await client.requestJson<At>('PATCH', `${ATS(ns.name)}/edited`, {
+        contentType: MERGE,
+        body: { spec: { command } },
+      });
+      assert.equal(edited.metadata?.generation, expectedGeneration);
+      await eventually(async () => {
+        const at = await getAt('edited');
+        assert.equal(at.status?.observedGeneration, expectedGeneration);
+        assert.ok(at.status.conditions?.length);
+        for (const c of at.status.conditions) assert.equal(c.observedGeneration, expectedGeneration, c.type);
+      });
+      await eventually(() => {
+        assert.equal(writes(), writesBefore + 1);
+      });
+      // The write's own watch event reconciles the At again: it must find nothing more to write.
+      await sleep(1000);
+      assert.equal(writes(), writesBefore + 1, 'one status write per generation');
+    };
+
+    await createAt('edited', { schedule: '2019-04-12T10:12:00Z', command: 'sleep 3600' });
+    await eventually(() => getPod('edited-pod'));
+    await kubelet('edited-pod', 'Running');
+    // RUNNING recorded: one write.
+    await eventually(() => {
+      assert.equal(writes(), 1);
+    });
+    await edit('sleep 60', 2, 1);
+    assert.equal((await getAt('edited')).status?.phase, 'RUNNING');
+
+    await kubelet('edited-pod', 'Succeeded', { exitCode: 0, reason: 'Completed' });
+    await eventually(async () => {
+      assert.equal((await getAt('edited')).status?.phase, 'DONE');
+    });
+    await eventually(() => {
+      assert.equal(writes(), 3);
+    });
+    await edit('echo edited', 3, 3);
+    const done = await getAt('edited');
+    assert.deepEqual([done.status?.phase, done.status?.outcome], ['DONE', 'Succeeded']);
+    assert.equal(controller.starts.filter((s) => s.name === 'edited').length, 1);
+    assert.equal((await podsOf(done)).length, 1);
   });
 
   it('deletes the finished pod after ttlSecondsAfterFinished and keeps the At', async () => {

@@ -245,6 +245,17 @@ describe('decide: RUNNING At', () => {
     assert.equal(decide(running, owned('Running', { deleting: true }), AFTER).type, 'nothing');
   });
 
+  it('acts on no spec change: it only records the new generation as observed, keeping any wait', () => {
+    const edited = { ...running, generation: 2 };
+    assert.deepEqual(decide(edited, owned('Running'), AFTER), { type: 'observeGeneration' });
+    assert.deepEqual(decide(edited, owned('Running', { outsideCache: true }), AFTER), {
+      type: 'observeGeneration',
+      retryAfterMs: UNCACHED_POD_RECHECK_MS,
+    });
+    assert.equal(decide(edited, owned('Succeeded'), AFTER).type, 'finish', 'a finish records it anyway');
+    assert.equal(decide({ ...edited, deleting: true }, owned('Running'), AFTER).type, 'nothing');
+  });
+
   it('never starts again, whatever the time or spec', () => {
     for (const pod of [absent, confirmedAbsent, foreign, owned('Running')]) {
       for (const now of [BEFORE, AFTER])
@@ -350,10 +361,39 @@ describe('decide: DONE At', () => {
     spec: { schedule: SCHEDULE, ...(ttl === undefined ? {} : { ttlSecondsAfterFinished: ttl }) },
     status: { phase: 'DONE', observedGeneration: 1, completionTime, outcome: 'Succeeded' },
   });
+  const edited = (view: AtView, generation = 5): AtView => ({
+    ...view,
+    generation,
+    spec: { ...view.spec, schedule: '2040-01-01T00:00:00Z' },
+  });
 
   it('does nothing, whatever the pod', () => {
     for (const pod of [absent, confirmedAbsent, foreign, owned('Succeeded'), owned('Running')])
       assert.deepEqual(decide(done(), pod, AFTER), { type: 'nothing', why: 'DONE' });
+  });
+
+  it('acts on no spec change, whatever the pod: it only records the new generation as observed, once', () => {
+    for (const pod of [absent, confirmedAbsent, foreign, owned('Succeeded'), owned('Running')]) {
+      assert.deepEqual(decide(edited(done()), pod, AFTER), { type: 'observeGeneration' });
+      const recorded = edited(done());
+      recorded.status = { ...recorded.status, observedGeneration: 5 };
+      assert.equal(decide(recorded, pod, AFTER).type, 'nothing');
+    }
+    // A status written before observedGeneration was recorded at all.
+    const unrecorded = done();
+    delete unrecorded.status?.observedGeneration;
+    assert.deepEqual(decide(unrecorded, owned('Succeeded'), AFTER), { type: 'observeGeneration' });
+  });
+
+  it('a spec change while waiting for ttlSecondsAfterFinished is recorded, and the wait kept', () => {
+    assert.deepEqual(decide(edited(done(60)), owned('Succeeded'), AFTER + 1_000), {
+      type: 'observeGeneration',
+      retryAfterMs: 59_000,
+    });
+    assert.deepEqual(decide(edited(done(60)), owned('Succeeded'), AFTER + 60_000), {
+      type: 'deletePod',
+      uid: 'pod-uid',
+    });
   });
 
   it('deletes the finished pod once ttlSecondsAfterFinished has passed, and sleeps until then', () => {

@@ -87,7 +87,13 @@ export type Action =
   /** spec.schedule does not parse: report it once per generation; wait for a spec change. */
   | { type: 'invalidSchedule'; message: string }
   /** ttlSecondsAfterFinished has passed: delete the finished pod `uid` (the At stays). */
-  | { type: 'deletePod'; uid: string };
+  | { type: 'deletePod'; uid: string }
+  /**
+   * The spec changed (a new generation) and the step decided writes no status (a RUNNING or DONE At
+   * acts on no spec change): record the generation as observed, in status and in every condition (each
+   * still holds for it), in one write; then wake after `retryAfterMs` if the step was a wait.
+   */
+  | { type: 'observeGeneration'; retryAfterMs?: number };
 
 /** `confirmed`: `pod` is the answer of a live GET rather than the cache's. */
 export function observePod(pod: Pod | undefined, atUid: string | undefined, confirmed: boolean): ObservedPod {
@@ -113,7 +119,22 @@ export function observePod(pod: Pod | undefined, atUid: string | undefined, conf
 export function decide(at: AtView, pod: ObservedPod, nowMs: number): Action {
   if (at.deleting)
     return { type: 'nothing', why: 'the At is being deleted; garbage collection removes its pod' };
-  return decideStep(at, pod, nowMs);
+  return observingGeneration(at, decideStep(at, pod, nowMs));
+}
+
+/**
+ * Health checks (kstatus, Argo CD, Flux) count an object as reconciled once `status.observedGeneration`
+ * reaches `metadata.generation`. Every status write records it; a step that writes nothing gets a write
+ * of its own. That write leaves the generation as it is, so the reconcile its watch event triggers
+ * writes nothing. (A reconcile that decides from a cache which has not yet seen the write sends it
+ * again, conditional on the old resourceVersion: the API server refuses it with 409, and the At is
+ * acknowledged exactly once per generation.)
+ */
+function observingGeneration(at: AtView, action: Action): Action {
+  if (at.status?.observedGeneration === at.generation) return action;
+  if (action.type === 'nothing') return { type: 'observeGeneration' };
+  if (action.type === 'wait') return { type: 'observeGeneration', retryAfterMs: action.retryAfterMs };
+  return action;
 }
 
 function decideStep(at: AtView, pod: ObservedPod, nowMs: number): Action {

@@ -737,6 +737,61 @@ describe('reconcile: DONE', () => {
     assert.equal(await w.reconcile(), undefined);
     assert.deepEqual(w.api.calls, [{ method: 'deletePod', name: POD_NAME, uid: 'finished-uid' }]);
   });
+
+  it('an edit is acknowledged once: observedGeneration in status and every condition, nothing else changes', async () => {
+    const w = world(anAt({ command: 'echo edited' }, done, { generation: GENERATION + 1 }));
+    w.cache.set(POD_NAME, podOf('Succeeded'));
+    const stale = structuredClone(w.api.at);
+    assert.equal(await w.reconcile(), undefined);
+    assert.equal(w.api.patches.length, 1);
+    assert.deepEqual(w.api.at.status, {
+      ...done,
+      observedGeneration: GENERATION + 1,
+      conditions: done.conditions?.map((c) => ({ ...c, observedGeneration: GENERATION + 1 })),
+    });
+    assert.deepEqual(w.events, []);
+    assertObservedGeneration(w, GENERATION + 1);
+
+    // Its own write's event: nothing more to write.
+    await w.reconcile();
+    assert.equal(w.api.patches.length, 1);
+    // A reconcile from a cache that has not yet seen that write sends it again, conditional on the old
+    // version: refused, so the generation is still acknowledged exactly once.
+    assert.equal(await w.reconcile(stale), undefined);
+    assert.deepEqual(
+      w.api.patches.map((patch) => patch.succeeded),
+      [true, false],
+    );
+    assert.equal(w.api.at.metadata?.resourceVersion, '11');
+  });
+
+  it('an edit while waiting for ttlSecondsAfterFinished is acknowledged and the wait kept', async () => {
+    const w = world(anAt({ ttlSecondsAfterFinished: 60 }, done, { generation: GENERATION + 1 }));
+    w.cache.set(POD_NAME, podOf('Succeeded'));
+    assert.deepEqual(await w.reconcile(), { requeueAfterMs: 30_000 });
+    assert.equal(w.api.at.status?.observedGeneration, GENERATION + 1);
+  });
+});
+
+describe('reconcile: an edited RUNNING At', () => {
+  it('is acknowledged once, keeping the running pod and any wait', async () => {
+    const w = world(anAt({ command: 'echo edited' }, running, { generation: GENERATION + 1 }));
+    w.api.pods.set(POD_NAME, podOf('Running'));
+    assert.deepEqual(await w.reconcile(), { requeueAfterMs: UNCACHED_POD_RECHECK_MS });
+    assert.deepEqual(
+      w.api.calls.map((call) => call.method),
+      ['getPod', 'patchAtStatus'],
+    );
+    assert.equal(w.api.at.status?.phase, 'RUNNING');
+    assert.deepEqual(
+      w.api.at.status.conditions?.map((c) => [c.type, c.status, c.observedGeneration, c.lastTransitionTime]),
+      [
+        [ConditionType.Scheduled, 'True', GENERATION + 1, EARLIER],
+        [ConditionType.Running, 'True', GENERATION + 1, EARLIER],
+      ],
+    );
+    assertObservedGeneration(w, GENERATION + 1);
+  });
 });
 
 describe('reconcile: writes nothing twice for one version', () => {

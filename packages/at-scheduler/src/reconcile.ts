@@ -192,6 +192,9 @@ class Step {
           this.#signal,
         );
         return undefined;
+      case 'observeGeneration':
+        await this.#observeGeneration();
+        return action.retryAfterMs === undefined ? undefined : { requeueAfterMs: action.retryAfterMs };
     }
   }
 
@@ -390,6 +393,22 @@ class Step {
         'RunCommand',
         detail,
       );
+  }
+
+  /**
+   * The spec changed and nothing else is to be written: every condition was evaluated again for the new
+   * generation and still holds, so only the generations move (`lastTransitionTime` stays).
+   */
+  async #observeGeneration(): Promise<void> {
+    const generation = this.#view.generation;
+    const conditions = this.#at.status?.conditions?.map((condition) => ({
+      ...condition,
+      observedGeneration: generation,
+    }));
+    await this.#patch(conditions ? { conditions } : {});
+    this.#log.info('recorded the new generation as observed; the spec change needs no other step', {
+      generation,
+    });
   }
 
   /** `base`: the At whose conditions change; default the one this reconcile decided from. */
