@@ -23,7 +23,7 @@ const SECRETS = { hcloud: 'hcloud', mailgun: 'mailgun' } as const;
 export const RELEASES: readonly ControllerName[] = ['at-scheduler', 'mailgun-cluster', 'cloud-node'];
 
 /** The values each chart requires (beyond its defaults), as `--set-json` pairs. */
-export function chartValues(controller: ControllerName, fakes: ThirdParties): Record<string, unknown> {
+function chartValues(controller: ControllerName, fakes: ThirdParties): Record<string, unknown> {
   const [[labelKey, labelValue]] = Object.entries(NODE_LABEL) as [[string, string]];
   const common = { replicaCount: 1 };
   switch (controller) {

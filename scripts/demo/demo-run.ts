@@ -46,7 +46,7 @@ export function runDemo(env: Record<string, string | undefined>): DemoRun {
 }
 
 /** The rows of the last table printed: columns are separated by at least three spaces, as kubectl's. */
-export function lastTable(output: string): Record<string, { status: string; detail: string }> {
+function lastTable(output: string): Record<string, { status: string; detail: string }> {
   const lines = output.split('\n');
   const header = lines.findLastIndex((line) =>
     /^KIND\s{3,}NAME\s{3,}STATUS\s{3,}DETAIL\s{3,}AGE$/.test(line),

@@ -23,7 +23,7 @@ import {
 import type { Shutdown } from './shutdown.ts';
 
 /** Set to `0` to skip the node and go straight to the fallback (what the embedded-mode tests do). */
-export const SKIP_NODE_VARIABLE = 'LOOPWRIGHT_DEMO_NODE';
+const SKIP_NODE_VARIABLE = 'LOOPWRIGHT_DEMO_NODE';
 
 interface ClusterBase {
   client: KubeClient;

@@ -16,7 +16,7 @@ export interface Row {
   converged: boolean;
 }
 
-export const COLUMNS = ['KIND', 'NAME', 'STATUS', 'DETAIL', 'AGE'] as const;
+const COLUMNS = ['KIND', 'NAME', 'STATUS', 'DETAIL', 'AGE'] as const;
 
 /**
  * kubectl's `duration.HumanDuration`: seconds below 2 minutes, then minutes and seconds below 10

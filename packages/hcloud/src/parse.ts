@@ -56,7 +56,7 @@ function optionalString(value: unknown, path: string): string | null {
 }
 
 /** A list; `null`/missing reads as empty (the API omits empty lists in places). */
-export function array(value: unknown, path: string): unknown[] {
+function array(value: unknown, path: string): unknown[] {
   if (value === undefined || value === null) return [];
   if (!Array.isArray(value)) fail(path, 'an array', value);
   return value;

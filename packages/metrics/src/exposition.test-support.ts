@@ -24,7 +24,7 @@ const SAMPLE_LINE = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)(?:\s+\S+)?
 const LABEL_PAIR = /([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g;
 const HISTOGRAM_SUFFIXES = ['_bucket', '_sum', '_count'];
 
-export function parseExposition(text: string): Exposition {
+function parseExposition(text: string): Exposition {
   const families = new Map<string, Family>();
   const samples: Sample[] = [];
   const family = (name: string): Family => {

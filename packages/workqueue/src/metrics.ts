@@ -23,7 +23,7 @@ export interface WorkqueueMetricsProvider {
 }
 
 /** How often the unfinished-work gauges are recomputed (client-go: 500 ms). */
-export const unfinishedWorkRefreshMs = 500;
+const unfinishedWorkRefreshMs = 500;
 
 /** client-go's `defaultQueueMetrics`: the bookkeeping behind the provider's instruments. */
 export class QueueMetrics<K> {

@@ -5,7 +5,7 @@ export type Fault = 'fail' | 'hang';
 type Operation = 'get' | 'create' | 'update';
 
 /** A 409 like the API server's, so tests can assert conflicts are handled like any other failure. */
-export class ConflictError extends Error {
+class ConflictError extends Error {
   override readonly name = 'ConflictError';
 }
 

@@ -1,10 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ensureGoBuild, goBuildCacheDir } from '../cached-go-build.ts';
+import { ensureGoBuild } from '../cached-go-build.ts';
 
 /** The Go module that pins the control-plane versions (go.mod is the single source of truth). */
-export const controlPlaneModuleDir = fileURLToPath(new URL('../../controlplane/', import.meta.url));
+const controlPlaneModuleDir = fileURLToPath(new URL('../../controlplane/', import.meta.url));
 
 export const binaryNames = [
   'etcd',
@@ -34,11 +34,6 @@ export async function pinnedVersions(): Promise<PinnedVersions> {
     return match[1];
   };
   return { kubernetes: version('k8s.io/kubernetes'), etcd: version('go.etcd.io/etcd/server/v3') };
-}
-
-/** Where built binaries are cached: outside the repo, shared by every checkout on this machine. */
-export function cacheRoot(): string {
-  return goBuildCacheDir('controlplane');
 }
 
 /**

@@ -1,5 +1,4 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
@@ -301,9 +300,4 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     await stop();
     throw error;
   }
-}
-
-/** Whether a directory looks like a running control plane's state directory. */
-export function isControlPlaneDir(dir: string): boolean {
-  return existsSync(join(dir, 'kubeconfig'));
 }

@@ -22,7 +22,7 @@ export async function hostTreeEntries(hostDir: string, targetPath: string): Prom
 }
 
 /** One host file, directory or symlink (not followed) as a root-owned entry at `path`. */
-export async function hostEntry(hostPath: string, path: string): Promise<TarEntry> {
+async function hostEntry(hostPath: string, path: string): Promise<TarEntry> {
   const stat = await lstat(hostPath);
   const mode = stat.mode & 0o7777;
   if (stat.isFile()) return { type: 'file', path, mode, size: stat.size, content: { hostPath }, ...root };

@@ -46,7 +46,7 @@ export interface ImageArchive {
   sizeBytes: number;
 }
 
-export const mediaTypes = {
+const mediaTypes = {
   index: 'application/vnd.oci.image.index.v1+json',
   manifest: 'application/vnd.oci.image.manifest.v1+json',
   config: 'application/vnd.oci.image.config.v1+json',
@@ -57,7 +57,7 @@ export const mediaTypes = {
 export const epoch = '1970-01-01T00:00:00Z';
 
 /** The platform of the host, whose Node binary and libraries the images carry. */
-export function hostPlatform(): { architecture: string; os: string } {
+function hostPlatform(): { architecture: string; os: string } {
   const architectures: Partial<Record<string, string>> = { x64: 'amd64', arm64: 'arm64' };
   const architecture = architectures[process.arch];
   if (architecture === undefined || process.platform !== 'linux') {

@@ -8,7 +8,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { ensureGoBuild } from '../cached-go-build.ts';
 
-export const mailgunMockModuleDir = fileURLToPath(new URL('../../mailgun-mock/', import.meta.url));
+const mailgunMockModuleDir = fileURLToPath(new URL('../../mailgun-mock/', import.meta.url));
 
 /** The mock's binary, built with the Go toolchain on first use on this machine. */
 export async function ensureMailgunMockBinary(): Promise<string> {
