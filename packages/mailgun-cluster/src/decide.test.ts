@@ -55,6 +55,11 @@ describe('decide', () => {
       { action: 'claim' },
       'no Cluster: not paused',
     );
+    assert.deepEqual(
+      decide(object(), { metadata: { namespace: 'ns', name: 'c1' } }, now, settleMs),
+      { action: 'claim' },
+      'a Cluster without spec: not paused',
+    );
   });
 
   it('records and never sends once an id is in status or (after a restore without status) in the annotation', () => {

@@ -66,6 +66,8 @@ class FakeApi<T extends RequestObject> implements RequestApi {
   accepted: string | undefined | Error = undefined;
   /** Runs while a mail is in flight (another writer racing the send). */
   duringSend: (() => void) | undefined;
+  /** The API server's answer to the n-th status write (0-based), when it is not a success. */
+  readonly statusWriteFailures = new Map<number, Error>();
 
   constructor(object: T) {
     this.object = structuredClone(object);
@@ -86,6 +88,8 @@ class FakeApi<T extends RequestObject> implements RequestApi {
       status: structuredClone(status) as Record<string, unknown>,
       resourceVersion,
     });
+    const failure = this.statusWriteFailures.get(this.callsOf('patchStatus').length - 1);
+    if (failure) return Promise.reject(failure);
     if (resourceVersion !== undefined && resourceVersion !== this.object.metadata?.resourceVersion)
       return Promise.reject(
         new KubeApiError('the object has been modified', { status: 409, reason: 'Conflict' }),
@@ -288,7 +292,7 @@ describe('createRequestReconciler', () => {
 
   describe('sending', () => {
     it('claims an attempt conditionally, sends the mail with its markers, records the id, annotates, and tells with an Event', async () => {
-      const { api, reconcile } = clusterSetup();
+      const { api, reconcile, entries } = clusterSetup();
       api.sends.push('<id-1@mg.example.com>');
       assert.equal(await reconcile(), undefined);
       assert.deepEqual(
@@ -336,6 +340,20 @@ describe('createRequestReconciler', () => {
         action: 'SendRequestMail',
         note: 'Mailgun accepted the request mail <id-1@mg.example.com>',
       });
+      const fields = (message: string) => {
+        const entry = entries.find((e) => e.message === message);
+        return entry && { action: entry.action, attempt: entry.attempt, messageID: entry.messageID };
+      };
+      assert.deepEqual(fields('claimed a send attempt'), {
+        action: 'claim',
+        attempt: attempt.id,
+        messageID: undefined,
+      });
+      assert.deepEqual(fields('Mailgun accepted the request mail'), {
+        action: 'claim',
+        attempt: attempt.id,
+        messageID: '<id-1@mg.example.com>',
+      });
       assert.deepEqual(event.regarding, {
         apiVersion: 'infrastructure.cluster.x-k8s.io/v1alpha1',
         kind: 'MailgunCluster',
@@ -357,6 +375,21 @@ describe('createRequestReconciler', () => {
       assert.equal(api.callsOf('sendMail').length, 0);
       assert.deepEqual(api.object.status?.sendAttempt, { id: 'theirs', startedAt: NOW.toISOString() });
       assert.ok(entries.some((e) => e.message === 'another writer changed the object first; not sending'));
+    });
+
+    it('a claim the API server fails for another reason sends nothing and fails the reconcile with that error', async () => {
+      const { api, reconcile, entries } = clusterSetup();
+      const unavailable = new KubeApiError('etcdserver: request timed out', {
+        status: 500,
+        reason: 'InternalError',
+      });
+      api.statusWriteFailures.set(0, unavailable);
+      await assert.rejects(reconcile(), (error) => error === unavailable);
+      assert.equal(api.callsOf('sendMail').length, 0);
+      assert.equal(
+        entries.some((e) => e.message === 'another writer changed the object first; not sending'),
+        false,
+      );
     });
 
     it('the accepted id is recorded even when the object changed while the mail was in flight', async () => {
@@ -412,6 +445,19 @@ describe('createRequestReconciler', () => {
       const calls = api.calls.length;
       assert.equal(await reconcile(), undefined);
       assert.equal(api.calls.length, calls);
+      // Paused and resumed meanwhile: reported unpaused again, the rejection as it was, nothing sent.
+      api.write({ metadata: { annotations: { [PAUSED_ANNOTATION]: '' } } });
+      await reconcile();
+      assert.equal(condition(api.object, ConditionType.Paused)?.status, 'True');
+      api.write({ metadata: { annotations: { [PAUSED_ANNOTATION]: null } } });
+      await reconcile();
+      assert.equal(condition(api.object, ConditionType.Paused)?.status, 'False');
+      const held = condition(api.object, ConditionType.RequestSent);
+      assert.deepEqual(
+        [held?.reason, held?.message],
+        [RequestSentReason.Rejected, 'sending the request mail: 400'],
+      );
+      assert.equal(api.callsOf('sendMail').length, 1);
       // A spec change (new generation) sends again.
       api.write({ metadata: { generation: 2 }, spec: { request: 'a corrected request' } });
       api.sends.push('<id-2@mg.example.com>');
@@ -441,8 +487,12 @@ describe('createRequestReconciler', () => {
       assert.deepEqual(await reconcile(), { requeueAfterMs: UNAUTHORIZED_RETRY_MS });
       assert.equal(condition(api.object, ConditionType.RequestSent)?.reason, RequestSentReason.Unauthorized);
       assert.equal(api.object.status?.sendAttempt, undefined);
-      assert.equal(api.callsOf('event')[0]?.event.reason, EventReason.Unauthorized);
-      assert.equal(api.callsOf('event')[0]?.event.type, 'Warning');
+      assert.deepEqual(api.callsOf('event')[0]?.event, {
+        type: 'Warning',
+        reason: EventReason.Unauthorized,
+        action: 'SendRequestMail',
+        note: 'Mailgun answered 401: check the API key (MAILGUN_API_KEY) and the domain',
+      });
       const logged = entries.find((e) => e.message === 'Mailgun rejected the API key; retrying slowly');
       assert.deepEqual(
         [logged?.action, logged?.reason, logged?.statusCode, logged?.retryAfterMs],
@@ -503,9 +553,23 @@ describe('createRequestReconciler', () => {
       assert.equal(condition(api.object, ConditionType.RequestSent)?.reason, RequestSentReason.Sending);
       assert.ok(
         entries.some(
-          (e) => e.message === 'the object changed since the claim; leaving the attempt to the events lookup',
+          (e) =>
+            e.message === 'the object changed since the claim; leaving the attempt to the events lookup' &&
+            e.attempt === api.object.status?.sendAttempt?.id,
         ),
       );
+    });
+
+    it('a failure write the API server fails for another reason fails the reconcile with that error', async () => {
+      const { api, reconcile } = clusterSetup();
+      api.sends.push(failure('rejected', false, 400));
+      const unavailable = new KubeApiError('etcdserver: request timed out', {
+        status: 500,
+        reason: 'InternalError',
+      });
+      api.statusWriteFailures.set(1, unavailable);
+      await assert.rejects(reconcile(), (error) => error === unavailable);
+      assert.ok(api.object.status?.sendAttempt, 'the attempt stays for the lookup');
     });
   });
 
@@ -565,7 +629,7 @@ describe('createRequestReconciler', () => {
     });
 
     it('found in Mailgun events: recorded, not sent again', async () => {
-      const { api, reconcile } = clusterSetup(pending(1000));
+      const { api, reconcile, entries } = clusterSetup(pending(1000));
       api.accepted = '<found@mg.example.com>';
       assert.equal(await reconcile(), undefined);
       assert.deepEqual(api.callsOf('findAcceptedMail'), [
@@ -574,6 +638,13 @@ describe('createRequestReconciler', () => {
       assert.equal(api.callsOf('sendMail').length, 0);
       assert.equal(api.object.status?.messageID, '<found@mg.example.com>');
       assert.equal(api.object.metadata?.annotations?.[MESSAGE_ID_ANNOTATION], '<found@mg.example.com>');
+      const logged = entries.find(
+        (e) => e.message === 'found the request mail of an unrecorded attempt through the events API',
+      );
+      assert.deepEqual(
+        [logged?.action, logged?.attempt, logged?.messageID],
+        ['lookup', 'a1', '<found@mg.example.com>'],
+      );
     });
 
     it('not found within the settle window: ConfirmingDelivery, look again later, send nothing', async () => {
@@ -594,7 +665,7 @@ describe('createRequestReconciler', () => {
     });
 
     it('not found after the settle window: a new attempt is claimed and sent', async () => {
-      const { api, reconcile } = clusterSetup(pending(SETTLE_MS));
+      const { api, reconcile, entries } = clusterSetup(pending(SETTLE_MS));
       api.sends.push('<id-2@mg.example.com>');
       await reconcile();
       assert.deepEqual(
@@ -604,6 +675,11 @@ describe('createRequestReconciler', () => {
       const claimed = api.callsOf('patchStatus')[0]?.status.sendAttempt as { id: string };
       assert.notEqual(claimed.id, 'a1');
       assert.equal(api.object.status?.messageID, '<id-2@mg.example.com>');
+      const logged = entries.find(
+        (e) =>
+          e.message === 'send attempt settled without any accepted mail in Mailgun events; sending again',
+      );
+      assert.deepEqual([logged?.level, logged?.action, logged?.attempt], ['warn', 'lookup', 'a1']);
     });
 
     it('a failed lookup fails the reconcile without writing or sending', async () => {

@@ -5,6 +5,7 @@ import { ConditionType, PausedReason, ReadyReason, RequestSentReason } from './r
 import type { RequestStatus } from './resource.ts';
 import {
   acceptedCondition,
+  confirmingDeliveryCondition,
   failureCondition,
   pausedCondition,
   requestConditions,
@@ -32,6 +33,14 @@ describe('statusPatch', () => {
   it('writes nothing when the conditions and the contract fields would not change', () => {
     const change = { conditions: requestConditions(sendingCondition(attempt, observed), observed) };
     const status = written(undefined, change);
+    assert.deepEqual(
+      status.conditions?.map((c) => [c.type, c.status, c.lastTransitionTime]),
+      [
+        [ConditionType.Paused, 'False', '2026-11-22T10:00:00Z'],
+        [ConditionType.RequestSent, 'Unknown', '2026-11-22T10:00:00Z'],
+        [ConditionType.Ready, 'False', '2026-11-22T10:00:00Z'],
+      ],
+    );
     assert.equal(statusPatch(status, change, observed, t1), undefined);
     // A new generation is news: observedGeneration and every condition's observedGeneration move.
     const next = { ...observed, generation: 4 };
@@ -114,7 +123,24 @@ describe('statusPatch', () => {
     );
   });
 
-  it('fills in the message of stored conditions written without one', () => {
+  it('a status written without the contract fields (an older version) gets them, conditions unchanged', () => {
+    const change = { conditions: requestConditions(sendingCondition(attempt, observed), observed) };
+    const { conditions, observedGeneration } = written(undefined, change);
+    assert.deepEqual(statusPatch({ conditions, observedGeneration }, change, observed, t1)?.initialization, {
+      provisioned: false,
+    });
+    assert.equal(
+      statusPatch(
+        { conditions, observedGeneration, initialization: { provisioned: false } },
+        change,
+        observed,
+        t1,
+      )?.ready,
+      false,
+    );
+  });
+
+  it('fills in the message of stored conditions written without one, also of those the change leaves alone', () => {
     const change = { conditions: requestConditions(sendingCondition(attempt, observed), observed) };
     const status = written(undefined, change);
     const withoutMessages: RequestStatus = {
@@ -129,10 +155,40 @@ describe('statusPatch', () => {
     const patch = statusPatch(withoutMessages, change, observed, t1);
     assert.ok(patch);
     assert.ok(patch.conditions.every((condition) => typeof condition.message === 'string'));
+    const paused = statusPatch(
+      withoutMessages,
+      { conditions: [pausedCondition(observed)], paused: true },
+      observed,
+      t1,
+    );
+    assert.deepEqual(
+      paused?.conditions.map((c) => [c.type, c.message]),
+      [
+        [ConditionType.Paused, 'Cluster.spec.paused or the cluster.x-k8s.io/paused annotation is set'],
+        [ConditionType.RequestSent, ''],
+        [ConditionType.Ready, ''],
+      ],
+    );
   });
 });
 
 describe('conditions', () => {
+  it('their messages name what a user looks for: the attempt, the message id, the key', () => {
+    assert.equal(sendingCondition(attempt, observed).message, 'sending the request mail (attempt a1)');
+    assert.equal(acceptedCondition('<m1>', observed).message, 'Mailgun accepted the request mail <m1>');
+    assert.equal(
+      confirmingDeliveryCondition(attempt, observed).message,
+      "attempt a1 has no recorded message id; checking Mailgun's events before resending",
+    );
+    assert.match(
+      failureCondition(
+        new MailgunError('401', { kind: 'unauthorized', maybeSent: false, statusCode: 401 }),
+        observed,
+      ).message ?? '',
+      /check the API key/,
+    );
+  });
+
   it('Ready repeats why not until a mail is accepted, then waits for fulfilment, then is True', () => {
     const [paused, sending, ready] = requestConditions(sendingCondition(attempt, observed), observed);
     assert.deepEqual(paused, {
