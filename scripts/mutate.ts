@@ -25,11 +25,13 @@ interface StrykerConfig {
   jsonReporter?: { fileName?: string };
 }
 
+// Package names first; from the first option on, everything (values included) is Stryker's.
 const args = process.argv.slice(2);
-const strykerOptions = args.filter((arg) => arg.startsWith('-'));
-const requested = args
-  .filter((arg) => !arg.startsWith('-'))
-  .map((name) => name.replace(/^@loopwright\//, ''));
+const firstOption = args.findIndex((arg) => arg.startsWith('-'));
+const strykerOptions = firstOption === -1 ? [] : args.slice(firstOption);
+const requested = (firstOption === -1 ? args : args.slice(0, firstOption)).map((name) =>
+  name.replace(/^@loopwright\//, ''),
+);
 
 const configured = readdirSync(packagesDir).filter((name) =>
   existsSync(join(packagesDir, name, 'stryker.config.json')),
