@@ -443,7 +443,7 @@ describe('mailgun-cluster on the real node: helm install, one mail each, failove
         .split('\n')
         .filter((line) => line.startsWith('{'))
         .map((line) => JSON.parse(line) as Record<string, unknown>)
-        .find((line) => line.message === 'starting mailgun-cluster');
+        .find((line) => line.message === 'target cluster');
       assert.ok(start, `${pod}: no start line in\n${text}`);
       // No kubeconfig anywhere: the ServiceAccount token the kubelet mounts, via the kubernetes Service.
       assert.equal(start.context, 'inClusterContext', `${pod}: ${JSON.stringify(start)}`);

@@ -100,6 +100,8 @@ export async function runController<O extends OptionSet>(
     context: cluster.context,
     server: cluster.server,
     user: cluster.user,
+    // How the credentials were found: says at once whether a pod used its ServiceAccount token.
+    source: cluster.source,
     ...(program.namespaced ? { namespaces: standard.watchNamespace ?? 'all' } : {}),
   });
 
