@@ -138,6 +138,10 @@ describe('statusPatch', () => {
       )?.ready,
       false,
     );
+    assert.deepEqual(
+      statusPatch({ conditions, observedGeneration, ready: false }, change, observed, t1)?.initialization,
+      { provisioned: false },
+    );
   });
 
   it('fills in the message of stored conditions written without one, also of those the change leaves alone', () => {

@@ -201,7 +201,7 @@ export function statusPatch(
 ): StatusPatch | undefined {
   const before = asConditions(current?.conditions);
   let conditions = before ?? [];
-  // setCondition returns its input when nothing changed: identity says whether any condition did.
+  // setCondition returns its input when nothing changed: identity with `before` says whether any did.
   for (const condition of change.conditions) conditions = setCondition(conditions, condition, now);
   const fields = change.fields ?? {};
   const conditionsChanged = conditions !== before;
@@ -223,15 +223,7 @@ export function statusPatch(
   };
 }
 
-/**
- * Stored conditions as metav1.Conditions: the CRDs leave `message` optional. The same array when every
- * condition has one; otherwise a copy with `''`, which then differs, so the next write fills them in.
- */
+/** Stored conditions as metav1.Conditions: the CRDs leave `message` optional; a missing one reads as ''. */
 function asConditions(stored: readonly StoredCondition[] | undefined): readonly Condition[] | undefined {
-  if (stored === undefined || stored.every(hasMessage)) return stored;
-  return stored.map((condition) => ({ ...condition, message: condition.message ?? '' }));
-}
-
-function hasMessage(condition: StoredCondition): condition is Condition {
-  return condition.message !== undefined;
+  return stored?.map((condition) => ({ ...condition, message: condition.message ?? '' }));
 }
