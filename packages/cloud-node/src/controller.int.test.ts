@@ -81,10 +81,21 @@ describe('what the controllers watch', () => {
     await fake.close();
   });
 
-  const adds = async (controller: string): Promise<number> => {
-    const metric = await metrics.registry.getSingleMetric('workqueue_adds_total')?.get();
-    return metric?.values.find((v) => v.labels.name === controller)?.value ?? 0;
+  const sample = async (metric: string, labels: Record<string, string>): Promise<number> => {
+    const values = (await metrics.registry.getSingleMetric(metric)?.get())?.values ?? [];
+    return values.find((v) => Object.entries(labels).every(([k, l]) => v.labels[k] === l))?.value ?? 0;
   };
+  const adds = (controller: string): Promise<number> => sample('workqueue_adds_total', { name: controller });
+  /**
+   * Resolves once the controller has nothing queued and nothing in progress. A key already queued
+   * absorbs the next add without counting it (the queue deduplicates), so each add measured below starts
+   * from here: an update the predicate lets through then counts, whatever the machine's load.
+   */
+  const settled = (controller: string): Promise<void> =>
+    eventually(async () => {
+      assert.equal(await sample('workqueue_depth', { name: controller }), 0);
+      assert.equal(await sample('controller_runtime_active_workers', { controller }), 0);
+    });
   /** Resolves once the informer delivered a version of `name` that satisfies `check`. */
   const witnessed = (name: string, check: (node: Node) => boolean): Promise<void> =>
     eventually(() => {
@@ -133,11 +144,13 @@ describe('what the controllers watch', () => {
     await witnessed(name, (n) => (n.status?.addresses?.length ?? 0) > 0);
     assert.equal(await adds(NODE_CONTROLLER), before + 1, 'only the creation was enqueued');
 
+    await settled(NODE_CONTROLLER);
     await report(name, 'True', '2026-01-01T00:01:00Z');
     await witnessed(name, heartbeatIs('2026-01-01T00:01:00Z'));
     assert.equal(await adds(NODE_CONTROLLER), before + 1, 'a status report is not enqueued');
 
     // A change of the Node itself still is (here the annotation that decides its addresses).
+    await settled(NODE_CONTROLLER);
     await kube.requestJson('PATCH', `/api/v1/nodes/${name}`, {
       contentType: 'application/merge-patch+json',
       body: {
@@ -157,17 +170,20 @@ describe('what the controllers watch', () => {
     await createNode(name, `hcloud://${server.id}`);
     await report(name, 'True', '2026-01-01T00:01:00Z');
     await witnessed(name, heartbeatIs('2026-01-01T00:01:00Z'));
+    await settled(LIFECYCLE_CONTROLLER);
     const ready = await adds(LIFECYCLE_CONTROLLER);
 
     await report(name, 'True', '2026-01-01T00:02:00Z');
     await witnessed(name, heartbeatIs('2026-01-01T00:02:00Z'));
     assert.equal(await adds(LIFECYCLE_CONTROLLER), ready, 'a heartbeat of a Ready Node is not enqueued');
 
+    await settled(LIFECYCLE_CONTROLLER);
     await report(name, 'False', '2026-01-01T00:03:00Z');
     await witnessed(name, heartbeatIs('2026-01-01T00:03:00Z'));
     assert.equal(await adds(LIFECYCLE_CONTROLLER), ready + 1, 'turning NotReady is enqueued');
 
     // NotReady Nodes are polled (every period); Ready=False -> Unknown changes nothing about that.
+    await settled(LIFECYCLE_CONTROLLER);
     await report(name, 'Unknown', '2026-01-01T00:04:00Z');
     await witnessed(name, heartbeatIs('2026-01-01T00:04:00Z'));
     assert.equal(await adds(LIFECYCLE_CONTROLLER), ready + 1);

@@ -89,6 +89,13 @@ describe('decideLifecycle: the decision table', () => {
           );
   });
 
+  it('a Node without spec has no providerID yet', () => {
+    assert.deepEqual(decideLifecycle({ metadata: { name: 'n' } }, gone), {
+      action: 'none',
+      reason: 'no providerID yet (not initialised)',
+    });
+  });
+
   it('a Node still carrying the uninitialized taint is initialisation’s, whatever its server', () => {
     for (const ready of ['True', 'False'] as const)
       for (const state of notLookedUpGoneOff)

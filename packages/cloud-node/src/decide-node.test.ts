@@ -87,11 +87,12 @@ describe('decideNode', () => {
     });
   });
 
-  it('neither taint nor providerID: none', () => {
-    assert.deepEqual(decide(node({ taints: [other] })), {
-      action: 'none',
-      reason: 'neither a providerID nor the uninitialized taint',
-    });
+  it('neither taint nor providerID (or no spec at all): none', () => {
+    for (const n of [node({ taints: [other] }), { metadata: { name: 'worker-1' } }])
+      assert.deepEqual(decide(n), {
+        action: 'none',
+        reason: 'neither a providerID nor the uninitialized taint',
+      });
   });
 });
 
@@ -205,6 +206,7 @@ describe('initialisationPatch', () => {
   it('already initialised (no taint): no patch', () => {
     assert.equal(initialisationPatch(node({ providerID: 'hcloud://42' }), step), undefined);
     assert.equal(initialisationPatch(node(), step), undefined);
+    assert.equal(initialisationPatch({ metadata: { name: 'worker-1' } }, step), undefined);
   });
 
   it('another server’s, or a foreign, providerID: no patch', () => {

@@ -6,10 +6,13 @@
 import type { Server } from '@loopwright/hcloud';
 import {
   KubeApiError,
+  createLogger,
   createSilentLogger,
   type EventInput,
   type ReconcileRequest,
 } from '@loopwright/runtime';
+import { Writable } from 'node:stream';
+import type { Logger } from 'winston';
 import type { NodeApi } from './api.ts';
 import type { Node } from './node.ts';
 import type { Lookup, LookupOptions, ServerRef, SnapshotResult } from './server-directory.ts';
@@ -101,16 +104,46 @@ export class FakeNodeApi implements NodeApi {
   }
 }
 
-/** A reconcile request for `node` (or for a deleted Node named `name`), logging nowhere. */
-export function request(node: Node | undefined, name = node?.metadata?.name ?? 'n'): ReconcileRequest<Node> {
+/** A reconcile request for `node` (or for a deleted Node named `name`), logging nowhere unless to `log`. */
+export function request(
+  node: Node | undefined,
+  name = node?.metadata?.name ?? 'n',
+  log: Logger = createSilentLogger(),
+): ReconcileRequest<Node> {
   return {
     key: name,
     namespace: undefined,
     name,
     object: node,
     reconcileID: 'test',
-    log: createSilentLogger(),
+    log,
     signal: new AbortController().signal,
+  };
+}
+
+/** A JSON logger at level debug whose entries (without their timestamp) `lines()` returns. */
+export function capturingLogger(): { log: Logger; lines: () => Promise<Record<string, unknown>[]> } {
+  const lines: Record<string, unknown>[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      for (const line of chunk.toString('utf8').split('\n'))
+        if (line.trim() !== '') {
+          const entry = JSON.parse(line) as Record<string, unknown>;
+          delete entry.timestamp;
+          lines.push(entry);
+        }
+      callback();
+    },
+  });
+  return {
+    log: createLogger({ stream, format: 'json', level: 'debug' }),
+    // winston hands entries to its transport asynchronously
+    lines: () =>
+      new Promise((resolve) => {
+        setImmediate(() => {
+          resolve(lines);
+        });
+      }),
   };
 }
 

@@ -1,7 +1,8 @@
 import type { ServerStatus } from '@loopwright/hcloud';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { conflict, FakeNodeApi, request, server } from './fake-node-api.test-support.ts';
+import type { Logger } from 'winston';
+import { capturingLogger, conflict, FakeNodeApi, request, server } from './fake-node-api.test-support.ts';
 import { SHUTDOWN_TAINT, UNINITIALIZED_TAINT } from './names.ts';
 import type { Node, Taint } from './node.ts';
 import { EventReason } from './reasons.ts';
@@ -30,7 +31,7 @@ function node(
 function setUp() {
   const api = new FakeNodeApi();
   const reconcile = createLifecycleReconciler({ api, nodeMonitorPeriodMs: MONITOR_MS, now: () => NOW });
-  return { api, reconcile: (n: Node | undefined) => reconcile(request(n, 'worker-1')) };
+  return { api, reconcile: (n: Node | undefined, log?: Logger) => reconcile(request(n, 'worker-1', log)) };
 }
 
 const withStatus = (status: ServerStatus): Lookup => ({
@@ -128,6 +129,15 @@ describe('createLifecycleReconciler: NotReady Nodes', () => {
     ]);
   });
 
+  it('server off, a Node without any taint: gets exactly the shutdown taint', async () => {
+    const { api, reconcile } = setUp();
+    api.lookup = withStatus('off');
+    const untainted = node('False');
+    delete untainted.spec?.taints;
+    await reconcile(untainted);
+    assert.deepEqual(api.callsOf('patchNode')[0]?.patch, { spec: { taints: [shutdown] } });
+  });
+
   it('server off, Node already tainted: nothing written', async () => {
     const { api, reconcile } = setUp();
     api.lookup = withStatus('off');
@@ -198,4 +208,42 @@ describe('createLifecycleReconciler: NotReady Nodes', () => {
         assert.deepEqual(await reconcile(node('False', { taints })), { requeueAfterMs: 4000 });
       assert.deepEqual(api.calls, [LOOKUP, LOOKUP]);
     });
+});
+
+describe('createLifecycleReconciler: log lines', () => {
+  it('each step taken is one line with the dialect’s fields; a step not taken is none', async () => {
+    const { api, reconcile } = setUp();
+    const { log, lines } = capturingLogger();
+    await reconcile(node('True', { taints: [shutdown] }), log);
+    api.patchErrors.push(conflict());
+    api.live.set('worker-1', node('False', { taints: [shutdown] }));
+    await reconcile(node('True', { taints: [shutdown] }), log);
+    api.lookup = withStatus('off');
+    await reconcile(node('False'), log);
+    api.patchErrors.push(conflict());
+    api.live.set('worker-1', node('True'));
+    await reconcile(node('False'), log);
+    api.lookup = withStatus('running');
+    await reconcile(node('False'), log);
+    api.lookup = unknowns[0] ?? gone;
+    await reconcile(node('False'), log);
+    api.lookup = gone;
+    await reconcile(node('False'), log);
+    assert.deepEqual(await lines(), [
+      { level: 'info', message: 'Node Ready: shutdown taint removed', action: 'remove-shutdown-taint' },
+      {
+        level: 'info',
+        message: 'server is off: Node tainted as shut down',
+        action: 'add-shutdown-taint',
+        serverID: 42,
+      },
+      {
+        level: 'debug',
+        message: 'server state unknown; not acting',
+        serverID: 42,
+        reason: '503 unavailable: down',
+      },
+      { level: 'info', message: 'server gone: deleting Node', action: 'delete-node', serverID: 42 },
+    ]);
+  });
 });

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { conflict, FakeNodeApi, request, server } from './fake-node-api.test-support.ts';
+import type { Logger } from 'winston';
+import { capturingLogger, conflict, FakeNodeApi, request, server } from './fake-node-api.test-support.ts';
 import { PROVIDED_NODE_IP_ANNOTATION, UNINITIALIZED_TAINT } from './names.ts';
 import type { NodeAddress } from './node-mapping.ts';
 import type { Node, Taint } from './node.ts';
@@ -54,7 +55,10 @@ function setUp(options: { initRetryMs?: number; now?: number } = {}) {
     now: () => options.now ?? NOW,
     ...(options.initRetryMs === undefined ? {} : { initRetryMs: options.initRetryMs }),
   });
-  return { api, reconcile: (n: Node | undefined, name?: string) => reconcile(request(n, name)) };
+  return {
+    api,
+    reconcile: (n: Node | undefined, name?: string, log?: Logger) => reconcile(request(n, name, log)),
+  };
 }
 
 const exists = (overrides = {}): Lookup => ({
@@ -65,12 +69,8 @@ const exists = (overrides = {}): Lookup => ({
 const gone: Lookup = { state: 'gone', fetchedAt: NOW - 1000 };
 const API_FAILURE = 'Hetzner Cloud API failing (503 unavailable: down); backing off';
 const apiError: Lookup = { state: 'unknown', retryAfterMs: 4000, reason: API_FAILURE, cause: 'api-error' };
-const budget: Lookup = {
-  state: 'unknown',
-  retryAfterMs: 2500,
-  reason: 'API budget: waiting for the rate limit to refill',
-  cause: 'budget',
-};
+const BUDGET_WAIT = 'API budget: waiting for the rate limit to refill';
+const budget: Lookup = { state: 'unknown', retryAfterMs: 2500, reason: BUDGET_WAIT, cause: 'budget' };
 const ADDRESSES: NodeAddress[] = [
   { type: 'Hostname', address: 'worker-1' },
   { type: 'ExternalIP', address: '5.75.1.2' },
@@ -271,6 +271,20 @@ describe('createNodeReconciler: initialisation', () => {
     });
   });
 
+  it('a server the API returned without type and location: no such labels, the Synced note names its id', async () => {
+    const { api, reconcile } = setUp();
+    api.lookup = exists({ server_type: null, location: null });
+    await reconcile(node({ providerID: 'hcloud://42', taints: [uninitialized] }));
+    assert.deepEqual(api.callsOf('patchNode')[0]?.patch, {
+      metadata: { labels: { 'instance.hetzner.cloud/provided-by': 'cloud' } },
+      spec: { taints: [] },
+    });
+    assert.equal(
+      api.callsOf('recordEvent')[0]?.event.note,
+      'Node initialised from Hetzner Cloud server worker-1 (hcloud://42)',
+    );
+  });
+
   it('a success starts the retry delay over; so does the Node’s deletion', async () => {
     const { api, reconcile } = setUp();
     const tainted = node({ providerID: 'hcloud://42', taints: [uninitialized] });
@@ -460,6 +474,81 @@ describe('createNodeReconciler: address refresh of initialised Nodes', () => {
           action: 'UpdateAddresses',
           note: 'provided-node-ip 192.168.77.1 is not an address of the server (server addresses: 5.75.1.2, 10.0.0.5)',
         },
+      },
+    ]);
+  });
+});
+
+describe('createNodeReconciler: log lines', () => {
+  it('each step is one line with the dialect’s fields', async () => {
+    const { api, reconcile } = setUp();
+    const { log, lines } = capturingLogger();
+    const run = (n: Node) => reconcile(n, undefined, log);
+    const tainted = node({ providerID: 'hcloud://42', taints: [uninitialized] });
+
+    api.lookup = budget;
+    await run(tainted);
+    api.lookup = gone;
+    await run(tainted);
+    api.lookup = exists();
+    await run(tainted);
+    api.patchErrors.push(conflict());
+    api.live.set('worker-1', node({ providerID: 'hcloud://42' }));
+    await run(tainted);
+    const initialised = node({ providerID: 'hcloud://42', addresses: ADDRESSES });
+    api.snapshot = { ok: false, retryAfterMs: 9000, reason: 'API budget', cause: 'budget' };
+    await run(initialised);
+    api.snapshot = {
+      ok: true,
+      snapshot: {
+        byId: new Map([[42, server({ public_net: { ipv4: null, ipv6: null } })]]),
+        byName: new Map(),
+        takenAt: NOW,
+      },
+    };
+    await run(initialised);
+    await run(
+      node({ providerID: 'hcloud://42', annotations: { [PROVIDED_NODE_IP_ANNOTATION]: '192.0.2.1' } }),
+    );
+
+    assert.deepEqual(await lines(), [
+      {
+        level: 'info',
+        message: 'initialisation postponed',
+        reason: BUDGET_WAIT,
+        retryAfterMs: 2500,
+      },
+      {
+        level: 'warn',
+        message: 'cannot initialise Node',
+        action: 'initialise',
+        reason: EventReason.ServerNotFound,
+        note: `no Hetzner Cloud server with id 42 (providerID hcloud://42); the Node keeps the ${UNINITIALIZED_TAINT} taint`,
+        retryAfterMs: 30_000,
+      },
+      {
+        level: 'info',
+        message: 'Node initialised',
+        action: 'initialise',
+        serverID: 42,
+        providerID: 'hcloud://42',
+        addresses: 3,
+      },
+      { level: 'debug', message: 'Node needs no initialisation after all', serverID: 42 },
+      { level: 'debug', message: 'address refresh postponed', reason: 'API budget', retryAfterMs: 9000 },
+      {
+        level: 'info',
+        message: 'addresses updated',
+        action: 'update-addresses',
+        serverID: 42,
+        addresses: 'Hostname=worker-1 InternalIP=10.0.0.5',
+      },
+      {
+        level: 'warn',
+        message: 'cannot refresh addresses',
+        action: 'update-addresses',
+        serverID: 42,
+        note: 'provided-node-ip 192.0.2.1 is not an address of the server (server addresses: 10.0.0.5)',
       },
     ]);
   });
