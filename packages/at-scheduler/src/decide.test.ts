@@ -208,8 +208,17 @@ describe('decide: new or PENDING At', () => {
     });
     // A spec change (e.g. fixed resources) is a new generation: retried at once.
     assert.equal(decide({ ...refused, generation: 2 }, absent, soon).type, 'start');
-    // Other reasons for Scheduled=False do not delay the start.
-    const waited = at({ phase: 'PENDING', conditions: [condition(ConditionType.Scheduled, 'False')] });
+    // Other reasons for Scheduled=False (recorded just as recently) do not delay the start.
+    const waited = at({
+      phase: 'PENDING',
+      conditions: [
+        {
+          ...condition(ConditionType.Scheduled, 'False'),
+          reason: ConditionReason.Waiting,
+          lastTransitionTime: failedAt,
+        },
+      ],
+    });
     assert.equal(decide(waited, absent, soon).type, 'start');
   });
 
@@ -350,7 +359,16 @@ describe('decide: RUNNING At', () => {
 
   it('a recorded pod replaced by a foreign one ends the At Failed/PodDisappeared, not adopted', () => {
     const action = decide(running, foreign, AFTER);
-    assert.equal((action as { reason: string }).reason, ConditionReason.PodDisappeared);
+    assert.deepEqual(
+      { ...action, message: '' },
+      {
+        type: 'finish',
+        outcome: 'Failed',
+        reason: ConditionReason.PodDisappeared,
+        message: '',
+      },
+    );
+    assert.match((action as { message: string }).message, /not controlled by|does not control/);
   });
 });
 
@@ -448,6 +466,13 @@ describe('observePod', () => {
     assert.equal(observePod(pod(uid, false), uid, false).kind, 'foreign');
     assert.equal(observePod(pod(undefined), uid, false).kind, 'foreign');
     assert.deepEqual(observePod(undefined, uid, true), { kind: 'absent', confirmed: true });
+  });
+
+  it('a pod with a deletionTimestamp is being deleted', () => {
+    const deleting = pod(uid);
+    deleting.metadata = { ...deleting.metadata, deletionTimestamp: '2030-01-01T00:00:00Z' };
+    assert.equal((observePod(deleting, uid, false) as { deleting: boolean }).deleting, true);
+    assert.equal((observePod(pod(uid), uid, false) as { deleting: boolean }).deleting, false);
   });
 
   it('an owned pod from a live GET is marked as outside the cache', () => {

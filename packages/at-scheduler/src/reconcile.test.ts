@@ -146,7 +146,7 @@ interface World {
   reconcile(object?: At | null): Promise<ReconcileResult>;
 }
 
-function world(at: At): World {
+function world(at: At, options: { observeStarts?: boolean } = {}): World {
   const w: World = {
     api: new FakeAtApi(at),
     cache: new Map(),
@@ -160,7 +160,9 @@ function world(at: At): World {
         pods: { get: (namespace, name) => (namespace === NS ? w.cache.get(name) : undefined) },
         defaultImage: 'busybox:1.37.0',
         now: () => w.now,
-        onStart: (observation) => w.starts.push(observation),
+        ...(options.observeStarts === false
+          ? {}
+          : { onStart: (observation: StartObservation) => w.starts.push(observation) }),
       });
       const result = await reconciler({
         key: `${NS}/${NAME}`,
@@ -247,8 +249,10 @@ function podOf(
 
 const conditionOf = (w: World, type: ConditionType): AtStatusCondition | undefined =>
   w.api.at.status?.conditions?.find((c) => c.type === type);
-const eventReasons = (w: World): [string, string][] =>
-  w.events.map(({ event }) => [event.type, event.reason]);
+/** type, reason and action of each Event, in order. */
+const eventsOf = (w: World): [string, string, string | undefined][] =>
+  w.events.map(({ event }) => [event.type, event.reason, event.action]);
+const typesOf = (w: World): string[] => w.api.at.status?.conditions?.map((c) => c.type) ?? [];
 
 /** Every status write records the generation it was decided from. */
 function assertObservedGeneration(w: World, generation = GENERATION): void {
@@ -296,7 +300,7 @@ describe('reconcile: PENDING', () => {
       reason: ConditionReason.Waiting,
       message: `runs at ${FUTURE}`,
     });
-    assert.deepEqual(eventReasons(w), [['Normal', EventReason.Scheduled]]);
+    assert.deepEqual(eventsOf(w), [['Normal', EventReason.Scheduled, 'Schedule']]);
     assert.deepEqual(w.events[0]?.regarding, {
       apiVersion: 'cnat.programming-kubernetes.info/v1alpha1',
       kind: 'At',
@@ -374,9 +378,22 @@ describe('reconcile: start (at most once)', () => {
       [['At', NAME, AT_UID, true]],
     );
     assert.equal(pod.metadata.labels?.[AT_NAME_LABEL], NAME);
-    assert.deepEqual(eventReasons(w), [['Normal', EventReason.Started]]);
+    assert.deepEqual(typesOf(w), [ConditionType.Scheduled, ConditionType.Running]);
+    assert.equal(
+      (pod.spec as { containers: [{ image: string }] }).containers[0].image,
+      'busybox:1.37.0',
+      'the default image for an At without spec.image',
+    );
+    assert.deepEqual(eventsOf(w), [['Normal', EventReason.Started, 'CreatePod']]);
+    assert.equal(w.events[0]?.event.note, `created pod ${POD_NAME}`);
     assert.deepEqual(w.starts, [{ namespace: NS, name: NAME, scheduleMs: Date.parse(PAST), issuedMs: NOW }]);
     assertObservedGeneration(w);
+  });
+
+  it('starts without an onStart observer (the program passes none)', async () => {
+    const w = world(anAt(), { observeStarts: false });
+    assert.equal(await w.reconcile(), undefined);
+    assert.equal(w.api.pods.size, 1);
   });
 
   it('clears a reported conflict or invalid schedule when it starts', async () => {
@@ -475,8 +492,27 @@ describe('reconcile: start (at most once)', () => {
         ['False', ConditionReason.PodNotOwned],
       ],
     );
-    assert.deepEqual(eventReasons(w), [['Warning', EventReason.PodNotOwned]]);
+    assert.deepEqual(eventsOf(w), [['Warning', EventReason.PodNotOwned, 'CreatePod']]);
     assertObservedGeneration(w);
+  });
+
+  it('AlreadyExists, and the pod found has no controller owner that is this At, or is gone again: not ours', async () => {
+    const merelyReferencing = podOf('Running', { ownerUid: 'someone-else' });
+    merelyReferencing.metadata?.ownerReferences?.unshift({
+      apiVersion: 'cnat.programming-kubernetes.info/v1alpha1',
+      kind: 'At',
+      name: NAME,
+      uid: AT_UID,
+      controller: false,
+    });
+    for (const existing of [merelyReferencing, undefined]) {
+      const w = world(anAt());
+      if (existing) w.api.pods.set(POD_NAME, existing);
+      else w.api.createError = apiError(409, 'AlreadyExists', `pods "${POD_NAME}" already exists`);
+      assert.deepEqual(await w.reconcile(), { requeueAfterMs: POD_NOT_OWNED_RECHECK_MS });
+      assert.equal(w.api.at.status?.phase, 'PENDING');
+      assert.equal(conditionOf(w, ConditionType.PodNotOwned)?.status, 'True');
+    }
   });
 
   it('a create the API server refuses (4xx): back to PENDING with PodCreateFailed (redacted, Event), error thrown, retried 10 s later', async () => {
@@ -507,7 +543,7 @@ describe('reconcile: start (at most once)', () => {
       [conditionOf(w, ConditionType.Running)?.status, conditionOf(w, ConditionType.Running)?.reason],
       ['False', ConditionReason.PodCreateFailed],
     );
-    assert.deepEqual(eventReasons(w), [['Warning', EventReason.PodCreateFailed]]);
+    assert.deepEqual(eventsOf(w), [['Warning', EventReason.PodCreateFailed, 'CreatePod']]);
     assert.equal(w.api.pods.size, 0);
     assertObservedGeneration(w);
 
@@ -519,6 +555,21 @@ describe('reconcile: start (at most once)', () => {
     assert.equal(await w.reconcile(), undefined);
     assert.equal(w.api.pods.size, 1);
   });
+
+  for (const [code, reason] of [
+    [400, 'BadRequest'],
+    [403, 'Forbidden'],
+    [429, 'TooManyRequests'],
+  ] as const) {
+    it(`a create refused with ${code} ${reason} made no pod either: back to PENDING with PodCreateFailed`, async () => {
+      const w = world(anAt());
+      const refusal = apiError(code, reason, 'refused');
+      w.api.createError = refusal;
+      await assert.rejects(w.reconcile(), (error) => error === refusal);
+      assert.equal(w.api.at.status?.phase, 'PENDING');
+      assert.equal(conditionOf(w, ConditionType.Scheduled)?.reason, ConditionReason.PodCreateFailed);
+    });
+  }
 
   for (const [what, error] of [
     ['a 5xx', apiError(500, 'InternalError', 'etcdserver: request timed out')],
@@ -555,7 +606,7 @@ describe('reconcile: a pod name held by a pod it does not control', () => {
     assert.equal(conditionOf(w, ConditionType.PodNotOwned)?.status, 'True');
     assert.equal(conditionOf(w, ConditionType.Scheduled)?.reason, ConditionReason.PodNotOwned);
     assert.equal(conditionOf(w, ConditionType.Running), undefined, 'never was running');
-    assert.deepEqual(eventReasons(w), [['Warning', EventReason.PodNotOwned]]);
+    assert.deepEqual(eventsOf(w), [['Warning', EventReason.PodNotOwned, 'CreatePod']]);
     assertObservedGeneration(w);
 
     assert.deepEqual(await w.reconcile(), { requeueAfterMs: POD_NOT_OWNED_RECHECK_MS });
@@ -607,7 +658,7 @@ describe('reconcile: an invalid stored schedule', () => {
         ['False', ConditionReason.InvalidSchedule],
       ],
     );
-    assert.deepEqual(eventReasons(w), [['Warning', EventReason.InvalidSchedule]]);
+    assert.deepEqual(eventsOf(w), [['Warning', EventReason.InvalidSchedule, 'Schedule']]);
     assertObservedGeneration(w);
 
     assert.equal(await w.reconcile(), undefined);
@@ -660,7 +711,12 @@ describe('reconcile: RUNNING', () => {
       'Completed, exit code 0: used Bearer [REDACTED]',
     );
     assert.equal(conditionOf(w, ConditionType.Failed), undefined);
-    assert.deepEqual(eventReasons(w), [['Normal', EventReason.Succeeded]]);
+    assert.deepEqual(
+      typesOf(w),
+      [ConditionType.Scheduled, ConditionType.Running, ConditionType.Succeeded],
+      'the conditions it does not change are kept',
+    );
+    assert.deepEqual(eventsOf(w), [['Normal', EventReason.Succeeded, 'RunCommand']]);
     assertObservedGeneration(w);
   });
 
@@ -678,7 +734,7 @@ describe('reconcile: RUNNING', () => {
       ['True', 'Error, exit code 3: boom'],
     );
     assert.equal(conditionOf(w, ConditionType.Running)?.reason, 'Error');
-    assert.deepEqual(eventReasons(w), [['Warning', EventReason.Failed]]);
+    assert.deepEqual(eventsOf(w), [['Warning', EventReason.Failed, 'RunCommand']]);
   });
 
   it('a pod missing from the cache is looked up live: found outside the cache, it is read again every 10 s', async () => {
@@ -703,7 +759,11 @@ describe('reconcile: RUNNING', () => {
       ['DONE', 'Failed', ConditionReason.PodDisappeared],
     );
     assert.equal(status?.exitCode, undefined);
-    assert.deepEqual(eventReasons(w), [['Warning', EventReason.PodDisappeared]]);
+    assert.match(
+      conditionOf(w, ConditionType.Failed)?.message ?? '',
+      /^PodDisappeared: the recorded pod no longer exists/,
+    );
+    assert.deepEqual(eventsOf(w), [['Warning', EventReason.PodDisappeared, 'RunCommand']]);
   });
 });
 
@@ -736,6 +796,12 @@ describe('reconcile: DONE', () => {
     w.now = NOW + 30_000;
     assert.equal(await w.reconcile(), undefined);
     assert.deepEqual(w.api.calls, [{ method: 'deletePod', name: POD_NAME, uid: 'finished-uid' }]);
+
+    // Deleted but not yet gone (graceful deletion): it is not deleted again.
+    const deleting = podOf('Succeeded', { uid: 'finished-uid' });
+    w.cache.set(POD_NAME, { ...deleting, metadata: { ...deleting.metadata, deletionTimestamp: PAST } });
+    assert.equal(await w.reconcile(), undefined);
+    assert.equal(w.api.calls.length, 1);
   });
 
   it('an edit is acknowledged once: observedGeneration in status and every condition, nothing else changes', async () => {
@@ -763,6 +829,13 @@ describe('reconcile: DONE', () => {
       [true, false],
     );
     assert.equal(w.api.at.metadata?.resourceVersion, '11');
+  });
+
+  it('an edit of an At whose status has no conditions (written before they existed) moves observedGeneration only', async () => {
+    const legacy: AtStatus = { phase: 'DONE', observedGeneration: GENERATION, outcome: 'Succeeded' };
+    const w = world(anAt({}, legacy, { generation: GENERATION + 1 }));
+    assert.equal(await w.reconcile(), undefined);
+    assert.deepEqual(w.api.at.status, { ...legacy, observedGeneration: GENERATION + 1 });
   });
 
   it('an edit while waiting for ttlSecondsAfterFinished is acknowledged and the wait kept', async () => {
