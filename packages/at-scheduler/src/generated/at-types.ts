@@ -50,7 +50,7 @@ export interface AtSpec {
   schedule: string;
   /** Run as `/bin/sh -c <command>` in the image; quotes, pipes and `&&` work as in a shell. */
   command: string;
-  /** Container image with /bin/sh. Default the controller's AT_DEFAULT_IMAGE (busybox:1.37.0). */
+  /** Container image with /bin/sh. Default the controller's --default-image (busybox:1.37.0). */
   image?: string;
   /** Delete the finished pod this many seconds after completion; the At is kept. Default never. */
   ttlSecondsAfterFinished?: number;
