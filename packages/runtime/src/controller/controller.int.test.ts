@@ -672,7 +672,11 @@ describe('Controller on a real API server', () => {
       await core.createNamespacedSecret({
         namespace: ns.name,
         body: {
-          metadata: { name: 'pred-watched', labels: { suite: 'pred-watched' }, annotations: { target: 'pred' } },
+          metadata: {
+            name: 'pred-watched',
+            labels: { suite: 'pred-watched' },
+            annotations: { target: 'pred' },
+          },
           stringData: { v: '1' },
         },
       });
