@@ -34,7 +34,7 @@ export {
   isTooManyRequests,
   isUnauthorized,
 } from './kube/classify.ts';
-export { TokenBucket, type TokenBucketOptions } from './kube/token-bucket.ts';
+export { TokenBucket, type RequestPriority, type TokenBucketOptions } from './kube/token-bucket.ts';
 export {
   KubeTransport,
   type KubeRequest,

@@ -1,4 +1,18 @@
-import { realClock, sleep, type Clock } from '../clock.ts';
+import { realClock, type Clock, type Timer } from '../clock.ts';
+
+/**
+ * Which waiting request gets the next token. A controller's requests are not equally urgent: the pod
+ * create that follows a claim must not queue behind other objects' claims (the claim is already
+ * recorded, and every millisecond between the two widens the window in which a crash loses the
+ * command), and a diagnostic Event must never take a token a reconcile is waiting for.
+ *
+ * - `critical`: finishes work already begun (the write that follows a recorded claim);
+ * - `normal`: everything else (the default);
+ * - `background`: diagnostics (Events), served only when nothing else waits.
+ */
+export type RequestPriority = 'critical' | 'normal' | 'background';
+
+const PRIORITIES: readonly RequestPriority[] = ['critical', 'normal', 'background'];
 
 export interface TokenBucketOptions {
   /** Tokens added per second (sustained rate). */
@@ -8,23 +22,39 @@ export interface TokenBucketOptions {
   clock?: Clock;
 }
 
+interface Waiter {
+  readonly queuedMs: number;
+  readonly resolve: (waitedMs: number) => void;
+  readonly detach: () => void;
+}
+
 /**
- * A token bucket with reservation semantics, like `golang.org/x/time/rate` behind client-go's
- * `flowcontrol.NewTokenBucketRateLimiter`:
+ * Refill arithmetic is floating point: a token due "now" may come out a hair short of 1. Anything this
+ * close counts as whole, so no waiter is re-armed for a sub-nanosecond remainder.
+ */
+const WHOLE_TOKEN = 1 - 1e-9;
+
+/**
+ * A token bucket with the rate semantics of `golang.org/x/time/rate` behind client-go's
+ * `flowcontrol.NewTokenBucketRateLimiter`, and a priority order among waiters:
  *
  * - the bucket starts full (`burst` tokens) and refills continuously at `qps`, never beyond `burst`;
- * - {@link wait} takes a token at once; when none is left the balance goes negative and the caller
- *   sleeps until its token will have been refilled. Waiters are therefore served in call order (FIFO)
- *   and exactly at the rate, without polling and with one timer per waiter;
- * - an aborted wait returns its token, so cancelled requests do not slow down later ones;
- * - the wait's timer does not keep the process alive: a request nobody else waits for is no work.
+ * - {@link wait} takes a token at once when one is there and nobody waits; otherwise the caller queues
+ *   and is released when a token has refilled. Waiters are served highest {@link RequestPriority}
+ *   first, in call order within a priority, exactly at the rate, with one timer for the whole queue;
+ * - an aborted wait leaves the queue at once, so cancelled requests do not slow down later ones;
+ * - the timer does not keep the process alive: a request nobody else waits for is no work.
  *
- * {@link tryTake} is the non-blocking variant (`TryAccept`): it takes a whole token or refuses.
+ * {@link tryTake} is the non-blocking variant (`TryAccept`): it takes a whole token or refuses, and
+ * never takes one a waiter is queued for.
  */
 export class TokenBucket {
   readonly qps: number;
   readonly burst: number;
   readonly #clock: Clock;
+  readonly #queues = new Map<RequestPriority, Waiter[]>(PRIORITIES.map((p) => [p, []]));
+  #waiting = 0;
+  #timer: Timer | undefined;
   #tokens: number;
   #lastRefill: number;
 
@@ -40,36 +70,93 @@ export class TokenBucket {
     this.#lastRefill = this.#clock.now();
   }
 
-  /** Tokens available now (negative while callers wait for reserved tokens). */
+  /** Tokens available now (fractions while one refills). */
   get tokens(): number {
     this.#refill();
     return this.#tokens;
   }
 
-  /**
-   * Takes one token, waiting for it if necessary. Resolves with the milliseconds waited (0 when a token
-   * was available). Rejects with `signal.reason` if `signal` aborts first; the token is returned.
-   */
-  async wait(signal?: AbortSignal): Promise<number> {
-    signal?.throwIfAborted();
-    this.#refill();
-    this.#tokens -= 1;
-    if (this.#tokens >= 0) return 0;
-    const delayMs = (-this.#tokens / this.qps) * 1000;
-    await sleep(this.#clock, delayMs, signal, { unref: true });
-    if (signal?.aborted === true) {
-      this.#tokens += 1;
-      throw signal.reason;
-    }
-    return delayMs;
+  /** Callers queued for a token, per priority. */
+  waiting(priority: RequestPriority): number {
+    return this.#queue(priority).length;
   }
 
-  /** Takes a token if one is available now; never waits. */
+  /**
+   * Takes one token, waiting for it if necessary. Resolves with the milliseconds waited (0 when a token
+   * was available). Rejects with `signal.reason` if `signal` aborts first; the caller leaves the queue.
+   */
+  wait(signal?: AbortSignal, priority: RequestPriority = 'normal'): Promise<number> {
+    if (signal?.aborted === true) return Promise.reject(signal.reason as Error);
+    this.#refill();
+    if (this.#waiting === 0 && this.#tokens >= WHOLE_TOKEN) {
+      this.#tokens -= 1;
+      return Promise.resolve(0);
+    }
+    return new Promise<number>((resolve, reject) => {
+      const queue = this.#queue(priority);
+      const onAbort = (): void => {
+        const index = queue.indexOf(waiter);
+        if (index >= 0) {
+          queue.splice(index, 1);
+          this.#waiting -= 1;
+          if (this.#waiting === 0) this.#disarm();
+        }
+        reject(signal?.reason as Error);
+      };
+      const waiter: Waiter = {
+        queuedMs: this.#clock.now(),
+        resolve,
+        detach: () => signal?.removeEventListener('abort', onAbort),
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      queue.push(waiter);
+      this.#waiting += 1;
+      this.#arm();
+    });
+  }
+
+  /** Takes a token if one is available now and nobody waits for it; never waits. */
   tryTake(): boolean {
     this.#refill();
-    if (this.#tokens < 1) return false;
+    if (this.#waiting > 0 || this.#tokens < WHOLE_TOKEN) return false;
     this.#tokens -= 1;
     return true;
+  }
+
+  #queue(priority: RequestPriority): Waiter[] {
+    const queue = this.#queues.get(priority);
+    if (queue === undefined) throw new TypeError(`unknown request priority "${String(priority)}"`);
+    return queue;
+  }
+
+  /** One timer, due when the next whole token will have refilled. */
+  #arm(): void {
+    if (this.#timer !== undefined || this.#waiting === 0) return;
+    this.#refill();
+    const delayMs = this.#tokens >= WHOLE_TOKEN ? 0 : ((1 - this.#tokens) / this.qps) * 1000;
+    this.#timer = this.#clock.setTimer(() => this.#release(), delayMs, { unref: true });
+  }
+
+  #disarm(): void {
+    this.#timer?.cancel();
+    this.#timer = undefined;
+  }
+
+  #release(): void {
+    this.#timer = undefined;
+    this.#refill();
+    const now = this.#clock.now();
+    for (const priority of PRIORITIES) {
+      const queue = this.#queue(priority);
+      while (queue.length > 0 && this.#tokens >= WHOLE_TOKEN) {
+        const waiter = queue.shift() as Waiter;
+        this.#tokens -= 1;
+        this.#waiting -= 1;
+        waiter.detach();
+        waiter.resolve(now - waiter.queuedMs);
+      }
+    }
+    this.#arm();
   }
 
   #refill(): void {

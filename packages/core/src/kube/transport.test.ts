@@ -157,8 +157,8 @@ describe('KubeTransport requests', () => {
   it('an error status becomes a KubeApiError with the Status, the request, and Retry-After in ms', async () => {
     route = (_req, res) =>
       res
-        .writeHead(429, { 'content-type': 'application/json', 'retry-after': '3' })
-        .end(statusBody(429, 'TooManyRequests', { message: 'slow down' }));
+        .writeHead(429, { 'content-type': 'application/json' })
+        .end(statusBody(429, 'TooManyRequests', { message: 'slow down', details: { retryAfterSeconds: 3 } }));
     const client = transport();
     const error = await rejection(client.request({ method: 'PUT', path: '/apis/x/v1/things/a?dryRun=All' }));
     assert.equal(isTooManyRequests(error), true);
@@ -383,6 +383,124 @@ describe('KubeTransport rate limit', () => {
       ['/prefix/first', '/prefix/next'],
     );
     assert.equal(client.stats().requests, 2);
+    client.close();
+  });
+});
+
+describe('KubeTransport priority', () => {
+  it('a critical request waiting for a token goes before queued normal ones, background ones last', async () => {
+    const clock = new FakeClock();
+    const client = transport({ rateLimit: { qps: 10, burst: 1 }, clock });
+    await client.request({ path: '/first' });
+    const calls = [
+      client.request({ path: '/event', priority: 'background' }),
+      client.request({ path: '/claim-b' }),
+      client.request({ path: '/create-a', priority: 'critical' }),
+    ];
+    await clock.advance(300);
+    await Promise.all(calls);
+    assert.deepEqual(
+      received.map((r) => r.url),
+      ['/prefix/first', '/prefix/create-a', '/prefix/claim-b', '/prefix/event'],
+    );
+    client.close();
+  });
+});
+
+describe('KubeTransport background requests', () => {
+  it('are sent only while no other request is on its way; an abort while waiting sends nothing', async () => {
+    let release: (() => void) | undefined;
+    route = (req, res) => {
+      const answer = (): void => void res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      if (req.url === '/prefix/slow') release = answer;
+      else answer();
+    };
+    const client = transport();
+    const slow = client.request({ path: '/slow' });
+    await requestsArrived(1);
+    const event = client.request({ path: '/event', priority: 'background' });
+    const abort = new AbortController();
+    const abandoned = client.request({ path: '/abandoned', priority: 'background', signal: abort.signal });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.deepEqual(
+      received.map((r) => r.url),
+      ['/prefix/slow'],
+      'held back while /slow is unanswered',
+    );
+    abort.abort();
+    assert.equal((await rejection(abandoned)).failure, KubeApiFailure.Aborted);
+    release?.();
+    await slow;
+    await event;
+    assert.deepEqual(
+      received.map((r) => r.url),
+      ['/prefix/slow', '/prefix/event'],
+    );
+    // Nothing else on its way: sent at once.
+    await client.request({ path: '/event-2', priority: 'background' });
+    assert.equal(received.length, 3);
+    client.close();
+  });
+});
+
+describe('KubeTransport retries (client-go checkWait)', () => {
+  it('sends the same request again after Retry-After when the server answers 429 or a 5xx with it', async () => {
+    const clock = new FakeClock();
+    const answers = [
+      [429, '2'],
+      [503, '1'],
+    ];
+    route = (_req, res) => {
+      const [status, retryAfter] = answers.shift() ?? [200, undefined];
+      if (retryAfter === undefined)
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":1}');
+      else res.writeHead(Number(status), { 'retry-after': String(retryAfter) }).end('{}');
+    };
+    const client = transport({ clock });
+    const call = client.requestJson<{ ok: number }>({ method: 'POST', path: '/pods', body: { a: 1 } });
+    await requestsArrived(1);
+    await clock.advance(1999);
+    assert.equal(received.length, 1, 'waits the whole Retry-After');
+    await clock.advance(1);
+    await requestsArrived(2);
+    await clock.advance(1000);
+    assert.deepEqual(await call, { ok: 1 });
+    assert.deepEqual(
+      received.map((r) => [r.method, r.body]),
+      [
+        ['POST', '{"a":1}'],
+        ['POST', '{"a":1}'],
+        ['POST', '{"a":1}'],
+      ],
+    );
+    assert.equal(client.stats().requests, 3);
+    client.close();
+  });
+
+  it('returns a 5xx without Retry-After at once, and the 11th answer after 10 retries', async () => {
+    const clock = new FakeClock({ autoAdvance: true });
+    route = (_req, res) => res.writeHead(500).end(statusBody(500, 'InternalError'));
+    const client = transport({ clock });
+    assert.equal((await rejection(client.request({ path: '/a' }))).status, 500);
+    assert.equal(received.length, 1);
+    route = (_req, res) => res.writeHead(429, { 'retry-after': '0' }).end(statusBody(429, 'TooManyRequests'));
+    assert.equal((await rejection(client.request({ path: '/b' }))).status, 429);
+    assert.equal(received.length, 1 + 11);
+    client.close();
+  });
+
+  it('aborting while waiting to retry fails the request as aborted, without sending it again', async () => {
+    const clock = new FakeClock();
+    route = (_req, res) => res.writeHead(429, { 'retry-after': '5' }).end(statusBody(429, 'TooManyRequests'));
+    const client = transport({ clock });
+    const abort = new AbortController();
+    const call = client.request({ path: '/a', signal: abort.signal });
+    await requestsArrived(1);
+    await clock.advance(1000);
+    abort.abort();
+    assert.equal((await rejection(call)).failure, KubeApiFailure.Aborted);
+    await clock.advance(10_000);
+    assert.equal(received.length, 1);
     client.close();
   });
 });

@@ -4,7 +4,9 @@
  *
  * Per request it applies the KubeConfig (`applyToHTTPSOptions`: CA, client certificate, bearer token
  * re-read or re-fetched by exec plugins, so rotating credentials keep working), waits for a token of the
- * client-side rate limiter (client-go's QPS/Burst), reports the outcome to an observer
+ * client-side rate limiter (client-go's QPS/Burst, with a {@link RequestPriority} among waiters), sends
+ * it again when the server answers 429 or a 5xx with `Retry-After` (client-go's retry: after that
+ * delay, at most 10 times, within the request's deadline), reports the outcome to an observer
  * (`rest_client_*` metrics), and turns every failure into a {@link KubeApiError}: an error status with
  * the server's `Status`, no response (network, timeout, abort), or an undecodable body.
  *
@@ -14,10 +16,16 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { realClock, type Clock, type Timer } from '../clock.ts';
+import { realClock, sleep, type Clock, type Timer } from '../clock.ts';
 import { KubeApiError, type KubeRequestLine } from './api-error.ts';
 import { LineDecoder } from './line-decoder.ts';
-import { TokenBucket } from './token-bucket.ts';
+import { TokenBucket, type RequestPriority } from './token-bucket.ts';
+
+/**
+ * How often one request is sent again when the server asks for it with `Retry-After` (client-go's
+ * `maxRetries` default); the last answer is then returned as it is.
+ */
+const MAX_RETRIES = 10;
 
 /** One request to the API server. */
 export interface KubeRequest {
@@ -35,6 +43,13 @@ export interface KubeRequest {
    * `Request.Timeout`); then it fails with `failure` `timeout`. Default: none.
    */
   timeoutMs?: number;
+  /**
+   * Its place among requests waiting for a rate-limiter token. Default `normal`. A `background` request
+   * is moreover sent only while no other request of this transport is on its way (waiting for a token,
+   * waiting to retry, or waiting for its response headers): a diagnostic then never competes with a
+   * reconcile for the server either. Its deadline (`timeoutMs`) runs while it waits.
+   */
+  priority?: RequestPriority;
 }
 
 /** A streaming request: a watch. */
@@ -125,6 +140,10 @@ export class KubeTransport {
   readonly #clock: Clock;
   readonly #agent: http.Agent | undefined;
   readonly #stats: KubeTransportStats = { requests: 0, throttledRequests: 0, rateLimiterWaitSeconds: 0 };
+  /** Requests above `background` priority between their start and their response headers. */
+  #busy = 0;
+  /** `background` requests waiting for {@link #busy} to reach 0. */
+  readonly #idleWaiters = new Set<() => void>();
 
   constructor(kubeConfig: KubeConfig, options: KubeTransportOptions = {}) {
     const cluster = kubeConfig.getCurrentCluster();
@@ -262,12 +281,25 @@ export class KubeTransport {
     }
     const url = new URL(this.server + request.path);
     const exchange = new Exchange(this.#clock, { method, path: url.pathname }, request);
+    const priority = request.priority ?? 'normal';
+    if (priority !== 'background') this.#busy += 1;
     try {
-      await this.#throttle(method, exchange.signal);
-      if (idleTimeoutMs !== undefined) exchange.expectDataEvery(idleTimeoutMs);
-      const options = await this.#requestOptions(method, request);
-      exchange.signal.throwIfAborted();
-      const response = await this.#dispatch(url, options, request.body, exchange);
+      if (priority === 'background') await this.#idle(exchange.signal);
+      let response: http.IncomingMessage;
+      for (let retries = 0; ; retries++) {
+        await this.#throttle(method, exchange.signal, priority);
+        if (idleTimeoutMs !== undefined) exchange.expectDataEvery(idleTimeoutMs);
+        const options = await this.#requestOptions(method, request);
+        exchange.signal.throwIfAborted();
+        response = await this.#dispatch(url, options, request.body, exchange);
+        const retryAfterMs =
+          retries < MAX_RETRIES ? serverRetryAfterMs(response.statusCode ?? 0, response) : undefined;
+        if (retryAfterMs === undefined) break;
+        // Drained, so the kept-alive connection serves the retry.
+        response.resume();
+        await sleep(this.#clock, retryAfterMs, exchange.signal);
+        exchange.signal.throwIfAborted();
+      }
       const status = response.statusCode ?? 0;
       if (!anyStatus && (status < 200 || status > 299)) {
         const body = (await readBody(response, MAX_ERROR_BODY_BYTES)).toString('utf8');
@@ -277,12 +309,40 @@ export class KubeTransport {
     } catch (error) {
       exchange.close();
       throw exchange.toError(error);
+    } finally {
+      if (priority !== 'background') this.#settled();
     }
   }
 
-  async #throttle(method: string, signal: AbortSignal): Promise<void> {
+  /** Resolves once no other request is on its way to the server (waiting, retrying or unanswered). */
+  #idle(signal: AbortSignal): Promise<void> {
+    signal.throwIfAborted();
+    if (this.#busy === 0) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const onAbort = (): void => {
+        this.#idleWaiters.delete(wake);
+        reject(signal.reason as Error);
+      };
+      const wake = (): void => {
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.#idleWaiters.add(wake);
+    });
+  }
+
+  #settled(): void {
+    this.#busy -= 1;
+    if (this.#busy > 0) return;
+    const waiters = [...this.#idleWaiters];
+    this.#idleWaiters.clear();
+    for (const wake of waiters) wake();
+  }
+
+  async #throttle(method: string, signal: AbortSignal, priority: RequestPriority): Promise<void> {
     if (this.#limiter === undefined) return;
-    const waitedMs = await this.#limiter.wait(signal);
+    const waitedMs = await this.#limiter.wait(signal, priority);
     if (waitedMs > 0) {
       this.#stats.throttledRequests += 1;
       this.#stats.rateLimiterWaitSeconds += waitedMs / 1000;
@@ -459,6 +519,18 @@ async function readBody(response: http.IncomingMessage, maxBytes: number): Promi
     if (size >= maxBytes) break;
   }
   return Buffer.concat(chunks).subarray(0, maxBytes);
+}
+
+/**
+ * client-go's `checkWait`: a 429 (API Priority and Fairness rejected the request before executing it)
+ * or a 5xx that carries `Retry-After` (whole seconds) asks the client to send the same request again
+ * after that delay. Anything else is the answer.
+ */
+function serverRetryAfterMs(status: number, response: http.IncomingMessage): number | undefined {
+  if (status !== 429 && status < 500) return undefined;
+  const value = header(response, 'retry-after')?.trim();
+  if (value === undefined || !/^\d+$/.test(value)) return undefined;
+  return Number(value) * 1000;
 }
 
 function header(response: http.IncomingMessage, name: string): string | undefined {
