@@ -121,6 +121,11 @@ const EXPECTED: Record<string, Expected> = {
     help: 'Total number of full lists after the initial one per informer resource.',
     labels: ['resource'],
   },
+  loopwright_events_dropped_total: {
+    type: 'counter',
+    help: 'Events not recorded, by cause: spam-filter (per-object limit), queue-full (writes waiting behind reconciles), closed (after shutdown), invalid.',
+    labels: ['cause'],
+  },
 };
 
 /** Gives every family at least one series, so its labels and buckets show in the exposition. */

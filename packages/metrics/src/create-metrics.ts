@@ -1,4 +1,5 @@
 import { Registry, collectDefaultMetrics } from 'prom-client';
+import { createEventMetrics, type EventMetrics } from './events.ts';
 import { createInformerMetrics, type InformerMetrics } from './informer.ts';
 import { createLeaderElectionMetrics, type LeaderElectionMetrics } from './leader-election.ts';
 import { createReconcileMetrics, type ReconcileMetrics } from './reconcile.ts';
@@ -18,6 +19,7 @@ export interface Metrics {
   leaderElection: LeaderElectionMetrics;
   restClient: RestClientMetrics;
   informer: InformerMetrics;
+  events: EventMetrics;
 }
 
 /**
@@ -49,5 +51,6 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     leaderElection: createLeaderElectionMetrics(registry),
     restClient: createRestClientMetrics(registry),
     informer: createInformerMetrics(registry),
+    events: createEventMetrics(registry),
   };
 }

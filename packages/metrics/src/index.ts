@@ -27,3 +27,4 @@ export {
   type HealthServer,
   type HealthServerOptions,
 } from './health-server.ts';
+export { EVENT_DROP_CAUSES, type EventDropCause, type EventMetrics } from './events.ts';

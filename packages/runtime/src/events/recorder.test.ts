@@ -147,6 +147,45 @@ describe('EventRecorder', () => {
     assert.equal(sink.patches.length, 0);
   });
 
+  it('sends writes one at a time in recording order, and drops a new Event when maxQueuedWrites wait', async () => {
+    const drops: string[] = [];
+    const { sink, recorder } = setup({
+      maxQueuedWrites: 2,
+      onDrop: (drop) => drops.push(`${drop.regarding.name}:${drop.cause}`),
+    });
+    const releases: (() => void)[] = [];
+    let inFlight = 0;
+    let maxInFlight = 0;
+    const create = sink.create.bind(sink);
+    sink.create = async (namespace, event) => {
+      inFlight += 1;
+      maxInFlight = Math.max(maxInFlight, inFlight);
+      await new Promise<void>((resolve) => releases.push(resolve));
+      inFlight -= 1;
+      return create(namespace, event);
+    };
+    const at = (name: string): ObjectReference => ({ ...pod, name, uid: name });
+    recorder.event(at('a'), failed);
+    await settle();
+    assert.equal(releases.length, 1, "a's create is on its way");
+    recorder.event(at('b'), failed);
+    recorder.event(at('c'), failed);
+    recorder.event(at('d'), failed);
+    assert.deepEqual(drops, ['d:queue-full']);
+    assert.equal(recorder.stats().dropped, 1);
+    const closed = recorder.close();
+    while (sink.creates.length < 3) {
+      await settle();
+      releases.shift()?.();
+    }
+    await closed;
+    assert.deepEqual(
+      sink.creates.map((c) => c.event.regarding.name),
+      ['a', 'b', 'c'],
+    );
+    assert.equal(maxInFlight, 1);
+  });
+
   it('events differing in note, type, reason, action, related or object are separate; resourceVersion is not', async () => {
     const { sink, recorder } = setup();
     recorder.event(pod, failed);

@@ -31,6 +31,13 @@
  * one token back every 5 min: client-go's `EventSourceObjectSpamFilter` defaults). Without a token the
  * event is dropped and counted (`stats().dropped`, `onDrop`). Series increments are free: they cost
  * at most one patch per interval anyway.
+ *
+ * Off the critical path. Like client-go's broadcaster, writes are buffered and sent one at a time, in
+ * the order they were recorded (a series patch never overtakes its create). Through a `KubeClient` they
+ * go at `background` priority: only while no reconcile's request is on its way, and never with a
+ * rate-limiter token a reconcile waits for. So under a burst they wait instead of delaying the work
+ * they describe; a new Event that finds `maxQueuedWrites` writes already waiting is dropped and counted
+ * (cause `queue-full`), the way client-go drops events when its 1000-event queue is full.
  */
 import type { Logger } from 'winston';
 import { isAlreadyExists, isNotFound, realClock, TokenBucket, type Clock } from '@loopwright/core';
@@ -48,6 +55,8 @@ export const NOTE_MAX_BYTES = 1024;
 const FIELD_MAX_BYTES = 128;
 /** Bound on remembered series and spam buckets, as client-go's LRU caches (4096 entries). */
 const MAX_CACHE_ENTRIES = 4096;
+
+type DropCause = 'spam-filter' | 'queue-full' | 'closed' | 'invalid';
 
 export interface EventRecorderOptions {
   /** Writes go through this client (limiter, metrics). Either `client` or `sink` is required. */
@@ -68,12 +77,10 @@ export interface EventRecorderOptions {
   seriesFinishMs?: number;
   /** Spam filter per regarding object. Default burst 25, one token per 300 000 ms. */
   spamFilter?: { burst: number; refillIntervalMs: number };
-  /** Called for each event that is not recorded (spam filter, or recorded after `close()`). */
-  onDrop?: (drop: {
-    regarding: ObjectReference;
-    reason: string;
-    cause: 'spam-filter' | 'closed' | 'invalid';
-  }) => void;
+  /** Writes waiting to be sent beyond which a new Event is dropped. Default 1000 (client-go's `maxQueuedEvents`). */
+  maxQueuedWrites?: number;
+  /** Called for each event that is not recorded (spam filter, full queue, invalid, or after `close()`). */
+  onDrop?: (drop: { regarding: ObjectReference; reason: string; cause: DropCause }) => void;
 }
 
 /** Counters since the recorder was created. */
@@ -84,7 +91,7 @@ export interface EventRecorderStats {
   patched: number;
   /** Repeats folded into a series instead of creating an Event. */
   aggregated: number;
-  /** Events not recorded: spam filter, invalid input, or after close. */
+  /** Events not recorded: spam filter, full queue, invalid input, or after close. */
   dropped: number;
   /** API writes that failed (logged). */
   failed: number;
@@ -106,8 +113,6 @@ interface SeriesEntry {
   /** Undefined until the create succeeded; patches then target this name. */
   name: string | undefined;
   timer: { cancel(): void } | undefined;
-  /** Serialises this Event's writes: a patch never overtakes its create. */
-  chain: Promise<void>;
   removed: boolean;
 }
 
@@ -124,7 +129,10 @@ export class EventRecorder {
   readonly #onDrop: EventRecorderOptions['onDrop'];
   readonly #series = new Map<string, SeriesEntry>();
   readonly #spamBuckets = new Map<string, TokenBucket>();
-  readonly #inFlight = new Set<Promise<void>>();
+  readonly #maxQueuedWrites: number;
+  /** Writes not yet started, in recording order; {@link #writer} sends them one at a time. */
+  readonly #writes: (() => Promise<void>)[] = [];
+  #writer: Promise<void> | undefined;
   readonly #stats: EventRecorderStats = { created: 0, patched: 0, aggregated: 0, dropped: 0, failed: 0 };
   #closed = false;
   #lastSweepMs: number;
@@ -149,6 +157,7 @@ export class EventRecorder {
     this.#finishMs = options.seriesFinishMs ?? 6 * 60_000;
     this.#spam = options.spamFilter ?? { burst: 25, refillIntervalMs: 5 * 60_000 };
     this.#onDrop = options.onDrop;
+    this.#maxQueuedWrites = options.maxQueuedWrites ?? 1000;
     this.#lastSweepMs = this.#clock.now();
   }
 
@@ -179,9 +188,9 @@ export class EventRecorder {
     for (const entry of this.#series.values()) {
       entry.timer?.cancel();
       entry.timer = undefined;
-      if (entry.count > entry.writtenCount) this.#enqueue(entry, () => this.#flush(entry));
+      if (entry.count > entry.writtenCount) this.#enqueue(() => this.#flush(entry));
     }
-    while (this.#inFlight.size > 0) await Promise.allSettled([...this.#inFlight]);
+    while (this.#writer !== undefined) await this.#writer;
   }
 
   #record(regarding: ObjectReference, input: EventInput): void {
@@ -229,6 +238,10 @@ export class EventRecorder {
       return;
     }
 
+    if (this.#writes.length >= this.#maxQueuedWrites) {
+      this.#drop(regarding, input.reason, 'queue-full');
+      return;
+    }
     if (!this.#takeSpamToken(regarding)) {
       this.#drop(regarding, input.reason, 'spam-filter');
       return;
@@ -258,12 +271,11 @@ export class EventRecorder {
       lastWriteMs: now,
       name: undefined,
       timer: undefined,
-      chain: Promise.resolve(),
       removed: false,
     };
     this.#series.set(key, entry);
     this.#evictOverflow();
-    this.#enqueue(entry, () => this.#create(entry));
+    this.#enqueue(() => this.#create(entry));
   }
 
   /** Creates the Event (with the series when recreating one); one retry with a new name on a name clash. */
@@ -330,28 +342,37 @@ export class EventRecorder {
     const delay = entry.lastWriteMs + this.#intervalMs - now;
     if (delay <= 0) {
       entry.lastWriteMs = now;
-      this.#enqueue(entry, () => this.#flush(entry));
+      this.#enqueue(() => this.#flush(entry));
       return;
     }
     // unref'd: a deferred series patch alone must not keep a process alive; close() flushes it.
     entry.timer = this.#clock.setTimer(
       () => {
         entry.timer = undefined;
-        if (!entry.removed) this.#enqueue(entry, () => this.#flush(entry));
+        if (!entry.removed) this.#enqueue(() => this.#flush(entry));
       },
       delay,
       { unref: true },
     );
   }
 
-  /** Chains `work` after the entry's previous writes and tracks it for `close()`. */
-  #enqueue(entry: SeriesEntry, work: () => Promise<void>): void {
-    const run = entry.chain.then(work).catch((error: unknown) => {
-      this.#logger.error('event write failed', { error });
-    });
-    entry.chain = run;
-    this.#inFlight.add(run);
-    void run.finally(() => this.#inFlight.delete(run));
+  /** Queues `work` behind every write recorded before it; `close()` waits for the queue to drain. */
+  #enqueue(work: () => Promise<void>): void {
+    this.#writes.push(work);
+    this.#writer ??= this.#drain();
+  }
+
+  async #drain(): Promise<void> {
+    // Started on a later microtask: repeats recorded in the same tick go with the create as a series.
+    await Promise.resolve();
+    for (let work = this.#writes.shift(); work !== undefined; work = this.#writes.shift()) {
+      try {
+        await work();
+      } catch (error) {
+        this.#logger.error('event write failed', { error });
+      }
+    }
+    this.#writer = undefined;
   }
 
   /** Finishes series not observed for `seriesFinishMs`; runs at most once per minute. */
@@ -377,7 +398,7 @@ export class EventRecorder {
     this.#series.delete(key);
     entry.timer?.cancel();
     entry.timer = undefined;
-    if (entry.count > entry.writtenCount) this.#enqueue(entry, () => this.#flush(entry));
+    if (entry.count > entry.writtenCount) this.#enqueue(() => this.#flush(entry));
     entry.removed = true;
   }
 
@@ -402,11 +423,11 @@ export class EventRecorder {
     return bucket.tryTake();
   }
 
-  #drop(regarding: ObjectReference, reason: string, cause: 'spam-filter' | 'closed' | 'invalid'): void {
+  #drop(regarding: ObjectReference, reason: string, cause: DropCause): void {
     this.#stats.dropped += 1;
     this.#onDrop?.({ regarding, reason, cause });
-    if (cause === 'spam-filter') {
-      this.#logger.debug('event dropped by the spam filter', {
+    if (cause === 'spam-filter' || cause === 'queue-full') {
+      this.#logger.debug(`event dropped: ${cause === 'spam-filter' ? 'spam filter' : 'write queue full'}`, {
         reason,
         regardingName: regarding.name,
         regardingNamespace: regarding.namespace,

@@ -1,6 +1,7 @@
 /**
  * Where an {@link EventRecorder} writes: the `events.k8s.io/v1` API through a `KubeClient` (so event
- * writes share the controller's rate limiter and REST metrics), or a fake in unit tests.
+ * writes share the controller's rate limiter and REST metrics), or a fake in unit tests. Event writes
+ * wait for a token at `background` priority: a diagnostic never takes a token a reconcile waits for.
  */
 import type { KubeClient } from '../kube/client.ts';
 import type { EventsV1Event, EventsV1EventSeries } from './types.ts';
@@ -16,11 +17,13 @@ export function kubeEventSink(client: KubeClient): EventSink {
   const base = (namespace: string): string =>
     `/apis/events.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/events`;
   return {
-    create: (namespace, event) => client.requestJson<EventsV1Event>('POST', base(namespace), { body: event }),
+    create: (namespace, event) =>
+      client.requestJson<EventsV1Event>('POST', base(namespace), { body: event, priority: 'background' }),
     patchSeries: (namespace, name, series) =>
       client.requestJson<EventsV1Event>('PATCH', `${base(namespace)}/${encodeURIComponent(name)}`, {
         body: { series },
         contentType: 'application/merge-patch+json',
+        priority: 'background',
       }),
   };
 }

@@ -21,7 +21,12 @@ import {
   type KubeConfig,
   type RequestContext,
 } from '@kubernetes/client-node';
-import { KubeTransport, type KubeTransportOptions, type KubeTransportStats } from '@loopwright/core';
+import {
+  KubeTransport,
+  type KubeTransportOptions,
+  type KubeTransportStats,
+  type RequestPriority,
+} from '@loopwright/core';
 
 type ApiConstructor<T> = new (configuration: Configuration) => T;
 
@@ -87,12 +92,14 @@ export class KubeClient {
 
   /**
    * A JSON request: sends `body` (serialised) with `contentType`, parses the JSON response, and throws
-   * `KubeApiError` for any non-2xx status and any failure.
+   * `KubeApiError` for any non-2xx status and any failure. `priority` orders it among requests waiting
+   * for a rate-limiter token (`critical` for the write that completes a recorded claim, `background`
+   * for diagnostics).
    */
   async requestJson<T>(
     method: string,
     path: string,
-    options: { body?: unknown; contentType?: string; signal?: AbortSignal } = {},
+    options: { body?: unknown; contentType?: string; signal?: AbortSignal; priority?: RequestPriority } = {},
   ): Promise<T> {
     return this.#transport.requestJson<T>({ method, path, ...options });
   }
