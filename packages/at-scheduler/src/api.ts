@@ -17,7 +17,10 @@ export interface AtApi {
     resourceVersion: string,
     signal?: AbortSignal,
   ): Promise<At>;
-  /** Rejects with AlreadyExists when the name is taken. */
+  /**
+   * Rejects with AlreadyExists when the name is taken. Sent at `critical` priority: it completes a
+   * recorded claim, so it never queues behind other Ats' claims at the client's rate limiter.
+   */
   createPod(namespace: string, pod: Pod, signal?: AbortSignal): Promise<Pod>;
   /** A live read (not the cache); undefined when there is no such pod. */
   getPod(namespace: string, name: string, signal?: AbortSignal): Promise<Pod | undefined>;
@@ -39,6 +42,7 @@ export function kubeAtApi(client: KubeClient): AtApi {
     createPod: (namespace, pod, signal) =>
       client.requestJson<Pod>('POST', `${podsPath(namespace)}?fieldManager=${FIELD_MANAGER}`, {
         body: pod,
+        priority: 'critical',
         ...(signal ? { signal } : {}),
       }),
     getPod: async (namespace, name, signal) => {

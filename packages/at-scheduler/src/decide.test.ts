@@ -69,8 +69,17 @@ function condition(type: string, status: 'True' | 'False', observedGeneration = 
 }
 
 describe('decide: new or PENDING At', () => {
-  it('a new At (no status) records PENDING and sleeps exactly until the schedule', () => {
-    assert.deepEqual(decide(at(), absent, BEFORE), {
+  it('a new At (no status, or only the phase the CRD defaults) writes nothing and sleeps exactly until the schedule', () => {
+    assert.deepEqual(decide(at(), absent, BEFORE), { type: 'wait', retryAfterMs: 5_000 });
+    const defaulted = at({ status: { phase: 'PENDING' }, generation: 3 });
+    assert.deepEqual(decide(defaulted, absent, BEFORE), { type: 'wait', retryAfterMs: 5_000 });
+  });
+
+  it('a status written before observedGeneration existed (conditions, no generation) is recorded again', () => {
+    const legacy = at({
+      status: { phase: 'PENDING', conditions: [condition(ConditionType.Scheduled, 'False')] },
+    });
+    assert.deepEqual(decide(legacy, absent, BEFORE), {
       type: 'recordPending',
       scheduleMs: SCHEDULE_MS,
       retryAfterMs: 5_000,
@@ -109,10 +118,11 @@ describe('decide: new or PENDING At', () => {
 
   it('honours offsets and fractions', () => {
     const offset = at({ spec: { schedule: '2030-01-01T02:00:00.5+02:00' } });
-    assert.deepEqual(decide(offset, absent, SCHEDULE_MS), {
-      type: 'recordPending',
+    assert.deepEqual(decide(offset, absent, SCHEDULE_MS), { type: 'wait', retryAfterMs: 500 });
+    assert.deepEqual(decide(offset, absent, SCHEDULE_MS + 500), {
+      type: 'start',
+      createPod: true,
       scheduleMs: SCHEDULE_MS + 500,
-      retryAfterMs: 500,
     });
   });
 
@@ -314,19 +324,26 @@ describe('decide: RUNNING At', () => {
     });
   });
 
-  it('a pod missing from the cache is looked up live before anything is concluded', () => {
+  it('a pod missing from the cache past the grace is looked up live before anything is concluded', () => {
     assert.deepEqual(decide(running, absent, AFTER), { type: 'lookupPod' });
   });
 
-  it('a missing pod is given START_GRACE_MS after startTime (another writer may still be creating it)', () => {
+  it('a missing pod is given START_GRACE_MS after startTime (the cache may lag, another writer may still be creating it)', () => {
     const justStarted = {
       ...running,
       status: { ...running.status, startTime: new Date(AFTER).toISOString() },
     };
-    assert.deepEqual(decide(justStarted, confirmedAbsent, AFTER + 1_000), {
-      type: 'wait',
-      retryAfterMs: START_GRACE_MS - 1_000,
-    });
+    for (const pod of [absent, confirmedAbsent]) {
+      assert.deepEqual(decide(justStarted, pod, AFTER + 1_000), {
+        type: 'wait',
+        retryAfterMs: START_GRACE_MS - 1_000,
+      });
+      assert.deepEqual(decide(justStarted, pod, AFTER + START_GRACE_MS - 1), {
+        type: 'wait',
+        retryAfterMs: 1,
+      });
+    }
+    assert.deepEqual(decide(justStarted, absent, AFTER + START_GRACE_MS), { type: 'lookupPod' });
     assert.equal(decide(justStarted, confirmedAbsent, AFTER + START_GRACE_MS).type, 'finish');
   });
 

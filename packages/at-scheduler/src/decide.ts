@@ -17,8 +17,9 @@ import { parseSchedule } from './schedule.ts';
 export const COMMAND_CONTAINER = 'command';
 
 /**
- * How long after `startTime` a missing pod is not yet concluded to be gone: the writer of RUNNING may
- * still be creating it (another replica finishing its last reconcile during a leadership hand-over).
+ * How long after `startTime` a missing pod is not yet concluded to be gone, nor even looked up: the
+ * pod cache may lag behind the create, and the writer of RUNNING may still be creating it (another
+ * replica finishing its last reconcile during a leadership hand-over).
  */
 export const START_GRACE_MS = 5_000;
 
@@ -73,8 +74,10 @@ export type Action =
   /** Wake up again after `retryAfterMs` (requeue-after, no polling); nothing to write. */
   | { type: 'wait'; retryAfterMs: number }
   /**
-   * Record phase PENDING / Scheduled=False for this generation (a new At, a changed schedule, a cleared
-   * error), then wake up at the schedule, `retryAfterMs` from now.
+   * Record phase PENDING / Scheduled=False for this generation (a changed schedule after a status was
+   * written: it clears a reported error or an older generation's conditions), then wake up at the
+   * schedule, `retryAfterMs` from now. A new At needs no such write: the CRD defaults `status.phase` to
+   * PENDING, so it waits without costing the API server anything before its start.
    */
   | { type: 'recordPending'; scheduleMs: number; retryAfterMs: number }
   /** Record RUNNING + podName in status (conditional on resourceVersion), then create the pod if `createPod`. */
@@ -124,17 +127,32 @@ export function decide(at: AtView, pod: ObservedPod, nowMs: number): Action {
 
 /**
  * Health checks (kstatus, Argo CD, Flux) count an object as reconciled once `status.observedGeneration`
- * reaches `metadata.generation`. Every status write records it; a step that writes nothing gets a write
- * of its own. That write leaves the generation as it is, so the reconcile its watch event triggers
- * writes nothing. (A reconcile that decides from a cache which has not yet seen the write sends it
- * again, conditional on the old resourceVersion: the API server refuses it with 409, and the At is
- * acknowledged exactly once per generation.)
+ * reaches `metadata.generation`, and compare nothing while it is absent. Every status write records it;
+ * once one has, a step that writes nothing for a newer generation gets a write of its own, so the
+ * recorded generation never stays behind. That write leaves the generation as it is, so the reconcile
+ * its watch event triggers writes nothing. A new At that merely waits for its schedule has no
+ * `observedGeneration` yet and gets no write: its first is the claim.
  */
 function observingGeneration(at: AtView, action: Action): Action {
-  if (at.status?.observedGeneration === at.generation) return action;
+  if (!statusWritten(at.status) || at.status?.observedGeneration === at.generation) return action;
   if (action.type === 'nothing') return { type: 'observeGeneration' };
   if (action.type === 'wait') return { type: 'observeGeneration', retryAfterMs: action.retryAfterMs };
   return action;
+}
+
+/**
+ * Has this controller written the status? A new At's status is absent, or only the phase the CRD
+ * defaults; every write of ours records `observedGeneration`, and versions that predate it left a
+ * phase past PENDING or conditions.
+ */
+function statusWritten(status: AtStatus | undefined): boolean {
+  if (status === undefined) return false;
+  return (
+    status.observedGeneration !== undefined ||
+    (status.conditions?.length ?? 0) > 0 ||
+    status.phase === 'RUNNING' ||
+    status.phase === 'DONE'
+  );
 }
 
 function decideStep(at: AtView, pod: ObservedPod, nowMs: number): Action {
@@ -165,9 +183,10 @@ function decidePending(at: AtView, pod: ObservedPod, nowMs: number): Action {
   // record it, never create another one.
   if (pod.kind === 'owned') return { type: 'start', createPod: false, scheduleMs: schedule.epochMs };
 
+  // Written state that no longer holds for this generation: an error to clear, or conditions of an older
+  // one. A new At has none (its phase is the CRD's default), and waits without a write.
   const needsRecord =
-    at.status?.phase !== 'PENDING' ||
-    at.status.observedGeneration !== at.generation ||
+    (statusWritten(at.status) && at.status?.observedGeneration !== at.generation) ||
     isConditionTrue(conditions, ConditionType.InvalidSchedule) ||
     isConditionTrue(conditions, ConditionType.PodNotOwned);
   if (schedule.epochMs > nowMs) {
@@ -200,11 +219,14 @@ function decidePending(at: AtView, pod: ObservedPod, nowMs: number): Action {
 function decideRunning(at: AtView, pod: ObservedPod, nowMs: number): Action {
   switch (pod.kind) {
     case 'absent': {
-      // The cache may simply not have caught up with a pod created a moment ago: only a live GET can tell.
-      if (!pod.confirmed) return { type: 'lookupPod' };
       const startMs = at.status?.startTime ? Date.parse(at.status.startTime) : Number.NaN;
+      // Within the grace the pod is expected rather than missing: the cache may simply not have caught up
+      // with a create a moment ago (its watch event will wake the At), or the writer of RUNNING is still
+      // creating it. Nothing is concluded, and nothing is read, before the grace ends.
       if (startMs + START_GRACE_MS > nowMs)
         return { type: 'wait', retryAfterMs: startMs + START_GRACE_MS - nowMs };
+      // Past it, the cache's word is not enough to end the At: only a live GET can tell.
+      if (!pod.confirmed) return { type: 'lookupPod' };
       return {
         type: 'finish',
         outcome: 'Failed',

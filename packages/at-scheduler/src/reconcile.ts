@@ -10,9 +10,10 @@
  * from "deleted" and ends the At Failed/PodDisappeared rather than risk a second run (see README).
  *
  * Every status write is conditional on the resourceVersion it was decided from and records
- * `observedGeneration`. A reconcile that decides from a cache which has not yet seen the controller's own
- * last write therefore cannot write twice: its patch gets 409, and the watch event of the newer At
- * reconciles again.
+ * `observedGeneration`. The At a write returns is what the next reconcile decides from while the cache
+ * still shows the version it replaced (`OwnWrites`), so the controller does not repeat a step because
+ * its cache lags (no 409 in the steady path); and should another writer's version intervene, the
+ * precondition still makes any stale write fail with 409 instead of overwriting it.
  */
 import type { Lister } from '@loopwright/informer';
 import {
@@ -30,6 +31,7 @@ import {
 } from '@loopwright/runtime';
 import type { Logger } from 'winston';
 import type { AtApi } from './api.ts';
+import { OwnWrites } from './own-writes.ts';
 import { POD_NOT_OWNED_RECHECK_MS, decide, observePod, type Action, type AtView } from './decide.ts';
 import type { At } from './generated/at-types.ts';
 import { podNameFor } from './names.ts';
@@ -78,11 +80,19 @@ type ConditionChange = Omit<ConditionInput, 'observedGeneration' | 'type' | 'rea
 type Result = { requeueAfterMs: number } | undefined;
 
 export function createAtReconciler(options: AtReconcilerOptions): Reconciler<At> {
-  return async ({ object, log, signal }) => {
+  const writes = new OwnWrites<At>();
+  return async ({ key, object, log, signal }) => {
     // Deleted (a delete event, or a pod event or timer for an At deleted since): its pod goes by
     // garbage collection (owner reference); there is nothing to record.
-    if (!object) return undefined;
-    return new Step(options, object as StoredAt, log, signal).run();
+    if (!object) {
+      writes.forget(key);
+      return undefined;
+    }
+    const at = writes.latest(key, object) as StoredAt;
+    const recordWrite = (replacedVersion: string, written: At): void => {
+      writes.wrote(key, replacedVersion, written);
+    };
+    return new Step(options, at, recordWrite, log, signal).run();
   };
 }
 
@@ -90,6 +100,7 @@ export function createAtReconciler(options: AtReconcilerOptions): Reconciler<At>
 class Step {
   readonly #options: AtReconcilerOptions;
   readonly #at: StoredAt;
+  readonly #recordWrite: (replacedVersion: string, written: At) => void;
   readonly #view: AtView;
   readonly #podName: string;
   readonly #log: Logger;
@@ -98,9 +109,16 @@ class Step {
   /** The step being performed, for the log. */
   #action: Action['type'] | undefined;
 
-  constructor(options: AtReconcilerOptions, at: StoredAt, log: Logger, signal: AbortSignal) {
+  constructor(
+    options: AtReconcilerOptions,
+    at: StoredAt,
+    recordWrite: (replacedVersion: string, written: At) => void,
+    log: Logger,
+    signal: AbortSignal,
+  ) {
     this.#options = options;
     this.#at = at;
+    this.#recordWrite = recordWrite;
     this.#view = {
       generation: at.metadata.generation ?? 0,
       deleting: at.metadata.deletionTimestamp !== undefined,
@@ -254,6 +272,7 @@ class Step {
         ),
       ]),
     });
+    this.#log.debug('recorded RUNNING; creating the pod', { pod: this.#podName });
     if (!createPod) {
       this.#log.warn(
         "found this At's own pod while the status did not record it; recorded it, not creating another",
@@ -427,15 +446,23 @@ class Step {
       : [];
   }
 
-  /** Every status write records the generation it was decided from, and is conditional on a version. */
-  #patch(status: Record<string, unknown>, resourceVersion = this.#at.metadata.resourceVersion): Promise<At> {
-    return this.#options.api.patchAtStatus(
+  /**
+   * Every status write records the generation it was decided from, and is conditional on a version.
+   * The At it returns is remembered until the cache shows it, so the next reconcile decides from it.
+   */
+  async #patch(
+    status: Record<string, unknown>,
+    resourceVersion = this.#at.metadata.resourceVersion,
+  ): Promise<At> {
+    const written = await this.#options.api.patchAtStatus(
       this.#at.metadata.namespace,
       this.#at.metadata.name,
       { ...status, observedGeneration: this.#view.generation },
       resourceVersion,
       this.#signal,
     );
+    this.#recordWrite(resourceVersion, written);
+    return written;
   }
 
   #event(type: 'Normal' | 'Warning', reason: EventReason, action: string, note: string): void {

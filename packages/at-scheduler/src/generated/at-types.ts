@@ -14,7 +14,7 @@ export interface At {
 
 /** Written by the controller only. */
 export interface AtStatus {
-  /** PENDING until the schedule, RUNNING once the pod is recorded, DONE when it ended or vanished. */
+  /** PENDING until the schedule (the default of a new At), RUNNING once the pod is recorded, DONE when it ended or vanished. */
   phase?: 'PENDING' | 'RUNNING' | 'DONE';
   /** The metadata.generation the status was last written for. */
   observedGeneration?: number;
