@@ -81,8 +81,8 @@ describe('at-scheduler chart', () => {
       LEADER_ELECTION_ID: 'at-scheduler',
       METRICS_BIND_ADDRESS: ':8080',
       HEALTH_PROBE_BIND_ADDRESS: ':8081',
-      KUBE_API_QPS: '20',
-      KUBE_API_BURST: '30',
+      KUBE_API_QPS: '500',
+      KUBE_API_BURST: '1000',
       LOG_LEVEL: 'info',
       LOG_FORMAT: 'json',
     });

@@ -80,15 +80,20 @@ export function standardOptions({ name, workers }: StandardDefaults) {
       description: 'where /metrics is served',
       default: ':8080',
     }),
+    // Above what one API server sustains for a controller's writes (a few hundred a second), so the
+    // server's own flow control (APF: fair queuing per client, 429 + Retry-After, which the transport
+    // honours) is what paces a burst, not a guess on the client. Still finite: a controller writing in a
+    // loop by mistake stays bounded. controller-runtime's 20/30 would cap at-scheduler at 10 starts/s.
     kubeApiQps: option(integer(1, 100_000), {
       flag: '--kube-api-qps',
-      description: 'client-side limit of Kubernetes API requests per second, per client',
-      default: '20',
+      description:
+        "client-side limit of Kubernetes API requests per second, per client; the API server's flow control (APF) paces below it",
+      default: '500',
     }),
     kubeApiBurst: option(integer(1, 100_000), {
       flag: '--kube-api-burst',
       description: 'burst of that limit',
-      default: '30',
+      default: '1000',
     }),
     logLevel: option(oneOf(LOG_LEVELS), {
       flag: '--log-level',
