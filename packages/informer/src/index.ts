@@ -22,7 +22,6 @@ export {
 } from './indexers.ts';
 export {
   Informer,
-  stripManagedFields,
   type EventHandlers,
   type HandlerRegistration,
   type InformerOptions,
@@ -36,6 +35,7 @@ export {
   type ReflectorSink,
 } from './reflector.ts';
 export { Store, type Lister } from './store.ts';
+export { stripManagedFields } from './strip-managed-fields.ts';
 export {
   createResourceClient,
   type HttpResourceClientOptions,

@@ -48,7 +48,12 @@ export interface InformerSettings<T extends KubeObject = KubeObject> {
   indexers?: Indexers<T>;
   /** Re-deliver every cached object as `onUpdate(obj, obj)` this often (ms). 0/undefined: never. */
   resyncMs?: number;
-  /** Applied to every object before it is cached, e.g. {@link stripManagedFields} to save memory. */
+  /**
+   * Applied to every object before it is cached, so before any handler or lister sees it, e.g.
+   * {@link stripManagedFields} to save memory. It gets the freshly decoded object, which nothing else
+   * holds yet: it may change and return it. It must keep whatever any reader of this cache uses (see
+   * the README); the informer itself needs `metadata.name`, `namespace` and `resourceVersion`.
+   */
   transform?: (obj: T) => T;
   /** Deep-freeze cached objects so that accidental mutation throws. Costs CPU; meant for development and tests. */
   freezeObjects?: boolean;
@@ -384,15 +389,6 @@ function deepFreeze<V>(value: V): V {
   if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return value;
   for (const child of Object.values(value)) deepFreeze(child);
   return Object.freeze(value);
-}
-
-/**
- * A `transform` that drops `metadata.managedFields`, typically the largest part of a small object's
- * metadata and useless to a controller (controller-runtime offers the same, `TransformStripManagedFields`).
- */
-export function stripManagedFields<T extends KubeObject>(obj: T): T {
-  if (obj.metadata !== undefined && 'managedFields' in obj.metadata) delete obj.metadata.managedFields;
-  return obj;
 }
 
 function abortReason(signal: AbortSignal | undefined): Error {
