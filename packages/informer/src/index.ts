@@ -14,7 +14,6 @@ export {
   controllerOwnerIndex,
   keyFor,
   labelIndex,
-  namespaceIndex,
   NAMESPACE_INDEX,
   objectKey,
   type IndexFunc,

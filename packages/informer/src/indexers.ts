@@ -22,11 +22,11 @@ export function keyFor(namespace: string | undefined, name: string): string {
   return namespace === undefined || namespace === '' ? name : `${namespace}/${name}`;
 }
 
-/** Name of the index every store maintains; lets `list(namespace)` avoid a full scan. */
+/**
+ * Name of the index every store serves without an index function: its objects are kept per namespace
+ * (`''` for cluster-scoped objects), so `byIndex(NAMESPACE_INDEX, ns)` is `list(ns)`.
+ */
 export const NAMESPACE_INDEX = 'namespace';
-
-/** Indexes by `metadata.namespace` (`''` for cluster-scoped objects). */
-export const namespaceIndex: IndexFunc = (obj) => [obj.metadata?.namespace ?? ''];
 
 /**
  * Indexes by the UID of the controller owner (`ownerReferences[].controller === true`), the lookup

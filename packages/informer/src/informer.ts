@@ -277,9 +277,8 @@ export class Informer<T extends KubeObject> {
     const isInitialList = !this.#synced;
     const listed = new Set<string>();
     for (const raw of items) {
-      const key = objectKey(raw);
-      listed.add(key);
-      const cached = this.#store.getByKey(key);
+      listed.add(objectKey(raw));
+      const cached = this.#store.get(raw.metadata?.namespace, raw.metadata?.name ?? '');
       // Same resourceVersion = same content: keep the cached instance and do not notify.
       if (cached !== undefined && cached.metadata?.resourceVersion === raw.metadata?.resourceVersion)
         continue;
@@ -288,11 +287,10 @@ export class Informer<T extends KubeObject> {
       if (cached === undefined) this.#dispatchAdd(obj, isInitialList);
       else this.#dispatchUpdate(cached, obj);
     }
-    const vanished: string[] = [];
-    for (const key of this.#store.keys()) if (!listed.has(key)) vanished.push(key);
-    for (const key of vanished) {
-      const last = this.#store.deleteByKey(key);
-      if (last !== undefined) this.#dispatchDelete(last, true);
+    const vanished = this.#store.list().filter((obj) => !listed.has(objectKey(obj)));
+    for (const obj of vanished) {
+      this.#store.delete(obj.metadata?.namespace, obj.metadata?.name ?? '');
+      this.#dispatchDelete(obj, true);
     }
     if (isInitialList) {
       this.#synced = true;
@@ -306,7 +304,7 @@ export class Informer<T extends KubeObject> {
     if (this.#stopped) return;
     const obj = this.#prepare(event.object);
     if (event.type === 'DELETED') {
-      this.#store.deleteByKey(objectKey(obj));
+      this.#store.delete(obj.metadata?.namespace, obj.metadata?.name ?? '');
       this.#dispatchDelete(obj, false);
       return;
     }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { controllerOwnerIndex, labelIndex, objectKey } from './indexers.ts';
+import { controllerOwnerIndex, labelIndex, NAMESPACE_INDEX, objectKey } from './indexers.ts';
 import { Store } from './store.ts';
 import type { KubeObject } from './types.ts';
 
@@ -45,6 +45,41 @@ describe('Store', () => {
     assert.deepEqual(store.list('missing'), []);
   });
 
+  it('keeps objects of the same name apart per namespace, cluster-scoped ones under ""', () => {
+    const store = new Store();
+    store.upsert(pod('a', 'x', { resourceVersion: '1' }));
+    store.upsert(pod('b', 'x', { resourceVersion: '2' }));
+    store.upsert(pod(undefined, 'x', { resourceVersion: '3' }));
+    assert.equal(store.size, 3);
+    assert.equal(store.get('a', 'x')?.metadata?.resourceVersion, '1');
+    assert.equal(store.get('b', 'x')?.metadata?.resourceVersion, '2');
+    assert.equal(store.get('', 'x')?.metadata?.resourceVersion, '3');
+    assert.equal(store.upsert(pod('b', 'x', { resourceVersion: '4' }))?.metadata?.resourceVersion, '2');
+    assert.equal(store.size, 3, 'a replacement is not a new object');
+    assert.equal(store.delete(undefined, 'x')?.metadata?.resourceVersion, '3');
+    assert.equal(store.delete('c', 'x'), undefined);
+    assert.equal(store.size, 2);
+    assert.deepEqual(store.list('').map(objectKey), []);
+    assert.deepEqual(store.list().map(objectKey).sort(), ['a/x', 'b/x']);
+  });
+
+  it('serves the namespace index from its per-namespace maps, also after a namespace emptied', () => {
+    const store = new Store();
+    store.upsert(pod('a', 'x'));
+    store.upsert(pod('a', 'y'));
+    store.upsert(pod(undefined, 'node-1'));
+    assert.deepEqual(store.byIndex(NAMESPACE_INDEX, 'a').map(objectKey), ['a/x', 'a/y']);
+    assert.deepEqual(store.byIndex(NAMESPACE_INDEX, '').map(objectKey), ['node-1']);
+    store.delete('a', 'x');
+    store.delete('a', 'y');
+    assert.deepEqual(store.byIndex(NAMESPACE_INDEX, 'a'), []);
+    store.upsert(pod('a', 'z'));
+    assert.deepEqual(store.list('a').map(objectKey), ['a/z']);
+    assert.throws(() => {
+      store.addIndexers({ [NAMESPACE_INDEX]: () => [] });
+    }, /already exists/);
+  });
+
   it('indexes by controller owner UID, ignoring non-controller owners', () => {
     const store = new Store({ byOwner: controllerOwnerIndex });
     store.upsert(pod('ns', 'p1', { ownerReferences: [owner('u1', true)] }));
@@ -65,10 +100,11 @@ describe('Store', () => {
     store.upsert(pod('ns', 'p', { resourceVersion: '3' }));
     assert.deepEqual(store.byIndex('byApp', 'db'), []);
     store.upsert(pod('ns', 'p', { labels: { app: 'db' }, resourceVersion: '4' }));
-    assert.equal(store.deleteByKey('ns/p')?.metadata?.resourceVersion, '4');
+    assert.equal(store.delete('ns', 'p')?.metadata?.resourceVersion, '4');
     assert.deepEqual(store.byIndex('byApp', 'db'), []);
     assert.equal(store.list('ns').length, 0);
-    assert.equal(store.deleteByKey('ns/p'), undefined);
+    assert.equal(store.delete('ns', 'p'), undefined);
+    assert.equal(store.size, 0);
   });
 
   it('indexes existing objects when an indexer is added later, and rejects duplicates and unknown names', () => {

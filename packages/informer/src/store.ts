@@ -1,11 +1,4 @@
-import {
-  keyFor,
-  NAMESPACE_INDEX,
-  namespaceIndex,
-  objectKey,
-  type IndexFunc,
-  type Indexers,
-} from './indexers.ts';
+import { NAMESPACE_INDEX, type IndexFunc, type Indexers } from './indexers.ts';
 import type { KubeObject } from './types.ts';
 
 /**
@@ -17,114 +10,125 @@ import type { KubeObject } from './types.ts';
 export interface Lister<T extends KubeObject> {
   /** The object with this namespace and name (`namespace` `''`/undefined for cluster-scoped). */
   get(namespace: string | undefined, name: string): T | undefined;
-  /** All objects, or those of one namespace (served from the namespace index, not a scan). */
+  /** All objects, or those of one namespace (a map lookup, not a scan). */
   list(namespace?: string): T[];
-  /** Objects whose index function returned `value`. Throws for an unknown index name (a programming error). */
+  /**
+   * Objects whose index function returned `value`; `byIndex('namespace', ns)` is `list(ns)`. Throws
+   * for an unknown index name (a programming error).
+   */
   byIndex(indexName: string, value: string): T[];
 }
 
 /**
- * Thread-free (single event loop) indexed cache keyed by {@link objectKey}. Each index is a map from
- * value to the set of keys: `byIndex` is O(1) plus the size of the result.
+ * Thread-free (single event loop) indexed cache of objects by namespace and name.
+ *
+ * Memory is per object what the object itself costs plus a few map entries: objects are held in one
+ * map per namespace (which is also the `namespace` index), keyed by the object's own `name` string,
+ * and each index maps a value to the set of objects themselves. No `namespace/name` key string is
+ * built per cached object.
  */
 export class Store<T extends KubeObject> implements Lister<T> {
-  readonly #items = new Map<string, T>();
+  /** namespace (`''` for cluster-scoped objects) -> name -> object. */
+  readonly #namespaces = new Map<string, Map<string, T>>();
   readonly #indexers = new Map<string, IndexFunc<T>>();
-  readonly #indices = new Map<string, Map<string, Set<string>>>();
+  readonly #indices = new Map<string, Map<string, Set<T>>>();
+  #size = 0;
 
   constructor(indexers: Indexers<T> = {}) {
-    this.addIndexers({ [NAMESPACE_INDEX]: namespaceIndex, ...indexers });
+    this.addIndexers(indexers);
   }
 
   /** Adds indexes; existing objects are indexed at once, so this also works on a running informer. */
   addIndexers(indexers: Indexers<T>): void {
     for (const [name, indexFunc] of Object.entries(indexers)) {
-      if (this.#indexers.has(name)) throw new Error(`index ${name} already exists`);
+      if (name === NAMESPACE_INDEX || this.#indexers.has(name))
+        throw new Error(`index ${name} already exists`);
       this.#indexers.set(name, indexFunc);
-      const index = new Map<string, Set<string>>();
+      const index = new Map<string, Set<T>>();
       this.#indices.set(name, index);
-      for (const [key, obj] of this.#items) addToIndex(index, indexFunc(obj), key);
+      for (const objects of this.#namespaces.values()) {
+        for (const obj of objects.values()) addToIndex(index, indexFunc(obj), obj);
+      }
     }
   }
 
   get size(): number {
-    return this.#items.size;
-  }
-
-  getByKey(key: string): T | undefined {
-    return this.#items.get(key);
+    return this.#size;
   }
 
   get(namespace: string | undefined, name: string): T | undefined {
-    return this.#items.get(keyFor(namespace, name));
+    return this.#namespaces.get(namespace ?? '')?.get(name);
   }
 
   list(namespace?: string): T[] {
-    if (namespace === undefined) return [...this.#items.values()];
-    return this.byIndex(NAMESPACE_INDEX, namespace);
-  }
-
-  keys(): IterableIterator<string> {
-    return this.#items.keys();
-  }
-
-  byIndex(indexName: string, value: string): T[] {
-    const index = this.#indices.get(indexName);
-    if (index === undefined) throw new Error(`index ${indexName} does not exist`);
-    const keys = index.get(value);
-    if (keys === undefined) return [];
+    if (namespace !== undefined) return [...(this.#namespaces.get(namespace)?.values() ?? [])];
     const result: T[] = [];
-    for (const key of keys) {
-      const obj = this.#items.get(key);
-      if (obj !== undefined) result.push(obj);
-    }
+    for (const objects of this.#namespaces.values()) for (const obj of objects.values()) result.push(obj);
     return result;
   }
 
-  /** Inserts or replaces; returns the previous object under the same key. */
+  byIndex(indexName: string, value: string): T[] {
+    if (indexName === NAMESPACE_INDEX) return this.list(value);
+    const index = this.#indices.get(indexName);
+    if (index === undefined) throw new Error(`index ${indexName} does not exist`);
+    return [...(index.get(value) ?? [])];
+  }
+
+  /** Inserts or replaces the object with the same namespace and name; returns the previous one. */
   upsert(obj: T): T | undefined {
-    const key = objectKey(obj);
-    const previous = this.#items.get(key);
-    this.#items.set(key, obj);
-    for (const [name, indexFunc] of this.#indexers) {
-      const index = this.#indices.get(name);
+    const namespace = obj.metadata?.namespace ?? '';
+    let objects = this.#namespaces.get(namespace);
+    if (objects === undefined) {
+      objects = new Map();
+      this.#namespaces.set(namespace, objects);
+    }
+    const name = obj.metadata?.name ?? '';
+    const previous = objects.get(name);
+    objects.set(name, obj);
+    if (previous === undefined) this.#size++;
+    for (const [indexName, indexFunc] of this.#indexers) {
+      const index = this.#indices.get(indexName);
       if (index === undefined) continue;
-      if (previous !== undefined) removeFromIndex(index, indexFunc(previous), key);
-      addToIndex(index, indexFunc(obj), key);
+      if (previous !== undefined) removeFromIndex(index, indexFunc(previous), previous);
+      addToIndex(index, indexFunc(obj), obj);
     }
     return previous;
   }
 
-  /** Removes by key; returns the removed object. */
-  deleteByKey(key: string): T | undefined {
-    const previous = this.#items.get(key);
-    if (previous === undefined) return undefined;
-    this.#items.delete(key);
-    for (const [name, indexFunc] of this.#indexers) {
-      const index = this.#indices.get(name);
-      if (index !== undefined) removeFromIndex(index, indexFunc(previous), key);
+  /** Removes the object with this namespace and name; returns it. */
+  delete(namespace: string | undefined, name: string): T | undefined {
+    const objects = this.#namespaces.get(namespace ?? '');
+    const previous = objects?.get(name);
+    if (objects === undefined || previous === undefined) return undefined;
+    objects.delete(name);
+    // An emptied namespace goes, so that namespaces that come and go do not accumulate maps.
+    if (objects.size === 0) this.#namespaces.delete(namespace ?? '');
+    this.#size--;
+    for (const [indexName, indexFunc] of this.#indexers) {
+      const index = this.#indices.get(indexName);
+      if (index !== undefined) removeFromIndex(index, indexFunc(previous), previous);
     }
     return previous;
   }
 }
 
-function addToIndex(index: Map<string, Set<string>>, values: readonly string[], key: string): void {
+function addToIndex<T>(index: Map<string, Set<T>>, values: readonly string[], obj: T): void {
   for (const value of values) {
-    let keys = index.get(value);
-    if (keys === undefined) {
-      keys = new Set();
-      index.set(value, keys);
+    let objects = index.get(value);
+    if (objects === undefined) {
+      objects = new Set();
+      index.set(value, objects);
     }
-    keys.add(key);
+    objects.add(obj);
   }
 }
 
-function removeFromIndex(index: Map<string, Set<string>>, values: readonly string[], key: string): void {
+function removeFromIndex<T>(index: Map<string, Set<T>>, values: readonly string[], obj: T): void {
   for (const value of values) {
-    const keys = index.get(value);
-    if (keys === undefined) continue;
-    keys.delete(key);
+    const objects = index.get(value);
+    if (objects === undefined) continue;
+    objects.delete(obj);
     // Drop empty sets so that indexes over high-churn values (owner UIDs) do not grow forever.
-    if (keys.size === 0) index.delete(value);
+    if (objects.size === 0) index.delete(value);
   }
 }
