@@ -7,6 +7,7 @@ import { Informer, type EventHandlers } from './informer.ts';
 import { stripManagedFields } from './strip-managed-fields.ts';
 import { FakeClock, settle } from '@loopwright/core';
 import { configMap, recordingLogger, ScriptedClient } from './test-helpers/scripted-client.ts';
+import { sameHeapObject } from './test-helpers/v8-internals.ts';
 import type { KubeObject } from './types.ts';
 
 type Cm = KubeObject & { data?: Record<string, string> };
@@ -269,6 +270,22 @@ describe('Informer', () => {
     assert.throws(() => {
       data.k = 'mutated';
     }, TypeError);
+    t.informer.stop();
+  });
+
+  it('caches objects that share their namespace string, also after a transform', async () => {
+    const t = setup({ transform: (obj) => ({ ...obj, data: {} }) });
+    t.informer.start();
+    // Decoded like an API response: each object has its own copy of every string.
+    const decoded = (name: string, rv: string): Cm =>
+      JSON.parse(JSON.stringify(configMap(name, rv, { namespace: 'production-apps' }))) as Cm;
+    t.client.scriptList({ items: [decoded('a', '1')], resourceVersion: '10' });
+    await t.informer.waitForSync();
+    (await t.client.watchNumber(0)).push({ type: 'ADDED', object: decoded('b', '11') });
+    await settle();
+    const namespaces = t.informer.lister.list().map((obj) => obj.metadata?.namespace);
+    assert.deepEqual(namespaces, ['production-apps', 'production-apps']);
+    assert.ok(sameHeapObject(namespaces[0], namespaces[1]));
     t.informer.stop();
   });
 

@@ -1,6 +1,7 @@
 import { realClock, type Clock, type KubeTransport, type Timer } from '@loopwright/core';
 import { HandlerError, InformerStoppedError } from './errors.ts';
 import { objectKey, type Indexers } from './indexers.ts';
+import { StringInterner } from './intern.ts';
 import {
   Reflector,
   type ObjectEvent,
@@ -107,6 +108,7 @@ export class Informer<T extends KubeObject> {
   readonly #onError: ((error: Error) => void) | undefined;
   readonly #transform: ((obj: T) => T) | undefined;
   readonly #freeze: boolean;
+  readonly #interner = new StringInterner();
   #registrations: readonly Registration<T>[] = [];
   #synced = false;
   #syncWaiters: { resolve: () => void; reject: (error: Error) => void }[] = [];
@@ -316,7 +318,7 @@ export class Informer<T extends KubeObject> {
   }
 
   #prepare(raw: T): T {
-    const obj = this.#transform === undefined ? raw : this.#transform(raw);
+    const obj = this.#interner.internObject(this.#transform === undefined ? raw : this.#transform(raw));
     return this.#freeze ? deepFreeze(obj) : obj;
   }
 

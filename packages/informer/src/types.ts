@@ -17,6 +17,7 @@ export interface KubeObject {
  */
 export interface ObjectMeta {
   name?: string;
+  generateName?: string;
   namespace?: string;
   uid?: string;
   resourceVersion?: string;
