@@ -134,6 +134,77 @@ describe('ServerDirectory on the fake API', () => {
     assert.equal((await directory.lookup({ id: other }, quick)).state, 'gone');
   });
 
+  it("lookups trickling in one by one: single lookups until they and the next reach a sweep's pages, then one sweep all read", async () => {
+    const perMinute = { maxAgeMs: 55_000, priority: 'urgent' } as const;
+    const doomed = [fake.servers.add().id, fake.servers.add().id];
+    await directory.snapshot(perMinute); // 122 servers: a sweep is 3 pages
+    clock.step(60_000); // the snapshot is too old for them
+    // Servers confirmed gone by single lookups are no demand: their Nodes go and never ask again.
+    for (const id of doomed) fake.servers.delete(id);
+    const confirmed = await Promise.all(doomed.map((id) => directory.lookup({ id }, perMinute)));
+    assert.deepEqual(
+      confirmed.map((r) => r.state),
+      ['gone', 'gone'],
+    );
+    fake.requests.clear();
+    const lookOne = async (i: number) => (await directory.lookup({ id: ids[i] ?? 0 }, perMinute)).state;
+    assert.equal(await lookOne(0), 'exists');
+    assert.equal(await lookOne(1), 'exists');
+    assert.equal(fake.requests.count({ endpoint: '/v1/servers/{id}' }), 2);
+    assert.equal(fake.requests.count({ endpoint: '/v1/servers' }), 0);
+    // Two found within the last 55 s and a third asking: a sweep serves the three (and all others).
+    assert.equal(await lookOne(2), 'exists');
+    assert.equal(fake.requests.count({ endpoint: '/v1/servers' }), 3);
+    for (let i = 3; i < 20; i++) assert.equal(await lookOne(i), 'exists');
+    assert.equal(fake.requests.count(), 5);
+    // Single lookups older than the age asked for are not demand any more: one lookup, one request.
+    clock.step(56_000);
+    fake.requests.clear();
+    assert.equal(await lookOne(0), 'exists');
+    assert.equal(fake.requests.count({ endpoint: '/v1/servers/{id}' }), 1);
+    assert.equal(fake.requests.count(), 1);
+  });
+
+  it('a sweep failing on a later page answers unknown to all its lookups: its misses are neither gone nor confirmed', async () => {
+    // The real client on the fake, its second page answered 503 (a partial sweep).
+    let failSecondPage = false;
+    const failing = new HcloudClient({
+      token: fake.token,
+      endpoint: fake.url,
+      clock,
+      maxRetries: 0,
+      maxRateLimitWaitMs: 0,
+      fetch: (input, init) => {
+        const url = input instanceof Request ? input.url : input.toString();
+        if (failSecondPage && url.includes('page=2')) fake.faults.next({ status: 503 });
+        return fetch(input, init);
+      },
+    });
+    directory = new ServerDirectory({
+      client: failing,
+      budget: new RequestBudget({ rateLimit: () => failing.rateLimit, now: () => clock.wallTime() }),
+      now: () => clock.wallTime(),
+      gatherMs: 5,
+    });
+    const victim = fake.servers.add().id;
+    await directory.snapshot(urgent);
+    fake.servers.delete(victim);
+    clock.step(6000);
+    failSecondPage = true;
+    fake.requests.clear();
+    const results = await Promise.all(
+      [victim, ...ids.slice(0, 5)].map((id) => directory.lookup({ id }, urgent)),
+    );
+    assert.ok(results.every((r) => r.state === 'unknown' && r.cause === 'api-error'));
+    assert.equal(fake.requests.count({ endpoint: '/v1/servers', status: 503 }), 1);
+    assert.equal(fake.requests.count({ endpoint: '/v1/servers/{id}' }), 0);
+    // A complete sweep after the back-off: the miss is confirmed by id, then gone.
+    failSecondPage = false;
+    clock.step(2000);
+    assert.equal((await directory.lookup({ id: victim }, urgent)).state, 'gone');
+    assert.equal(fake.requests.count({ endpoint: '/v1/servers/{id}', status: 404 }), 1);
+  });
+
   it('names: a miss is answered by one name query and believed for the negative TTL', async () => {
     await directory.snapshot(urgent);
     fake.requests.clear();

@@ -3,10 +3,12 @@
  * paginated `GET /servers` sweep, 50 per page) plus short-lived answers of single lookups, and chooses
  * the cheapest way to answer a burst of lookups:
  *
- * - Lookups arriving within `gatherMs` of each other are batched. A batch of at least as many keys as a
- *   sweep has pages is answered by ONE sweep; a smaller batch by one request per key
- *   (`GET /servers/{id}`, or `GET /servers?name=` for Nodes without a providerID). So one NotReady Node
- *   costs 1 request per period, 500 of them cost one 10-page sweep, never 1000 requests.
+ * - Lookups arriving within `gatherMs` of each other are batched. A batch that, together with the servers
+ *   looked up singly within the age it accepts (they will be asked for again), reaches as many keys as a
+ *   sweep has pages is answered by ONE sweep; a smaller one by one request per key (`GET /servers/{id}`,
+ *   or `GET /servers?name=` for Nodes without a providerID). So one NotReady Node costs 1 request per
+ *   period, 500 of them cost one 10-page sweep, never 1000 requests, even when their lookups trickle in
+ *   one by one (a sweep after at most a page count of single lookups, then all read it).
  * - A sweep (single-flight) serves every lookup that accepts its age, e.g. all NotReady Nodes of one
  *   lifecycle period and the 5-minute address refresh of every Node.
  * - "Gone" is only ever concluded from `GET /servers/{id}` answering 404 `not_found`: a listing can skip a
@@ -87,6 +89,7 @@ interface Pending {
   ref: ServerRef;
   /** The freshest snapshot lacked it: only a single lookup can answer. */
   needsPoint: boolean;
+  maxAgeMs: number;
   priority: Priority;
   resolve: (lookup: Lookup) => void;
 }
@@ -189,7 +192,13 @@ export class ServerDirectory {
     const blocked = this.#blocked();
     if (blocked) return Promise.resolve({ state: 'unknown', ...blocked });
     return new Promise((resolve) => {
-      this.#pending.push({ ref, needsPoint: snapshotFresh, priority: options.priority, resolve });
+      this.#pending.push({
+        ref,
+        needsPoint: snapshotFresh,
+        maxAgeMs: options.maxAgeMs,
+        priority: options.priority,
+        resolve,
+      });
       if (this.#flushTimer === undefined)
         this.#flushTimer = setTimeout(() => {
           void this.#flush();
@@ -269,7 +278,9 @@ export class ServerDirectory {
     const sweepable = batch.filter((p) => !p.needsPoint);
     const useSweep =
       this.#sweep !== undefined ||
-      (sweepable.length > 0 && (this.#snapshot === undefined || sweepable.length >= this.sweepCost));
+      (sweepable.length > 0 &&
+        (this.#snapshot === undefined ||
+          sweepable.length + this.#recentlyFound(sweepable) >= this.sweepCost));
     let rest = batch;
     if (useSweep) {
       const settled = await (this.#sweep ?? this.#guardedSweep(priority));
@@ -297,6 +308,17 @@ export class ServerDirectory {
     }
     this.#budget.spend(priority, rest.length);
     await this.#pointLookups(rest);
+  }
+
+  /**
+   * Servers found by single lookups within the age `batch` accepts: each is a Node that will ask again
+   * within that age, so they and the batch are the demand one sweep would serve for as long.
+   */
+  #recentlyFound(batch: readonly Pending[]): number {
+    const since = this.#now() - Math.min(...batch.map((p) => p.maxAgeMs));
+    let found = 0;
+    for (const answer of this.#points.values()) if (answer.server && answer.at > since) found++;
+    return found;
   }
 
   /** A sweep if the budget allows it now; otherwise the reason to wait. */
