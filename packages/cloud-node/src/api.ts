@@ -45,12 +45,14 @@ export interface NodeApi {
   lookupServer(ref: ServerRef, options: LookupOptions): Promise<Lookup>;
   /** All servers, no older than `options.maxAgeMs`. */
   serverSnapshot(options: LookupOptions): Promise<SnapshotResult>;
+  /** Requests one sweep of all servers costs (its pages, as the last sweep counted them). */
+  sweepPages(): number;
 }
 
 export interface NodeApiOptions {
   client: KubeClient;
   recorder: Pick<EventRecorder, 'event'>;
-  directory: Pick<ServerDirectory, 'lookup' | 'snapshot'>;
+  directory: Pick<ServerDirectory, 'lookup' | 'snapshot' | 'sweepCost'>;
 }
 
 const nodePath = (name: string): string => `/api/v1/nodes/${encodeURIComponent(name)}`;
@@ -84,5 +86,6 @@ export function createNodeApi({ client, recorder, directory }: NodeApiOptions): 
     },
     lookupServer: (ref, options) => directory.lookup(ref, options),
     serverSnapshot: (options) => directory.snapshot(options),
+    sweepPages: () => directory.sweepCost,
   };
 }

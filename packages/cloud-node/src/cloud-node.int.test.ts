@@ -24,6 +24,8 @@ import { ServerDirectory } from './server-directory.ts';
 const RUN = randomBytes(3).toString('hex');
 const RUN_LABEL = 'loopwright.dev/cloud-node-test';
 const MONITOR_MS = 200;
+// A few servers, so one page: NotReady Nodes are checked once per sweep period (see notReadyDataMaxAgeMs).
+const SWEEP_MS = 1000;
 const REFRESH_MS = 2000;
 
 describe('cloud-node controllers on a real control plane', () => {
@@ -68,6 +70,7 @@ describe('cloud-node controllers on a real control plane', () => {
       networkId,
       zoneLabels: true,
       nodeMonitorPeriodMs: MONITOR_MS,
+      notReadySweepPeriodMs: SWEEP_MS,
       nodeStatusUpdateFrequencyMs: REFRESH_MS,
       nodeSelector: `${RUN_LABEL}=${RUN}`,
       initRetryMs: 200,
@@ -314,6 +317,36 @@ describe('cloud-node controllers on a real control plane', () => {
         false,
       );
     });
+  });
+
+  it('many NotReady Nodes share one sweep per sweep period, never a lookup each; a deleted server’s Node still goes', async () => {
+    const servers = Array.from({ length: 60 }, () => fake.servers.add()); // with the others': 2 pages
+    for (const [i, server] of servers.entries())
+      await createNode(name(`many${i}`), { providerID: `hcloud://${server.id}`, ready: 'False' });
+    // While they register, a few may be answered singly, until a sweep serves them all.
+    await sleep(2 * SWEEP_MS);
+    const since = Date.now();
+    await sleep(3 * SWEEP_MS);
+    const victim = servers[30];
+    assert.ok(victim);
+    fake.servers.delete(victim.id);
+    await eventually(async () => {
+      assert.equal(await exists(name('many30')), false);
+    });
+    const sweeps = fake.requests
+      .filter({ endpoint: '/v1/servers', since })
+      .filter((r) => r.query.get('page') === '1' && !r.query.has('name'))
+      .map((r) => r.at);
+    assert.ok(sweeps.length >= 3, `${sweeps.length} sweeps`);
+    for (const [i, at] of sweeps.entries())
+      if (i > 0) assert.ok(at - (sweeps[i - 1] ?? 0) >= SWEEP_MS - 50, `sweeps at ${sweeps.join(', ')}`);
+    // The only single lookup: the confirmation of the sweep's miss.
+    assert.deepEqual(
+      fake.requests.filter({ endpoint: '/v1/servers/{id}', since }).map((r) => `${r.path} ${r.status}`),
+      [`/v1/servers/${victim.id} 404`],
+    );
+    for (const [i, server] of servers.entries())
+      if (server !== victim) assert.ok(await exists(name(`many${i}`)), `many${i} kept`);
   });
 
   for (const [i, storm] of (['503', '401', '429'] as const).entries()) {

@@ -22,6 +22,8 @@ import { createNodeReconciler } from './reconcile-node.ts';
 export interface CloudNodeControllerOptions extends NodeMapping {
   api: NodeApi;
   nodeMonitorPeriodMs: number;
+  /** See `LifecycleReconcilerOptions`. Default 55 s. */
+  notReadySweepPeriodMs?: number;
   nodeStatusUpdateFrequencyMs: number;
   /** Label selector limiting both controllers (the informer only sees matching Nodes). */
   nodeSelector?: string | undefined;

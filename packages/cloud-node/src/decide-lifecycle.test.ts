@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { decideLifecycle, type ServerState } from './decide-lifecycle.ts';
+import { decideLifecycle, notReadyDataMaxAgeMs, type ServerState } from './decide-lifecycle.ts';
 import { SHUTDOWN_TAINT, UNINITIALIZED_TAINT } from './names.ts';
 import type { Node } from './node.ts';
 
@@ -103,5 +103,30 @@ describe('decideLifecycle: the decision table', () => {
           decideLifecycle(node(ready, { taints: [UNINITIALIZED_TAINT, SHUTDOWN_TAINT] }), state),
           { action: 'none', reason: 'not initialised yet' },
         );
+  });
+});
+
+describe('notReadyDataMaxAgeMs: NotReady Nodes together cost at most one sweep per sweep period', () => {
+  const paces = { monitorPeriodMs: 5000, sweepPeriodMs: 55_000 };
+
+  it('500 servers (10 pages): even one NotReady Node is checked every sweep period (11 lookups > 10 pages)', () => {
+    for (const notReady of [1, 9, 10, 500])
+      assert.equal(notReadyDataMaxAgeMs({ notReady, sweepPages: 10, ...paces }), 55_000, String(notReady));
+  });
+
+  it('each monitor period while single lookups of all of them cost at most one sweep per sweep period', () => {
+    // 2 Nodes x 11 periods = 22 lookups per 55 s: within a 22-page sweep, not within a 21-page one.
+    assert.equal(notReadyDataMaxAgeMs({ notReady: 2, sweepPages: 22, ...paces }), 5000);
+    assert.equal(notReadyDataMaxAgeMs({ notReady: 2, sweepPages: 21, ...paces }), 55_000);
+    assert.equal(notReadyDataMaxAgeMs({ notReady: 3, sweepPages: 22, ...paces }), 55_000);
+    assert.equal(notReadyDataMaxAgeMs({ notReady: 1, sweepPages: 100, ...paces }), 5000);
+  });
+
+  it('a monitor period as long as the sweep period or longer is kept: it is cheaper already', () => {
+    for (const monitorPeriodMs of [55_000, 120_000])
+      assert.equal(
+        notReadyDataMaxAgeMs({ notReady: 500, sweepPages: 1, monitorPeriodMs, sweepPeriodMs: 55_000 }),
+        monitorPeriodMs,
+      );
   });
 });

@@ -17,6 +17,9 @@
  * "Confirmed gone" only ever comes from the API's own 404 `not_found` on `GET /servers/{id}` (see
  * `ServerDirectory`); a 5xx, timeout, 401, 429, a budget wait or a listing that merely lacks the server
  * are "unknown", so they can never delete.
+ *
+ * How old the looked-up data may be is {@link notReadyDataMaxAgeMs}: what keeps many NotReady Nodes
+ * within the API budget.
  */
 import type { Server } from '@loopwright/hcloud';
 import { SHUTDOWN_TAINT, UNINITIALIZED_TAINT } from './names.ts';
@@ -72,4 +75,32 @@ export function decideLifecycle(node: Node, server?: ServerState): LifecycleStep
         ? { action: 'none', reason: 'already tainted as shut down' }
         : { action: 'add-shutdown-taint', serverID };
   }
+}
+
+/** What checking the NotReady Nodes costs, and the two paces they may be checked at. */
+export interface NotReadyDemand {
+  /** NotReady Nodes being checked against their server (this one included). */
+  notReady: number;
+  /** Requests one full sweep of the project's servers costs (its pages). */
+  sweepPages: number;
+  /** HCCM's `--node-monitor-period`: how often each NotReady Node is checked when that is affordable. */
+  monitorPeriodMs: number;
+  /** The slowest pace: one sweep (or fewer single lookups) serves all NotReady Nodes once per this period. */
+  sweepPeriodMs: number;
+}
+
+/**
+ * How old the server data a NotReady Node is decided on may be (its next check comes when it expires).
+ * HCCM checks every Node each monitor period; for many NotReady Nodes (a CNI outage) that is a sweep of
+ * all servers every 5 s, most of the project's budget for as long as the outage lasts. So each NotReady
+ * Node is checked every monitor period only while checking all of them that often, one single lookup
+ * each, costs no more than one sweep per sweep period; otherwise every sweep period, where one shared
+ * sweep (or, for fewer Nodes than it has pages, one single lookup each) serves them all. Either way the
+ * NotReady Nodes together cost at most one sweep per sweep period, however many they are.
+ */
+export function notReadyDataMaxAgeMs(demand: NotReadyDemand): number {
+  const { notReady, sweepPages, monitorPeriodMs, sweepPeriodMs } = demand;
+  if (monitorPeriodMs >= sweepPeriodMs) return monitorPeriodMs;
+  const singleLookupsPerSweepPeriod = (notReady * sweepPeriodMs) / monitorPeriodMs;
+  return singleLookupsPerSweepPeriod <= sweepPages ? monitorPeriodMs : sweepPeriodMs;
 }

@@ -40,6 +40,8 @@ export class FakeNodeApi implements NodeApi {
   lookup: Lookup = { state: 'unknown', retryAfterMs: 1, reason: 'no answer set', cause: 'budget' };
   /** What `serverSnapshot` answers. */
   snapshot: SnapshotResult = { ok: false, retryAfterMs: 1, reason: 'no answer set', cause: 'budget' };
+  /** What `sweepPages` answers: a project of at most 50 servers unless a test says otherwise. */
+  pages = 1;
   /** What `getNode` reads (the API server's current Node, e.g. after another writer's change). */
   readonly live = new Map<string, Node>();
   /** Errors the next `patchNode` calls throw, first one first. */
@@ -101,6 +103,11 @@ export class FakeNodeApi implements NodeApi {
   serverSnapshot({ maxAgeMs, priority }: LookupOptions): Promise<SnapshotResult> {
     this.calls.push({ call: 'serverSnapshot', options: { maxAgeMs, priority } });
     return Promise.resolve(this.snapshot);
+  }
+
+  /** Not a call to any API (the directory's own count), so not recorded. */
+  sweepPages(): number {
+    return this.pages;
   }
 }
 

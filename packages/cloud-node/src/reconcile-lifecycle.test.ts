@@ -11,6 +11,7 @@ import type { Lookup } from './server-directory.ts';
 
 const NOW = 1_000_000;
 const MONITOR_MS = 5000;
+const SWEEP_MS = 55_000;
 const shutdown: Taint = { key: SHUTDOWN_TAINT, effect: 'NoSchedule' };
 const other: Taint = { key: 'other', effect: 'NoExecute' };
 
@@ -28,10 +29,23 @@ function node(
   };
 }
 
-function setUp() {
+/**
+ * A project of 100 pages of servers unless `pages` says otherwise: there one NotReady Node is checked
+ * each monitor period, as HCCM does (see 'the pace of the checks' for the others).
+ */
+function setUp(options: { pages?: number; sweepPeriodMs?: number } = {}) {
   const api = new FakeNodeApi();
-  const reconcile = createLifecycleReconciler({ api, nodeMonitorPeriodMs: MONITOR_MS, now: () => NOW });
-  return { api, reconcile: (n: Node | undefined, log?: Logger) => reconcile(request(n, 'worker-1', log)) };
+  api.pages = options.pages ?? 100;
+  const reconcile = createLifecycleReconciler({
+    api,
+    nodeMonitorPeriodMs: MONITOR_MS,
+    ...(options.sweepPeriodMs === undefined ? {} : { notReadySweepPeriodMs: options.sweepPeriodMs }),
+    now: () => NOW,
+  });
+  return {
+    api,
+    reconcile: (n: Node | undefined, log?: Logger, name = 'worker-1') => reconcile(request(n, name, log)),
+  };
 }
 
 const withStatus = (status: ServerStatus): Lookup => ({
@@ -208,6 +222,57 @@ describe('createLifecycleReconciler: NotReady Nodes', () => {
         assert.deepEqual(await reconcile(node('False', { taints })), { requeueAfterMs: 4000 });
       assert.deepEqual(api.calls, [LOOKUP, LOOKUP]);
     });
+});
+
+describe('createLifecycleReconciler: the pace of the checks', () => {
+  const named = (name: string, ready: 'True' | 'False'): Node => {
+    const n = node(ready);
+    if (n.metadata) n.metadata.name = name;
+    return n;
+  };
+  const maxAges = (api: FakeNodeApi) => api.callsOf('lookupServer').map((c) => c.options.maxAgeMs);
+
+  it('500 servers (10 pages), one NotReady Node: data up to the sweep period old (55 s by default), back when it expires', async () => {
+    const { api, reconcile } = setUp({ pages: 10 });
+    api.lookup = withStatus('running');
+    assert.deepEqual(await reconcile(node('False')), { requeueAfterMs: SWEEP_MS - 2000 + 1 });
+    assert.deepEqual(api.calls, [{ ...LOOKUP, options: { maxAgeMs: SWEEP_MS, priority: 'urgent' } }]);
+  });
+
+  it('each monitor period while affordable; the sweep period from the NotReady Node too many on; back when one is Ready or gone', async () => {
+    // 2 pages per 55 s allow 2 lookups: one Node each 5 s would be 11.
+    const { api, reconcile } = setUp({ pages: 22, sweepPeriodMs: SWEEP_MS });
+    api.lookup = withStatus('running');
+    await reconcile(named('a', 'False'), undefined, 'a');
+    await reconcile(named('b', 'False'), undefined, 'b');
+    await reconcile(named('b', 'False'), undefined, 'b'); // the same Node again: still two
+    await reconcile(named('c', 'False'), undefined, 'c');
+    await reconcile(named('c', 'True'), undefined, 'c'); // Ready: no longer checked
+    await reconcile(named('a', 'False'), undefined, 'a');
+    await reconcile(named('d', 'False'), undefined, 'd');
+    await reconcile(undefined, undefined, 'd'); // deleted: no longer checked
+    await reconcile(named('a', 'False'), undefined, 'a');
+    assert.deepEqual(maxAges(api), [
+      MONITOR_MS,
+      MONITOR_MS,
+      MONITOR_MS,
+      SWEEP_MS,
+      MONITOR_MS,
+      SWEEP_MS,
+      MONITOR_MS,
+    ]);
+  });
+
+  it('a Node that is not ours, or not initialised, is not counted', async () => {
+    const { api, reconcile } = setUp({ pages: 11, sweepPeriodMs: SWEEP_MS });
+    api.lookup = withStatus('running');
+    const foreign = node('False', { providerID: 'aws:///x/i-1' });
+    const uninitialised = node('False', { taints: [{ key: UNINITIALIZED_TAINT, effect: 'NoSchedule' }] });
+    await reconcile(foreign, undefined, 'foreign');
+    await reconcile(uninitialised, undefined, 'uninitialised');
+    await reconcile(named('a', 'False'), undefined, 'a');
+    assert.deepEqual(maxAges(api), [MONITOR_MS]);
+  });
 });
 
 describe('createLifecycleReconciler: log lines', () => {

@@ -1,12 +1,14 @@
 /**
  * The Node lifecycle controller's reconcile: performs what `decide-lifecycle.ts` chose through the
  * {@link NodeApi}. Ready Nodes cost no API call (their next status change brings them back); NotReady
- * ones are looked up every `nodeMonitorPeriodMs` (urgent, through the shared directory), tainted when
- * their server is off, deleted when it is confirmed gone, and left alone while its state is unknown.
+ * ones are looked up (urgent, through the shared directory) every `nodeMonitorPeriodMs`, or every
+ * `notReadySweepPeriodMs` when so many are NotReady that the former would cost more than one sweep of all
+ * servers per the latter (`notReadyDataMaxAgeMs`); tainted when their server is off, deleted when it is
+ * confirmed gone, and left alone while its state is unknown.
  */
 import type { Reconciler } from '@loopwright/runtime';
 import type { NodeApi } from './api.ts';
-import { decideLifecycle } from './decide-lifecycle.ts';
+import { decideLifecycle, notReadyDataMaxAgeMs } from './decide-lifecycle.ts';
 import { SHUTDOWN_TAINT } from './names.ts';
 import { nodeName, type Node } from './node.ts';
 import { EventReason } from './reasons.ts';
@@ -14,8 +16,14 @@ import { patchRetryingConflicts } from './retry-on-conflict.ts';
 
 export interface LifecycleReconcilerOptions {
   api: NodeApi;
-  /** How often NotReady Nodes are checked against their server. */
+  /** How often NotReady Nodes are checked against their server, while affordable (HCCM's). */
   nodeMonitorPeriodMs: number;
+  /**
+   * How often NotReady Nodes are checked when there are too many to check each monitor period: one sweep
+   * per this period serves them all. Default 55 s: a deleted server's Node goes within a minute, the
+   * sweep, the confirmation by id and the delete included.
+   */
+  notReadySweepPeriodMs?: number;
   /** Unix ms. Default `Date.now`. */
   now?: () => number;
 }
@@ -23,11 +31,20 @@ export interface LifecycleReconcilerOptions {
 export function createLifecycleReconciler(options: LifecycleReconcilerOptions): Reconciler<Node> {
   const { api } = options;
   const now = options.now ?? Date.now;
-  const period = options.nodeMonitorPeriodMs;
+  const monitorPeriodMs = options.nodeMonitorPeriodMs;
+  const sweepPeriodMs = options.notReadySweepPeriodMs ?? 55_000;
+  // The Nodes whose last reconcile looked their server up: every change of a Node's decision and its
+  // deletion reconcile it (the controller's predicate), so this is exactly the NotReady Nodes being checked.
+  const checked = new Set<string>();
 
-  return async ({ object: node, log, signal }) => {
-    if (node === undefined) return undefined; // deleted: nothing left to decide about
+  return async ({ name, object: node, log, signal }) => {
+    if (node === undefined) {
+      checked.delete(name);
+      return undefined; // deleted: nothing left to decide about
+    }
     const first = decideLifecycle(node);
+    if (first.action === 'look-up-server') checked.add(name);
+    else checked.delete(name);
     if (first.action === 'remove-shutdown-taint') {
       // Decided again on a fresh read after a conflict: a Node NotReady again keeps its taint.
       const patched = await patchRetryingConflicts(
@@ -45,7 +62,13 @@ export function createLifecycleReconciler(options: LifecycleReconcilerOptions): 
     if (first.action !== 'look-up-server') return undefined; // Ready, or not ours: Node events bring it back
 
     const { serverID } = first;
-    const lookup = await api.lookupServer({ id: serverID }, { maxAgeMs: period, priority: 'urgent', signal });
+    const maxAgeMs = notReadyDataMaxAgeMs({
+      notReady: checked.size,
+      sweepPages: api.sweepPages(),
+      monitorPeriodMs,
+      sweepPeriodMs,
+    });
+    const lookup = await api.lookupServer({ id: serverID }, { maxAgeMs, priority: 'urgent', signal });
     const step = decideLifecycle(node, lookup);
     if (step.action === 'delete-node') {
       api.recordEvent(node, {
@@ -86,10 +109,13 @@ export function createLifecycleReconciler(options: LifecycleReconcilerOptions): 
       log.debug('server state unknown; not acting', { serverID, reason: step.reason });
     }
     // NotReady Nodes are polled: come back when the data just used expires (+1: then it has), or when
-    // the directory can answer again.
+    // the directory can answer again. Nodes that read one sweep thus come back together, and the first
+    // of them triggers the next sweep for all.
     return {
       requeueAfterMs:
-        lookup.state === 'unknown' ? lookup.retryAfterMs : Math.max(1, lookup.fetchedAt + period - now() + 1),
+        lookup.state === 'unknown'
+          ? lookup.retryAfterMs
+          : Math.max(1, lookup.fetchedAt + maxAgeMs - now() + 1),
     };
   };
 }
