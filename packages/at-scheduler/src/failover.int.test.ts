@@ -1,0 +1,284 @@
+/**
+ * Leadership failover in the middle of a burst of starts: two replicas of the real program (src/main.ts)
+ * with leader election; the leader is SIGKILLed while it starts 100 Ats due at the same moment.
+ *
+ * A start is a claim (status RUNNING, conditional on the resourceVersion) followed by the pod create. An
+ * At whose claim landed and whose create did not is lost: the successor cannot tell "never created" from
+ * "deleted", and ends it Failed/PodDisappeared rather than risk a second run (at-most-once). What this
+ * test holds the controller to: only starts the killed leader had begun and not finished are lost, so
+ * losses are bounded by its starts in flight at the kill (which the client-side limiter widens when it
+ * queues other Ats' writes between one At's claim and its create); every other At runs exactly once.
+ *
+ * No kubelet: pods stay Pending and a started At stays RUNNING, and nothing deletes a pod, so the pods
+ * listed at the end are every pod ever created.
+ */
+import { createTestNamespace, eventually, loadTestKubeConfig } from '@loopwright/testing';
+import { KubeClient } from '@loopwright/runtime';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { installCrd } from './crd.ts';
+import { ConditionReason } from './reasons.ts';
+import type { At } from './generated/at-types.ts';
+import { AT_API_VERSION, AT_KIND, POD_SELECTOR, type Pod } from './resource.ts';
+
+const ATS = (ns: string): string => `/apis/${AT_API_VERSION}/namespaces/${ns}/ats`;
+const PODS = (ns: string): string => `/api/v1/namespaces/${ns}/pods`;
+/** The Lease both replicas compete for: --leader-election-id defaults to the program's name. */
+const LEASE = (ns: string): string => `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases/at-scheduler`;
+
+const AT_COUNT = 100;
+/** How long after the Ats become due the leader dies: early in a burst that takes seconds at the limit. */
+const KILL_AFTER_DUE_MS = 300;
+
+type LogLine = Record<string, unknown>;
+
+interface Replica {
+  identity: string;
+  lines: LogLine[];
+  stderr(): string;
+  /** Resolves when the process has exited and its stdout has been read to the end. */
+  closed: Promise<void>;
+  kill(signal: NodeJS.Signals): void;
+}
+
+/** One replica of the program, as a Deployment's pod would run it (identity = --pod-name). */
+function startReplica(namespace: string, identity: string): Replica {
+  const child = spawn(
+    process.execPath,
+    ['--conditions=development', fileURLToPath(new URL('./main.ts', import.meta.url))],
+    {
+      env: {
+        ...process.env,
+        WATCH_NAMESPACE: namespace,
+        LEADER_ELECTION_NAMESPACE: namespace,
+        POD_NAME: identity,
+        // Short, so that the standby takes over within seconds of the leader's last renewal.
+        LEADER_ELECT_LEASE_DURATION: '2s',
+        LEADER_ELECT_RENEW_DEADLINE: '1500ms',
+        LEADER_ELECT_RETRY_PERIOD: '500ms',
+        HEALTH_PROBE_BIND_ADDRESS: '127.0.0.1:0',
+        METRICS_BIND_ADDRESS: '127.0.0.1:0',
+        LOG_FORMAT: 'json',
+        // The reconciler's "decided" lines are debug.
+        LOG_LEVEL: 'debug',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  const lines: LogLine[] = [];
+  let stderr = '';
+  // stdout is a pipe, written synchronously on Linux: every line logged before SIGKILL arrives here.
+  createInterface({ input: child.stdout }).on('line', (line) => {
+    try {
+      lines.push(JSON.parse(line) as LogLine);
+    } catch {
+      lines.push({ message: line });
+    }
+  });
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const closed = new Promise<void>((resolve) =>
+    child.on('close', () => {
+      resolve();
+    }),
+  );
+  return {
+    identity,
+    lines,
+    stderr: () => stderr,
+    closed,
+    kill: (signal) => {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+    },
+  };
+}
+
+/** The replica's health server port, once it logged it. */
+function portOf(replica: Replica): number {
+  return Number(replica.lines.find((l) => typeof l.port === 'number')?.port ?? 0);
+}
+
+/** Names of the Ats in `namespace` for which `replica` logged `message` (with `extra` fields). */
+function atsLogged(
+  replica: Replica,
+  namespace: string,
+  message: string,
+  extra: Record<string, unknown> = {},
+): Set<string> {
+  return new Set(
+    replica.lines
+      .filter(
+        (l) =>
+          l.message === message &&
+          l.namespace === namespace &&
+          Object.entries(extra).every(([key, value]) => l[key] === value),
+      )
+      .map((l) => String(l.name)),
+  );
+}
+
+describe('at-scheduler leadership failover during a burst of starts', () => {
+  it('loses at most the starts the killed leader had in flight; every other At runs exactly once', async (t) => {
+    const kc = loadTestKubeConfig();
+    const client = new KubeClient(kc, { rateLimit: false });
+    await installCrd(client);
+    const ns = await createTestNamespace(kc, 'at-failover');
+    const replicas = [startReplica(ns.name, 'replica-a'), startReplica(ns.name, 'replica-b')];
+    const diagnostics = (): string => replicas.map((r) => `${r.identity} stderr: ${r.stderr()}`).join('\n');
+    try {
+      // Both ready (caches synced), so the standby can take over with a warm cache.
+      for (const replica of replicas) {
+        await eventually(
+          async () => {
+            const port = portOf(replica);
+            assert.ok(port > 0, diagnostics());
+            assert.equal((await fetch(`http://127.0.0.1:${port}/readyz`)).status, 200);
+          },
+          { timeoutMs: 30_000 },
+        );
+      }
+      let holder = '';
+      await eventually(
+        async () => {
+          holder =
+            (await client.requestJson<{ spec?: { holderIdentity?: string } }>('GET', LEASE(ns.name))).spec
+              ?.holderIdentity ?? '';
+          const leading = replicas.find((r) => r.identity === holder);
+          assert.ok(
+            leading?.lines.some((l) => l.message === 'started leading'),
+            `holder "${holder}"`,
+          );
+        },
+        { timeoutMs: 30_000 },
+      );
+      const leader = replicas.find((r) => r.identity === holder);
+      const standby = replicas.find((r) => r.identity !== holder);
+      assert.ok(leader && standby);
+
+      // Due together, late enough for the leader to cache all of them first.
+      const scheduleMs = Math.ceil((Date.now() + 10_000) / 1000) * 1000;
+      const names = Array.from({ length: AT_COUNT }, (_, i) => `burst-${String(i).padStart(3, '0')}`);
+      await Promise.all(
+        names.map((name) =>
+          client.requestJson('POST', ATS(ns.name), {
+            body: {
+              apiVersion: AT_API_VERSION,
+              kind: AT_KIND,
+              metadata: { name },
+              spec: { schedule: new Date(scheduleMs).toISOString(), command: 'true' },
+            },
+          }),
+        ),
+      );
+      // Cached and waiting: the leader has decided about every one of them (it waits for the schedule).
+      await eventually(
+        () => {
+          assert.equal(atsLogged(leader, ns.name, 'decided').size, AT_COUNT);
+        },
+        { timeoutMs: 30_000, intervalMs: 250 },
+      );
+      const waitingAheadMs = scheduleMs - Date.now();
+      // The burst must start from Ats that all wait for the same moment (else the test proves less).
+      assert.ok(waitingAheadMs > 0, 'the leader saw the Ats only after they became due');
+
+      await sleep(scheduleMs + KILL_AFTER_DUE_MS - Date.now());
+      leader.kill('SIGKILL');
+      await leader.closed;
+
+      // The killed leader's starts: begun (decided; the claim is sent after), claimed (the claim's answer
+      // came back) and finished (the create's did). A claim the API server applied may have gone unanswered,
+      // so what was in flight is counted from the decisions.
+      const begun = atsLogged(leader, ns.name, 'decided', { action: 'start' });
+      const claimed = atsLogged(leader, ns.name, 'recorded RUNNING; creating the pod');
+      const finished = atsLogged(leader, ns.name, 'started the command');
+      const inFlight = new Set([...begun].filter((name) => !finished.has(name)));
+      // Not vacuous: the kill came in the middle of the burst.
+      assert.ok(finished.size > 0, 'the leader was killed before it started any At');
+      assert.ok(finished.size < AT_COUNT, 'the leader started every At before it was killed');
+
+      // The survivor takes over: it starts the rest and ends the lost ones after START_GRACE_MS.
+      await eventually(
+        () => {
+          assert.ok(
+            standby.lines.some((l) => l.message === 'started leading'),
+            diagnostics(),
+          );
+        },
+        { timeoutMs: 30_000 },
+      );
+      const listAts = async (): Promise<At[]> =>
+        (await client.requestJson<{ items: At[] }>('GET', ATS(ns.name))).items;
+      let ats: At[] = [];
+      let pods: Pod[] = [];
+      await eventually(
+        async () => {
+          ats = await listAts();
+          pods = (
+            await client.requestJson<{ items: Pod[] }>(
+              'GET',
+              `${PODS(ns.name)}?labelSelector=${encodeURIComponent(POD_SELECTOR)}`,
+            )
+          ).items;
+          const podNames = new Set(pods.map((pod) => pod.metadata?.name));
+          const unsettled = ats.filter(
+            (at) =>
+              !(
+                at.status?.phase === 'DONE' ||
+                (at.status?.phase === 'RUNNING' && podNames.has(at.status.podName))
+              ),
+          );
+          assert.deepEqual(
+            unsettled.map((at) => `${at.metadata?.name} ${at.status?.phase}`),
+            [],
+          );
+        },
+        { timeoutMs: 60_000, intervalMs: 500 },
+      );
+
+      const podsByOwner = Map.groupBy(
+        pods,
+        (pod) => pod.metadata?.ownerReferences?.find((ref) => ref.controller === true)?.uid ?? '',
+      );
+      const lost: string[] = [];
+      for (const at of ats) {
+        const name = at.metadata?.name ?? '';
+        const own = podsByOwner.get(at.metadata?.uid ?? '') ?? [];
+        if (at.status?.phase === 'DONE') {
+          assert.equal(at.status.outcome, 'Failed', name);
+          assert.equal(at.status.reason, ConditionReason.PodDisappeared, name);
+          assert.equal(own.length, 0, `${name} ended PodDisappeared but its pod exists`);
+          lost.push(name);
+        } else {
+          assert.equal(own.length, 1, name);
+          assert.equal(own[0]?.metadata?.name, at.status?.podName, name);
+        }
+      }
+      assert.equal(pods.length, AT_COUNT - lost.length, 'every pod belongs to an At that runs');
+      const notInFlight = lost.filter((name) => !inFlight.has(name));
+      assert.deepEqual(
+        notInFlight,
+        [],
+        `lost Ats the killed leader had not in flight (in flight: ${[...inFlight].join(', ')})`,
+      );
+      assert.ok(lost.length <= inFlight.size);
+      // The survivor started only Ats that the killed leader had neither started nor certainly claimed: it
+      // never runs a command a second time, nor one whose claim it cannot tell from a lost pod.
+      const startedBySurvivor = atsLogged(standby, ns.name, 'started the command');
+      assert.deepEqual(
+        [...startedBySurvivor].filter((name) => finished.has(name) || claimed.has(name)),
+        [],
+      );
+      t.diagnostic(
+        `killed leader: ${finished.size} started, ${inFlight.size} in flight (${[...inFlight].filter((name) => claimed.has(name)).length} of them claimed); lost: ${lost.length} (${lost.join(', ')}); all cached and waiting ${waitingAheadMs} ms before due`,
+      );
+    } finally {
+      for (const replica of replicas) replica.kill('SIGKILL');
+      await Promise.all(replicas.map((r) => r.closed));
+      await ns.cleanup();
+      await client.close();
+    }
+  });
+});
