@@ -1,14 +1,15 @@
 /**
  * Initial sync of 10k ConfigMaps: @loopwright/informer vs @kubernetes/client-node `makeInformer`,
  * against the same real API server in the same run. Reports time to synced and retained heap per
- * cached object.
+ * cached object, each informer's heap as a ratio of client-node's, min/median/max over the runs.
  *
- * Each implementation is measured in its own child process (fresh heap): after a warm-up sync of a
- * small namespace (loads modules, JIT, TLS), heapUsed after a full GC is the baseline; then the big
- * sync runs, and heapUsed after a full GC with the cache still referenced, minus the baseline,
- * divided by the number of cached objects, is the heap per object.
+ * Each implementation is measured in its own child process (fresh heap), once per run: after a
+ * warm-up sync of a small namespace (loads modules, JIT, TLS), heapUsed after a full GC is the
+ * baseline; then the big sync runs, and heapUsed after a full GC with the cache still referenced,
+ * minus the baseline, divided by the number of cached objects, is the heap per object. A ratio is
+ * taken within one run (against that run's client-node figure).
  *
- *   pnpm run bench                 (OBJECTS=2000 pnpm run bench for a quicker run)
+ *   pnpm run bench                 (OBJECTS=2000 pnpm run bench for a quicker run; RUNS=5 for more runs)
  */
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -21,11 +22,14 @@ const OBJECTS = Number(process.env.OBJECTS ?? 10_000);
 const NAMESPACE = 'informer-bench';
 const WARMUP_NAMESPACE = 'informer-bench-warmup';
 const LABEL_SELECTOR = 'bench=informer';
+const RUNS = Number(process.env.RUNS ?? 3);
 const CREATE_CONCURRENCY = 32;
+/** The baseline first: the other rows are ratios of its figure in the same run. */
 const IMPLEMENTATIONS = {
-  loopwright: '@loopwright/informer',
   'client-node': '@kubernetes/client-node makeInformer',
-  'loopwright-strip': '@loopwright/informer + stripManagedFields',
+  // What every controller's informers do: the runtime's Manager sets this transform by default.
+  loopwright: '@loopwright/informer, as controllers get it (stripManagedFields)',
+  'loopwright-untransformed': '@loopwright/informer, no transform (managedFields kept)',
 } as const;
 type Implementation = keyof typeof IMPLEMENTATIONS;
 
@@ -64,7 +68,7 @@ async function sync(
     namespace,
     labelSelector: LABEL_SELECTOR,
     logger: { debug: () => undefined, warn: () => undefined, error: () => undefined },
-    ...(implementation === 'loopwright-strip' ? { transform: stripManagedFields } : {}),
+    ...(implementation === 'loopwright' ? { transform: stripManagedFields } : {}),
   });
   informer.start();
   await informer.waitForSync();
@@ -114,6 +118,59 @@ async function createConfigMaps(core: CoreV1Api, namespace: string, count: numbe
   );
 }
 
+function measureInChildProcess(implementation: Implementation, kubeconfigPath: string): Measurement {
+  const output = execFileSync(
+    process.execPath,
+    ['--expose-gc', '--conditions=development', fileURLToPath(import.meta.url), 'measure', implementation],
+    { env: { ...process.env, KUBECONFIG: kubeconfigPath }, encoding: 'utf8' },
+  );
+  const result = JSON.parse(output) as Measurement;
+  if (result.cached !== OBJECTS) {
+    throw new Error(`${IMPLEMENTATIONS[implementation]} cached ${result.cached}, expected ${OBJECTS}`);
+  }
+  return result;
+}
+
+/** [min, median, max]. */
+function minMedianMax(values: readonly number[]): [number, number, number] {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length / 2;
+  const median = Number.isInteger(middle)
+    ? ((sorted[middle - 1] ?? NaN) + (sorted[middle] ?? NaN)) / 2
+    : (sorted[Math.floor(middle)] ?? NaN);
+  return [sorted[0] ?? NaN, median, sorted.at(-1) ?? NaN];
+}
+
+function report(runs: readonly Record<Implementation, Measurement>[]): void {
+  const spread = (values: readonly number[], format: (value: number) => string): string =>
+    minMedianMax(values).map(format).join(' / ');
+  console.log(
+    `\ninitial sync of ${OBJECTS} ConfigMaps, ${runs.length} runs (node ${process.version}, a child process per informer and run)`,
+  );
+  console.log(
+    'informer'.padEnd(66) +
+      'synced in (median)'.padStart(19) +
+      'heap/object min / median / max'.padStart(34) +
+      'vs client-node min / median / max'.padStart(36),
+  );
+  for (const [implementation, name] of Object.entries(IMPLEMENTATIONS) as [Implementation, string][]) {
+    const own = runs.map((run) => run[implementation]);
+    const ratios = runs.map((run) => run[implementation].heapPerObject / run['client-node'].heapPerObject);
+    const [, syncMs] = minMedianMax(own.map((m) => m.syncMs));
+    console.log(
+      name.padEnd(66) +
+        `${(syncMs / 1000).toFixed(2)} s`.padStart(19) +
+        spread(
+          own.map((m) => m.heapPerObject),
+          (bytes) => `${Math.round(bytes)} B`,
+        ).padStart(34) +
+        (implementation === 'client-node' ? 'baseline' : spread(ratios, (r) => `${r.toFixed(2)}x`)).padStart(
+          36,
+        ),
+    );
+  }
+}
+
 async function main(): Promise<void> {
   const controlPlane = await startControlPlane({ log: () => undefined });
   try {
@@ -127,31 +184,18 @@ async function main(): Promise<void> {
       `created ${OBJECTS} ConfigMaps in ${((performance.now() - createStarted) / 1000).toFixed(1)} s`,
     );
 
-    console.log(`\ninitial sync of ${OBJECTS} ConfigMaps (node ${process.version}, one child process each)`);
-    console.log(
-      'informer'.padEnd(44) + 'synced in'.padStart(12) + 'heap/object'.padStart(14) + 'cached'.padStart(9),
-    );
-    for (const [implementation, name] of Object.entries(IMPLEMENTATIONS)) {
-      const output = execFileSync(
-        process.execPath,
-        [
-          '--expose-gc',
-          '--conditions=development',
-          fileURLToPath(import.meta.url),
-          'measure',
-          implementation,
-        ],
-        { env: { ...process.env, KUBECONFIG: controlPlane.kubeconfigPath }, encoding: 'utf8' },
-      );
-      const result = JSON.parse(output) as Measurement;
-      if (result.cached !== OBJECTS) throw new Error(`${name} cached ${result.cached}, expected ${OBJECTS}`);
-      console.log(
-        name.padEnd(44) +
-          `${(result.syncMs / 1000).toFixed(2)} s`.padStart(12) +
-          `${Math.round(result.heapPerObject)} B`.padStart(14) +
-          String(result.cached).padStart(9),
+    const runs: Record<Implementation, Measurement>[] = [];
+    for (let run = 0; run < RUNS; run++) {
+      runs.push(
+        Object.fromEntries(
+          Object.keys(IMPLEMENTATIONS).map((implementation) => [
+            implementation,
+            measureInChildProcess(implementation as Implementation, controlPlane.kubeconfigPath),
+          ]),
+        ) as Record<Implementation, Measurement>,
       );
     }
+    report(runs);
   } finally {
     await controlPlane.stop();
   }
