@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import winston from 'winston';
 import { Controller } from '../controller/controller.ts';
-import { GracefulShutdownTimeoutError, Manager, type ManagerExit } from './manager.ts';
+import { GracefulShutdownTimeoutError, Manager, type ManagerExit, type ManagerOptions } from './manager.ts';
 
 const silent = winston.createLogger({ silent: true });
 // Short but valid durations: lease > renew deadline > 1.2 x retry.
@@ -215,5 +215,84 @@ describe('Manager with leader election on a real API server', () => {
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
     );
     assert.equal(await a.done, 'lost-leadership');
+  });
+});
+
+describe('Manager cache: what reconcilers get', () => {
+  let kc: KubeConfig;
+  let ns: TestNamespace;
+
+  before(async () => {
+    kc = loadTestKubeConfig();
+    ns = await createTestNamespace(kc, 'manager-cache');
+  });
+  after(() => ns.cleanup());
+
+  /** Creates a ConfigMap and returns it as a controller of a manager with `options` is handed it. */
+  async function reconciled(name: string, options: Partial<ManagerOptions>): Promise<V1ConfigMap> {
+    const created = await kc.makeApiClient(CoreV1Api).createNamespacedConfigMap({
+      namespace: ns.name,
+      body: {
+        metadata: {
+          name,
+          labels: { app: 'web' },
+          annotations: { 'kubectl.kubernetes.io/last-applied-configuration': '{"kind":"ConfigMap"}' },
+        },
+        data: { key: 'value' },
+      },
+    });
+    assert.ok((created.metadata?.managedFields?.length ?? 0) > 0, 'the API server records managedFields');
+    let seen: V1ConfigMap | undefined;
+    const manager = new Manager({ kubeConfig: kc, logger: silent, health: false, ...options });
+    manager.add(
+      new Controller<V1ConfigMap>({
+        name: `cm-${name}`,
+        for: {
+          group: '',
+          version: 'v1',
+          plural: 'configmaps',
+          kind: 'ConfigMap',
+          namespace: ns.name,
+          fieldSelector: `metadata.name=${name}`,
+        },
+        reconcile: ({ object }) => {
+          seen = object;
+          return Promise.resolve();
+        },
+      }),
+    );
+    const abort = new AbortController();
+    const done = manager.start(abort.signal);
+    try {
+      await eventually(() => {
+        assert.ok(seen);
+      });
+    } finally {
+      abort.abort();
+      assert.equal(await done, 'stopped');
+    }
+    assert.ok(seen);
+    return seen;
+  }
+
+  it('strips managedFields by default and keeps everything else', async () => {
+    const object = await reconciled('stripped', {});
+    const metadata = object.metadata;
+    assert.ok(metadata);
+    assert.ok(!('managedFields' in metadata));
+    assert.equal(object.apiVersion, 'v1');
+    assert.equal(object.kind, 'ConfigMap');
+    assert.match(metadata.uid ?? '', /^[0-9a-f-]{36}$/);
+    assert.match(metadata.resourceVersion ?? '', /^\d+$/);
+    assert.deepEqual(metadata.labels, { app: 'web' });
+    assert.deepEqual(metadata.annotations, {
+      'kubectl.kubernetes.io/last-applied-configuration': '{"kind":"ConfigMap"}',
+    });
+    assert.deepEqual(object.data, { key: 'value' });
+  });
+
+  it('caches objects as the API server sends them with an identity cacheTransform', async () => {
+    const object = await reconciled('kept', { cacheTransform: (obj) => obj });
+    assert.ok((object.metadata?.managedFields?.length ?? 0) > 0);
   });
 });

@@ -53,6 +53,14 @@ export interface ManagerOptions {
   rateLimit?: { qps: number; burst: number } | false;
   /** This replica's name in Events (`reportingInstance`) and the Lease; default `<hostname>_<uuid>`. */
   identity?: string;
+  /**
+   * Applied by every informer to each object before it is cached, so what reconcilers and handlers
+   * get. Default `stripManagedFields`: controllers never read `metadata.managedFields`, a large share
+   * of a small object. `(obj) => obj` keeps objects as the API server sends them; compose to add
+   * your own (`(obj) => mine(stripManagedFields(obj))`). See the informer README on what a transform
+   * may drop.
+   */
+  cacheTransform?: (obj: KubeObject) => KubeObject;
 }
 
 /** How {@link Manager.start} ended; `lost-leadership` must end the process with a non-zero status. */
@@ -117,8 +125,7 @@ export class Manager {
       transport: this.#informerTransport,
       logger: options.logger.child({ component: 'informer' }),
       metrics: informerMetricsHook(this.metrics.informer),
-      // managedFields are never read by controllers and are a large share of every cached object.
-      transform: stripManagedFields,
+      transform: options.cacheTransform ?? stripManagedFields,
     });
   }
 
