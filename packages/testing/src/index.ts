@@ -4,6 +4,7 @@ export { NodeUnavailableError } from './node/requirements.ts';
 export { loadImagesIntoNode, type NodeImagesOptions } from './node/node-images.ts';
 export { findTestNode, loadTestNode, testNodeExports, testNodeOf, type TestNode } from './node/test-node.ts';
 export { freeLoopbackPort } from './controlplane/ports.ts';
+export { ensureGoBuild } from './cached-go-build.ts';
 export {
   ensureControlPlaneBinaries,
   pinnedVersions,
