@@ -1,177 +1,158 @@
 /**
- * N Ats (default 10,000) due within a 10 s window, on a fresh local control plane, controller in-process.
+ * at-scheduler against the API server's own limit, on one fresh local control plane.
  *
- *   pnpm bench                       # 10,000 Ats
- *   AT_BENCH_COUNT=1000 pnpm bench   # quicker
- *   AT_BENCH_QPS / AT_BENCH_BURST    # the controller's client-side rate limit (default 1000/2000; production default 20/30)
- *   AT_BENCH_WORKERS                 # concurrent reconciles (default 50; production default 10)
+ *   pnpm bench                                          # N = 1,000, 2,000 and 10,000; 3 runs each
+ *   AT_BENCH_COUNTS=1000 AT_BENCH_RUNS=1 pnpm bench     # quicker
+ *   AT_BENCH_LIMIT_CONCURRENCY=8,16,32,64,128           # the limit program's sweep (one value: no choice)
+ *   AT_BENCH_CALIBRATION_COUNT=1000                     # Ats per sweep point
+ *   WORKERS, KUBE_API_QPS, KUBE_API_BURST               # the controller's own variables, as in a pod
  *
- * Lateness is measured on the client side, at two points, both against the At's schedule:
- * - decided: when the reconciler decided to start and called create (before the client's rate limiter);
- * - created: when the API server answered the pod create (includes rate-limiter waits and the request).
- * Pod creationTimestamp has one-second precision, so it cannot measure sub-second lateness.
- * Client-side throttling (requests that waited for a rate-limiter token, and the total wait) is reported
- * separately, from the controller client's counters. Heap per pending At: heap after every At is cached
- * and waiting (after a full GC) minus the heap of the synced, empty controller, divided by N.
+ * The limit: a Go program with client-go (bench/limit) that makes only the two writes a start needs, the
+ * claim (the RUNNING status merge patch conditional on the At's resourceVersion) then the pod create with
+ * buildPod()'s spec, with client-side rate limiting off, at the concurrency that started a burst of due
+ * Ats fastest in a sweep at the beginning. The controller: at-scheduler in this process with the released
+ * program's defaults (read from its option declarations; the environment may override them, as it does
+ * the program's) and its real event recorder.
+ *
+ * Each run, per N: the limit program and the controller each get a fresh namespace and N Ats due evenly
+ * over a 10 s window. The window opens after a lead sized from the sweep's cost of creating an At (and for
+ * the controller, from its client rate) for the set-up to finish: the Ats created, and for the controller
+ * each At reconciled and then the controller idle (no reconcile, API call or Event for 1 s); each phase's
+ * "set-up" line says whether it finished before its window. The two
+ * never run at the same time, and which goes first alternates between runs. Each namespace is deleted
+ * (and gone) before the next phase starts.
+ *
+ * Figures per contender: starts/s = Ats started / (last pod create answered - window open); lateness =
+ * pod create answered - schedule; claim->create = claim answered -> pod create answered, with the part
+ * before the create was sent. For the controller, per start: status patches, pod creates, pod lookups,
+ * 409s and Events created, counted from the window's opening until it stopped (with its Events flushed).
+ * Ratios are the controller's over the limit program's in the same run; min/median/max over the runs.
  */
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { KubeConfig } from '@kubernetes/client-node';
-import { createMetrics } from '@loopwright/metrics';
-import { createTestNamespace, startControlPlane } from '@loopwright/testing';
-import { kubeAtApi, type AtApi } from '../src/api.ts';
-import { createAtControllers } from '../src/controller.ts';
+import { KubeClient } from '@loopwright/runtime';
+import { startControlPlane } from '@loopwright/testing';
 import { installCrd } from '../src/crd.ts';
-import { KubeClient, Manager, createSilentLogger } from '@loopwright/runtime';
+import { formatSetUp } from './ats.ts';
+import { controllerSettings, runControllerPhase, type ControllerOutcome } from './controller-phase.ts';
+import { ensureLimitProgram } from './limit-program.ts';
+import { limitBurst, runLimitPhase, type LimitContext, type LimitOutcome } from './limit-phase.ts';
+import { figuresOf, formatFigures, type Figures } from './starts.ts';
+import { spread } from './stats.ts';
 
-setFlagsFromString('--expose-gc');
-const gc = runInNewContext('gc') as () => void;
-
-const N = Number(process.env.AT_BENCH_COUNT ?? 10_000);
-const QPS = Number(process.env.AT_BENCH_QPS ?? 1000);
-const BURST = Number(process.env.AT_BENCH_BURST ?? 2000);
-const WORKERS = Number(process.env.AT_BENCH_WORKERS ?? 50);
+const numbers = (value: string): number[] => value.split(',').map((v) => Number(v.trim()));
+const COUNTS = numbers(process.env.AT_BENCH_COUNTS ?? '1000,2000,10000');
+const RUNS = Number(process.env.AT_BENCH_RUNS ?? 3);
+const SWEEP = numbers(process.env.AT_BENCH_LIMIT_CONCURRENCY ?? '8,16,32,64,128');
+const CALIBRATION_N = Number(process.env.AT_BENCH_CALIBRATION_COUNT ?? 1000);
 const WINDOW_MS = 10_000;
 
-function heapMb(): number {
-  for (let i = 0; i < 3; i++) gc();
-  return process.memoryUsage().heapUsed / 1_048_576;
-}
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
-}
-
-function summary(label: string, values: number[]): string {
-  const sorted = [...values].sort((a, b) => a - b);
-  return `${label.padEnd(40)} n=${sorted.length} p50=${percentile(sorted, 50).toFixed(0)} ms  p99=${percentile(sorted, 99).toFixed(0)} ms  max=${(sorted.at(-1) ?? Number.NaN).toFixed(0)} ms`;
-}
-
-async function pool<T>(items: T[], concurrency: number, work: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < items.length) await work(items[next++] as T);
-    }),
-  );
-}
-
 const out = (line: string): boolean => process.stdout.write(`${line}\n`);
+const settings = controllerSettings(process.env);
 out(
-  `at-scheduler bench: ${N} Ats due within ${WINDOW_MS / 1000} s; controller: ${WORKERS} workers, client ${QPS} qps / burst ${BURST}`,
+  `at-scheduler bench: N = ${COUNTS.join(', ')} Ats due within ${WINDOW_MS / 1000} s, ${RUNS} run(s) each; ` +
+    `controller: ${settings.workers} workers, client ${settings.qps} qps / burst ${settings.burst} ` +
+    `(${settings.overrides.length === 0 ? "the program's defaults" : `set by ${settings.overrides.join(' ')}`})`,
 );
+
 const plane = await startControlPlane();
+const kc = new KubeConfig();
+kc.loadFromFile(plane.kubeconfigPath);
+const admin = new KubeClient(kc, { rateLimit: false });
 try {
-  const kc = new KubeConfig();
-  kc.loadFromFile(plane.kubeconfigPath);
-  const admin = new KubeClient(kc, { rateLimit: false });
   await installCrd(admin);
-  const ns = await createTestNamespace(kc, 'bench');
-
-  const manager = new Manager({
-    kubeConfig: kc,
-    logger: createSilentLogger(),
-    metrics: createMetrics({ defaultMetrics: false }),
-    health: false,
-    rateLimit: { qps: QPS, burst: BURST },
-  });
-  // Status writes, pod creates and Events all share the manager's client and its rate limiter.
-  const client = manager.client;
-  const recorder = manager.eventRecorder('loopwright.dev/at-scheduler');
-  const decided = new Map<string, number>();
-  const created = new Map<string, number>();
-  const api = kubeAtApi(client);
-  let pendingRecorded = 0;
-  const timedApi: AtApi = {
-    ...api,
-    patchAtStatus: (namespace, name, status, rv, signal) => {
-      if (status.phase === 'PENDING') pendingRecorded++;
-      return api.patchAtStatus(namespace, name, status, rv, signal);
-    },
-    createPod: async (namespace, pod, signal) => {
-      const result = await api.createPod(namespace, pod, signal);
-      created.set(pod.metadata?.name ?? '', Date.now());
-      return result;
-    },
+  const context: LimitContext = {
+    kc,
+    kubeconfigPath: plane.kubeconfigPath,
+    admin,
+    binary: await ensureLimitProgram(out),
+    defaultImage: settings.defaultImage,
   };
-  const schedules = new Map<string, number>();
-  for (const controller of createAtControllers({
-    manager,
-    api: timedApi,
-    recorder,
-    namespaces: [ns.name],
-    workers: WORKERS,
-    defaultImage: 'busybox:1.37.0',
-    onStart: (o) => decided.set(o.name, o.issuedMs - o.scheduleMs),
-  }))
-    manager.add(controller);
-  const abort = new AbortController();
-  const running = manager.start(abort.signal);
-  await new Promise((resolve) => setTimeout(resolve, 1000));
-  const heapEmpty = heapMb();
 
-  // Creating N Ats and recording each as PENDING must finish before the window opens.
-  const leadMs = 20_000 + N * 6;
-  const windowStart = Date.now() + leadMs;
-  const names = Array.from({ length: N }, (_, i) => `at-${i}`);
-  names.forEach((name, i) => schedules.set(name, windowStart + Math.floor((i * WINDOW_MS) / N)));
-  const createStarted = Date.now();
-  await pool(names, 32, async (name) => {
-    await admin.requestJson(
-      'POST',
-      `/apis/cnat.programming-kubernetes.info/v1alpha1/namespaces/${ns.name}/ats`,
-      {
-        body: {
-          apiVersion: 'cnat.programming-kubernetes.info/v1alpha1',
-          kind: 'At',
-          metadata: { name },
-          spec: { schedule: new Date(schedules.get(name) ?? 0).toISOString(), command: 'true' },
-        },
-      },
+  out(`limit program sweep: ${CALIBRATION_N} Ats all due at once, per concurrency`);
+  const bursts = [];
+  for (const concurrency of SWEEP) {
+    const burst = await limitBurst(context, concurrency, CALIBRATION_N);
+    bursts.push(burst);
+    out(
+      `  concurrency ${String(concurrency).padStart(4)}: ${burst.startsPerSecond.toFixed(1)} starts/s` +
+        (burst.started < CALIBRATION_N
+          ? `, ${burst.started} started; failures: ${failures(burst.failures)}`
+          : ''),
     );
-  });
-  out(`created ${N} Ats in ${((Date.now() - createStarted) / 1000).toFixed(1)} s`);
-  while (pendingRecorded < N && Date.now() < windowStart - 2000)
-    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const best = bursts.reduce((a, b) => (b.startsPerSecond > a.startsPerSecond ? b : a));
+  // Setting up Ats costs what it cost in the sweep; the leads below leave twice that, plus for the
+  // controller room for a status write and an Event per new At at its client's rate (should it write).
+  const createMsPerAt = Math.max(...bursts.map((b) => b.createMsPerAt));
   out(
-    `${pendingRecorded} recorded PENDING after ${((Date.now() - createStarted) / 1000).toFixed(1)} s; window opens in ${((windowStart - Date.now()) / 1000).toFixed(1)} s`,
+    `limit program concurrency: ${best.concurrency} (the most starts/s of the sweep)` +
+      `; creating an At took ${createMsPerAt.toFixed(2)} ms`,
   );
-  const heapPending = heapMb();
-  const throttleBefore = client.stats();
-  const cpuBefore = process.cpuUsage();
-  const wallBefore = Date.now();
-  if (Date.now() > windowStart)
-    out('WARNING: the window opened before every At was created; lateness includes the backlog');
 
-  const deadline = windowStart + WINDOW_MS + 600_000;
-  while (created.size < N && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 250));
-  const throttleAfter = client.stats();
-  const cpu = process.cpuUsage(cpuBefore);
-  const wallS = (Date.now() - wallBefore) / 1000;
-  abort.abort();
-  await running;
-
-  const createdLateness = [...created].map(
-    ([pod, at]) => at - (schedules.get(pod.replace(/-pod$/, '')) ?? 0),
-  );
-  out(`pods created: ${created.size}/${N}`);
-  out(summary('lateness, decided (before rate limiter)', [...decided.values()]));
-  out(summary('lateness, created (API server answered)', createdLateness));
-  out(
-    `bench process (controller) CPU until the last pod: ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s over ${wallS.toFixed(1)} s wall; ${(N / Math.max(1, (Math.max(...created.values()) - windowStart) / 1000)).toFixed(0)} starts/s after the window opened`,
-  );
-  out(`early starts: ${[...decided.values()].filter((ms) => ms < 0).length}`);
-  out(
-    `client-side throttling in the window: ${throttleAfter.throttledRequests - throttleBefore.throttledRequests} of ${throttleAfter.requests - throttleBefore.requests} requests waited, ${(throttleAfter.rateLimiterWaitSeconds - throttleBefore.rateLimiterWaitSeconds).toFixed(1)} s total wait`,
-  );
-  out(
-    `client-side throttling overall: ${throttleAfter.throttledRequests} of ${throttleAfter.requests} requests waited, ${throttleAfter.rateLimiterWaitSeconds.toFixed(1)} s total wait`,
-  );
-  out(
-    `heap: ${heapEmpty.toFixed(1)} MB synced and empty, ${heapPending.toFixed(1)} MB with ${N} pending Ats => ${(((heapPending - heapEmpty) * 1_048_576) / N / 1024).toFixed(2)} KiB per pending At (bench process; includes the At cache and the delayed queue)`,
-  );
-  await admin.close();
+  for (const n of COUNTS) {
+    const throughputRatios: number[] = [];
+    const p99Ratios: number[] = [];
+    for (let run = 0; run < RUNS; run++) {
+      const limitFirst = run % 2 === 0;
+      out(`N=${n} run ${run + 1}/${RUNS} (${limitFirst ? 'limit program' : 'controller'} first)`);
+      const limitPhase = (): Promise<LimitOutcome> =>
+        runLimitPhase(context, {
+          concurrency: best.concurrency,
+          n,
+          windowMs: WINDOW_MS,
+          leadMs: 5000 + 2 * n * createMsPerAt,
+        });
+      const controllerPhase = (): Promise<ControllerOutcome> =>
+        runControllerPhase({
+          kc,
+          admin,
+          settings,
+          n,
+          windowMs: WINDOW_MS,
+          leadMs: 10_000 + 2 * n * createMsPerAt + 1.5 * n * Math.max(1000 / settings.qps, 2 * createMsPerAt),
+        });
+      const [limit, controller] = limitFirst
+        ? [await limitPhase(), await controllerPhase()]
+        : await controllerPhase().then(async (c) => [await limitPhase(), c] as const);
+      const limitFigures = figuresOf(limit.starts, limit.setUp.windowOpenMs);
+      const controllerFigures = figuresOf(controller.starts, controller.setUp.windowOpenMs);
+      out(`  limit program c=${best.concurrency}: ${formatFigures(limitFigures, n)}`);
+      out(`    ${formatSetUp(limit.setUp, false)}`);
+      if (limit.failures.size > 0) out(`    failures: ${failures(limit.failures)}`);
+      out(`  controller: ${formatFigures(controllerFigures, n)}`);
+      out(`    ${formatSetUp(controller.setUp, true)}`);
+      out(`    ${perStart(controller, controllerFigures)}`);
+      const throughput = controllerFigures.startsPerSecond / limitFigures.startsPerSecond;
+      const p99 = controllerFigures.lateness.p99 / limitFigures.lateness.p99;
+      throughputRatios.push(throughput);
+      p99Ratios.push(p99);
+      out(`  ratio: starts/s ${throughput.toFixed(2)}x, lateness p99 ${p99.toFixed(2)}x`);
+    }
+    out(
+      `N=${n} over ${RUNS} run(s), controller / limit program (min/median/max): ` +
+        `starts/s ${ratios(throughputRatios)}, lateness p99 ${ratios(p99Ratios)}`,
+    );
+  }
 } finally {
+  await admin.close();
   await plane.stop();
+}
+
+function ratios(values: number[]): string {
+  const { min, median, max } = spread(values);
+  return `${min.toFixed(2)}x / ${median.toFixed(2)}x / ${max.toFixed(2)}x`;
+}
+
+function failures(counts: Map<string, number>): string {
+  return [...counts].map(([what, count]) => `${count} x ${what}`).join(', ');
+}
+
+function perStart(controller: ControllerOutcome, figures: Figures): string {
+  const per = (count: number): string => (count / Math.max(1, figures.started)).toFixed(2);
+  const w = controller.work;
+  return (
+    `per start: ${per(w.reconciles)} reconciles, ${per(w.statusPatches)} status patches, ${per(w.podCreates)} pod creates, ` +
+    `${per(w.eventsCreated)} Events created, ${per(w.podLookups)} pod GETs, ${per(w.conflicts)} 409s; ` +
+    `Events dropped ${controller.eventsDropped}, failed ${controller.eventsFailed}`
+  );
 }

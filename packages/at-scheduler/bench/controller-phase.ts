@@ -1,0 +1,217 @@
+/**
+ * The controller's side of a run: at-scheduler in this process, configured as the released program is
+ * (its option declarations' defaults, or the environment variables the program itself reads), with its
+ * real event recorder, watching one fresh namespace. The AtApi is wrapped to time and count its writes.
+ */
+import type { KubeConfig } from '@kubernetes/client-node';
+import { createMetrics } from '@loopwright/metrics';
+import {
+  Manager,
+  createSilentLogger,
+  parseProgram,
+  toKubeApiError,
+  variableOf,
+  type KubeClient,
+} from '@loopwright/runtime';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { CONTROLLER_NAME, createAtControllers, kubeAtApi, program, type AtApi } from '../src/index.ts';
+import { benchNamespace, createAts, windowSchedules, type SetUp } from './ats.ts';
+import type { Start } from './starts.ts';
+
+/** The program's options that shape its throughput, by the flag the released program takes. */
+const THROUGHPUT_FLAGS = ['--workers', '--kube-api-qps', '--kube-api-burst'] as const;
+
+export interface ControllerSettings {
+  workers: number;
+  qps: number;
+  burst: number;
+  defaultImage: string;
+  /** `VARIABLE=value` for each of the program's variables set in the environment. */
+  overrides: string[];
+}
+
+/** The released program's configuration, given only the variables of THROUGHPUT_FLAGS from `env`. */
+export function controllerSettings(env: NodeJS.ProcessEnv): ControllerSettings {
+  const variables = THROUGHPUT_FLAGS.map(variableOf).filter((name) => env[name] !== undefined);
+  const parsed = parseProgram(program, [], Object.fromEntries(variables.map((name) => [name, env[name]])));
+  if (parsed.action !== 'run') throw new Error(`parsing no arguments gave ${parsed.action}`);
+  return {
+    workers: parsed.standard.workers,
+    qps: parsed.standard.kubeApiQps,
+    burst: parsed.standard.kubeApiBurst,
+    defaultImage: parsed.config.defaultImage,
+    overrides: variables.map((name) => `${name}=${env[name]}`),
+  };
+}
+
+/** Counted from the window's opening until the controller stopped, Events included. */
+export interface ControllerWork {
+  reconciles: number;
+  statusPatches: number;
+  podCreates: number;
+  /** Live pod GETs (reads on the start path, when the cache has not seen a pod). */
+  podLookups: number;
+  /** Responses 409 (Conflict on a status patch, AlreadyExists on a create). */
+  conflicts: number;
+  eventsCreated: number;
+}
+
+export interface ControllerOutcome {
+  setUp: SetUp;
+  starts: Start[];
+  work: ControllerWork;
+  /** Events the recorder did not write (spam filter, invalid) during the whole phase. */
+  eventsDropped: number;
+  eventsFailed: number;
+}
+
+export interface ControllerPhaseOptions {
+  kc: KubeConfig;
+  admin: KubeClient;
+  settings: ControllerSettings;
+  n: number;
+  windowMs: number;
+  /** From now until the window opens: time to create the Ats and for the controller to record them. */
+  leadMs: number;
+}
+
+const POLL_MS = 100;
+/** The controller counts as idle once nothing it does has moved for this long. */
+const IDLE_MS = 1000;
+
+export async function runControllerPhase(options: ControllerPhaseOptions): Promise<ControllerOutcome> {
+  const { kc, admin, settings, n, windowMs } = options;
+  const namespace = await benchNamespace(kc, admin, 'bench-controller');
+  const manager = new Manager({
+    kubeConfig: kc,
+    logger: createSilentLogger(),
+    metrics: createMetrics({ defaultMetrics: false }),
+    health: false,
+    rateLimit: { qps: settings.qps, burst: settings.burst },
+  });
+  const recorder = manager.eventRecorder(`loopwright.dev/${CONTROLLER_NAME}`);
+  const api = kubeAtApi(manager.client);
+  const timed = timedAtApi(api);
+  for (const controller of createAtControllers({
+    manager,
+    api: timed.api,
+    recorder,
+    namespaces: [namespace.name],
+    workers: settings.workers,
+    defaultImage: settings.defaultImage,
+  }))
+    manager.add(controller);
+  const abort = new AbortController();
+  const running = manager.start(abort.signal);
+
+  const startMs = Date.now();
+  const windowOpenMs = startMs + options.leadMs;
+  const schedules = windowSchedules(n, windowOpenMs, windowMs);
+  const reconciles = (): Promise<number> => reconcileTotal(manager);
+  const eventsCreated = (): number => recorder.stats().created;
+  // Taken by a timer, not by the set-up loop below, so it is taken when the window opens and not after.
+  const before = sleep(windowOpenMs - startMs).then(async () => ({
+    ...timed.counts,
+    eventsCreated: eventsCreated(),
+    reconciles: await reconciles(),
+  }));
+  await createAts(admin, namespace.name, schedules);
+  const setUp: SetUp = { startMs, createdMs: Date.now(), windowOpenMs };
+  // Anything the controller does for a new At: a reconcile, an API call, an Event.
+  const activity = async (): Promise<number> => {
+    const events = recorder.stats();
+    const calls = Object.values(timed.counts).reduce((a, b) => a + b, 0);
+    return (
+      (await reconciles()) + calls + events.created + events.patched + events.aggregated + events.dropped
+    );
+  };
+  let last = { activity: await activity(), ms: Date.now() };
+  while (Date.now() < windowOpenMs && setUp.idleMs === undefined) {
+    await sleep(POLL_MS);
+    const now = { activity: await activity(), ms: Date.now() };
+    if (now.activity !== last.activity) last = now;
+    if (now.ms - last.ms >= IDLE_MS && (await reconciles()) >= n) setUp.idleMs = last.ms;
+  }
+  const atOpen = await before;
+
+  // Generous: every start's two writes at the client's rate, three times over.
+  const deadline = windowOpenMs + windowMs + Math.max(120_000, (3 * n * 2 * 1000) / settings.qps);
+  while (timed.createAnswered.size < n && Date.now() < deadline) await sleep(POLL_MS);
+  abort.abort();
+  // Stopping flushes the recorder: the Events of the last starts are written before this resolves.
+  await running;
+  await namespace.delete();
+
+  const final = recorder.stats();
+  const starts = schedules.flatMap((dueMs, i): Start[] => {
+    const name = `at-${i}`;
+    const claimAnsweredMs = timed.claimAnswered.get(name);
+    const createSentMs = timed.createSent.get(name);
+    const createAnsweredMs = timed.createAnswered.get(name);
+    return claimAnsweredMs === undefined || createSentMs === undefined || createAnsweredMs === undefined
+      ? []
+      : [{ dueMs, claimAnsweredMs, createSentMs, createAnsweredMs }];
+  });
+  return {
+    setUp,
+    starts,
+    work: {
+      reconciles: (await reconciles()) - atOpen.reconciles,
+      statusPatches: timed.counts.statusPatches - atOpen.statusPatches,
+      podCreates: timed.counts.podCreates - atOpen.podCreates,
+      podLookups: timed.counts.podLookups - atOpen.podLookups,
+      conflicts: timed.counts.conflicts - atOpen.conflicts,
+      eventsCreated: final.created - atOpen.eventsCreated,
+    },
+    eventsDropped: final.dropped,
+    eventsFailed: final.failed,
+  };
+}
+
+/** `controller_runtime_reconcile_total`, every result: this manager has its own registry. */
+async function reconcileTotal(manager: Manager): Promise<number> {
+  const metric = manager.metrics.registry.getSingleMetric('controller_runtime_reconcile_total');
+  const { values } = (await metric?.get()) ?? { values: [] };
+  return values.reduce((sum, { value }) => sum + value, 0);
+}
+
+/** The controller's AtApi, recording when each At's claim and create were answered, and counting calls. */
+function timedAtApi(api: AtApi) {
+  const counts = { statusPatches: 0, podCreates: 0, podLookups: 0, conflicts: 0 };
+  const claimAnswered = new Map<string, number>();
+  const createSent = new Map<string, number>();
+  const createAnswered = new Map<string, number>();
+  const counting409 = (error: unknown): never => {
+    if (toKubeApiError(error)?.status === 409) counts.conflicts++;
+    throw error;
+  };
+  const timed: AtApi = {
+    patchAtStatus: async (namespace, name, status, resourceVersion, signal) => {
+      counts.statusPatches++;
+      const at = await api.patchAtStatus(namespace, name, status, resourceVersion, signal).catch(counting409);
+      if (status.phase === 'RUNNING') claimAnswered.set(name, Date.now());
+      return at;
+    },
+    createPod: async (namespace, pod, signal) => {
+      counts.podCreates++;
+      // buildPod's controller owner reference names the At.
+      const at = pod.metadata?.ownerReferences?.[0]?.name ?? '';
+      createSent.set(at, Date.now());
+      const created = await api.createPod(namespace, pod, signal).catch(counting409);
+      createAnswered.set(at, Date.now());
+      return created;
+    },
+    getPod: (namespace, name, signal) => {
+      counts.podLookups++;
+      return api.getPod(namespace, name, signal);
+    },
+    deletePod: (namespace, name, uid, signal) => api.deletePod(namespace, name, uid, signal),
+  };
+  return {
+    api: timed,
+    counts,
+    claimAnswered,
+    createSent,
+    createAnswered,
+  };
+}
