@@ -101,11 +101,6 @@ export class Manager {
   readonly #controllers: Controller[] = [];
   readonly #recorders: EventRecorder[] = [];
   /**
-   * Events get their own client and token bucket, as controller-runtime's recorder has its own
-   * clientset: a burst of Events must not delay the writes reconciles depend on.
-   */
-  readonly #eventsClient: KubeClient;
-  /**
    * Informers list and watch through a transport of their own (as controller-runtime's cache has its
    * own clients), so a burst of writes never waits behind a relist or the other way round.
    */
@@ -119,7 +114,6 @@ export class Manager {
     this.identity = options.identity ?? options.leaderElection?.identity ?? `${hostname()}_${randomUUID()}`;
     this.metrics = options.metrics ?? createMetrics();
     this.client = new KubeClient(options.kubeConfig, this.#transportOptions());
-    this.#eventsClient = new KubeClient(options.kubeConfig, this.#transportOptions());
     this.#informerTransport = new KubeTransport(options.kubeConfig, this.#transportOptions());
     this.factory = new SharedInformerFactory({
       transport: this.#informerTransport,
@@ -130,15 +124,22 @@ export class Manager {
   }
 
   /**
-   * An Events recorder writing through a client of its own as `reportingController` (e.g.
-   * `loopwright.dev/at-scheduler`); flushed and closed when the manager stops.
+   * An Events recorder for `reportingController` (e.g. `loopwright.dev/at-scheduler`); flushed and
+   * closed when the manager stops. It writes through the reconcilers' own client at `background`
+   * priority rather than through a client of its own (controller-runtime's choice): only a shared
+   * transport knows when a reconcile's request is waiting or on its way, and a burst of Events must
+   * never delay the writes the reconciles depend on, neither at the rate limiter nor at the server.
+   * Drops are counted in `loopwright_events_dropped_total{cause}`.
    */
   eventRecorder(reportingController: string): EventRecorder {
     const recorder = new EventRecorder({
-      client: this.#eventsClient,
+      client: this.client,
       reportingController,
       reportingInstance: this.identity,
       logger: this.#options.logger.child({ component: 'events' }),
+      onDrop: ({ cause }) => {
+        this.metrics.events.dropped(cause);
+      },
     });
     this.#recorders.push(recorder);
     return recorder;
@@ -189,7 +190,7 @@ export class Manager {
       await Promise.all(this.#recorders.map((recorder) => recorder.close()));
       this.factory.stop();
       this.#informerTransport.close();
-      await Promise.all([this.client.close(), this.#eventsClient.close()]);
+      await this.client.close();
       await Promise.all([this.#health?.close(), this.#metricsServer?.close()]);
     }
   }
