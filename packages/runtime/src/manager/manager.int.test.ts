@@ -296,3 +296,19 @@ describe('Manager cache: what reconcilers get', () => {
     assert.ok((object.metadata?.managedFields?.length ?? 0) > 0);
   });
 });
+
+describe('Manager Event recorders', () => {
+  it('count every Event they drop in loopwright_events_dropped_total, by cause', async () => {
+    const manager = new Manager({ kubeConfig: loadTestKubeConfig(), logger: silent, health: false });
+    const recorder = manager.eventRecorder('loopwright.dev/test');
+    await recorder.close();
+    recorder.event(
+      { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: 'late' },
+      { type: 'Normal', reason: 'Late', action: 'Test' },
+    );
+    const exposition = await manager.metrics.registry.metrics();
+    assert.match(exposition, /^loopwright_events_dropped_total\{cause="closed"\} 1$/m);
+    assert.match(exposition, /^loopwright_events_dropped_total\{cause="queue-full"\} 0$/m);
+    await manager.client.close();
+  });
+});
