@@ -1,6 +1,6 @@
 /** The bench's Ats and namespaces, written with an unthrottled admin client before any window opens. */
 import type { KubeConfig } from '@kubernetes/client-node';
-import { isNotFound, type KubeClient } from '@loopwright/runtime';
+import { isNotFound, toKubeApiError, type KubeClient } from '@loopwright/runtime';
 import { createTestNamespace } from '@loopwright/testing';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AT_API_VERSION, AT_GROUP, AT_KIND, AT_PLURAL, AT_VERSION, type At } from '../src/index.ts';
@@ -84,7 +84,9 @@ export async function benchNamespace(
           await client.requestJson('GET', path);
         } catch (error) {
           if (isNotFound(error)) return;
-          throw error;
+          // An API server busy deleting ten thousands of objects may time a read out: ask again.
+          const status = toKubeApiError(error)?.status;
+          if (status === undefined || (status < 500 && status !== 429)) throw error;
         }
         await sleep(500);
       }
