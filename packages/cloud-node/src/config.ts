@@ -75,7 +75,8 @@ export const program = defineProgram({
     }),
     nodeMonitorPeriod: option(duration('10ms', '24h'), {
       flag: '--node-monitor-period',
-      description: 'how often NotReady Nodes are checked against their server',
+      description:
+        'how often each NotReady Node is checked against its server, as long as all of them cost at most one listing of all servers per 55s (otherwise every 55s)',
       default: '5s',
     }),
     nodeStatusUpdateFrequency: option(duration('10ms', '24h'), {
