@@ -100,7 +100,9 @@ export interface NotReadyDemand {
  */
 export function notReadyDataMaxAgeMs(demand: NotReadyDemand): number {
   const { notReady, sweepPages, monitorPeriodMs, sweepPeriodMs } = demand;
-  if (monitorPeriodMs >= sweepPeriodMs) return monitorPeriodMs;
   const singleLookupsPerSweepPeriod = (notReady * sweepPeriodMs) / monitorPeriodMs;
-  return singleLookupsPerSweepPeriod <= sweepPages ? monitorPeriodMs : sweepPeriodMs;
+  // A monitor period longer than the sweep period is cheaper already: kept.
+  return singleLookupsPerSweepPeriod <= sweepPages
+    ? monitorPeriodMs
+    : Math.max(monitorPeriodMs, sweepPeriodMs);
 }
