@@ -45,7 +45,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-# etcd, the Kubernetes control-plane and node binaries, helm, Prometheus and the Mailgun mock, built from
-# Go modules once per machine.
+# etcd, the Kubernetes control-plane and node binaries, helm, Prometheus, the Mailgun mock and the Cluster
+# API core manager, built from Go modules once per machine.
 pnpm -s controlplane build
 echo "setup: done (node $node_version, pnpm $pnpm_version)"

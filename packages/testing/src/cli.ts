@@ -2,8 +2,8 @@
  * `pnpm controlplane <command>` and `pnpm cluster <command>` (this file with `--node`): the test control
  * plane, or the single-node cluster, for humans.
  *   build   build (or find cached) etcd and the Kubernetes binaries (control plane and node), helm,
- *           Prometheus and the Mailgun mock: `scripts/setup.sh` runs it, so neither tests nor `pnpm demo`
- *           compile anything later
+ *           Prometheus, the Mailgun mock and the Cluster API core manager: `scripts/setup.sh` runs it, so
+ *           neither tests nor `pnpm demo` compile anything later
  *   up      start one in the background (state in .controlplane/ or .cluster/ at the repo root)
  *   down    stop it (a node puts the machine back as it found it)
  *   env     print shell exports for it: eval "$(pnpm -s controlplane env)"
@@ -21,6 +21,7 @@ import { startCluster, type Cluster } from './node/cluster.ts';
 import { testNodeExports, testNodeOf, type TestNode } from './node/test-node.ts';
 import { ensureHelmBinary } from './helm/binary.ts';
 import { ensureMailgunMockBinary } from './mailgun/mock.ts';
+import { ensureClusterApiManager } from './cluster-api/binary.ts';
 import { ensurePrometheusBinary } from './prometheus/binary.ts';
 
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
@@ -102,6 +103,12 @@ async function main(command: string | undefined): Promise<void> {
       });
       console.log(`prometheus: ${prometheusBinary}`);
       console.log(`mailgun mock: ${await ensureMailgunMockBinary()}`);
+      const clusterApiManager = await ensureClusterApiManager({
+        log: (line) => {
+          console.log(line);
+        },
+      });
+      console.log(`cluster api manager: ${clusterApiManager}`);
       return;
     }
     case 'up': {
