@@ -81,25 +81,14 @@ function bundleCommandOf(stage: Stage, controller: Controller, sourcePath: strin
   }
 }
 
-// bundle.sh runs `tsc -b` over shared packages: two at once would write the same dist/ files.
-let bundling: Promise<unknown> = Promise.resolve();
-
-function bundle(controller: Controller, outDir: string): Promise<void> {
-  const result = bundling.then(async () => {
-    await run(join(repositoryRoot, 'scripts', 'bundle.sh'), [controller, outDir], {
-      cwd: repositoryRoot,
-      maxBuffer: 64 * 1024 * 1024,
-    });
+async function bundle(controller: Controller, outDir: string): Promise<void> {
+  await run(join(repositoryRoot, 'scripts', 'bundle.sh'), [controller, outDir], {
+    cwd: repositoryRoot,
+    maxBuffer: 64 * 1024 * 1024,
   });
-  bundling = result.catch(() => undefined);
-  return result;
 }
 
-/**
- * Where the bundle is made (and removed once it is in the layer). A fixed place, not a random temporary
- * name: pnpm writes the bundle's absolute path into node_modules/.bin shims and node_modules/.pnpm/lock.yaml,
- * so the same outDir gives the same app layer.
- */
+/** Where the bundle is made (and removed once it is in the layer). */
 export function bundleDirOf(outDir: string, controller: Controller): string {
   return join(outDir, 'bundles', controller, 'bundle');
 }

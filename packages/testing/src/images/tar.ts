@@ -5,7 +5,7 @@
  * exactly what the layer holds, and the same list always gives the same bytes (mtime 0, fixed order).
  *
  * Format: POSIX ustar headers, with a PAX extended header in front of an entry whose path or link target
- * does not fit ustar's 100 bytes (pnpm's node_modules/.pnpm paths are far longer).
+ * does not fit ustar's 100 bytes.
  */
 import { createReadStream } from 'node:fs';
 

@@ -28,7 +28,7 @@ export async function loadImagesIntoNode(
   for (const base of await buildBaseImages({ outDir: options.outDir }))
     await importImage(base.archivePath, { address });
   const images: ControllerImage[] = [];
-  // One after the other: each bundle runs `tsc -b` over the shared packages' build info.
+  // One after the other, so that each one's log line says how long it took.
   for (const controller of options.controllers ?? allControllers) {
     const started = performance.now();
     const image = await buildControllerImage(controller, { outDir: options.outDir });
