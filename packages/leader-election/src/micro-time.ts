@@ -32,7 +32,9 @@ export function formatMicroTime(micros: EpochMicros): string {
   const date = new Date(seconds * 1000);
   const year = date.getUTCFullYear();
   if (Number.isNaN(year) || year < 0 || year > 9999) {
-    throw new MicroTimeError(`time ${micros} µs is outside the years 0000-9999 that RFC 3339 can express`);
+    throw new MicroTimeError(
+      `time ${micros} microseconds are outside the years 0000-9999 that RFC 3339 can express`,
+    );
   }
   // toISOString is `YYYY-MM-DDTHH:mm:ss.sssZ` for years 0000-9999; keep the seconds, replace the rest.
   return `${date.toISOString().slice(0, 19)}.${String(fraction).padStart(6, '0')}Z`;

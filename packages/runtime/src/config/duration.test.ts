@@ -16,7 +16,8 @@ describe('parseDuration (Go time.ParseDuration)', () => {
       ['1.s', 1000],
       ['2h45m', 9_900_000],
       ['1500us', 1.5],
-      ['1500µs', 1.5],
+      ['1500\u00b5s', 1.5],
+      ['1500\u03bcs', 1.5],
       ['2000000ns', 2],
     ];
     for (const [text, ms] of cases) assert.equal(parseDuration(text), ms, text);

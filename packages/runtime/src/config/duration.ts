@@ -5,19 +5,22 @@
  * Negative durations are not accepted: no option here has a use for one.
  */
 
+// The micro sign (U+00B5) and the Greek mu (U+03BC), as Go accepts both, written as escapes: one
+// non-ASCII character anywhere in a bundle makes V8 hold the whole bundle's source at two bytes per
+// character (about 1 MB of resident memory for nothing).
 const UNIT_MS: Readonly<Record<string, number>> = {
   ns: 1e-6,
   us: 1e-3,
-  µs: 1e-3,
-  μs: 1e-3,
+  '\u00b5s': 1e-3,
+  '\u03bcs': 1e-3,
   ms: 1,
   s: 1000,
   m: 60_000,
   h: 3_600_000,
 };
 
-const DURATION = /^(?:(?:\d+\.?\d*|\.\d+)(?:ns|us|µs|μs|ms|s|m|h))+$/;
-const TERM = /(\d+\.?\d*|\.\d+)(ns|us|µs|μs|ms|s|m|h)/g;
+const DURATION = /^(?:(?:\d+\.?\d*|\.\d+)(?:ns|us|\u00b5s|\u03bcs|ms|s|m|h))+$/;
+const TERM = /(\d+\.?\d*|\.\d+)(ns|us|\u00b5s|\u03bcs|ms|s|m|h)/g;
 
 /** Milliseconds (fractional below 1 ms), or undefined when `text` is not a Go duration. */
 export function parseDuration(text: string): number | undefined {
