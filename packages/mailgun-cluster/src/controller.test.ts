@@ -72,7 +72,7 @@ describe('ownerPredicate', () => {
     const mirrored = {
       ...owner,
       metadata: { ...owner.metadata, resourceVersion: '2' },
-      status: { ready: true },
+      status: { initialization: { infrastructureProvisioned: true } },
     };
     assert.equal(passes(ownerPredicate, owner, mirrored), false);
   });

@@ -89,8 +89,7 @@ function mapToInfra(
     const namespace = owner.metadata?.namespace;
     const keys = new Set<string>();
     const ref = owner.spec?.infrastructureRef;
-    const refGroup = ref?.apiGroup ?? ref?.apiVersion?.split('/')[0];
-    if (ref?.kind === infraKind && refGroup === INFRA_GROUP && ref.name)
+    if (ref?.kind === infraKind && ref.apiGroup === INFRA_GROUP && ref.name)
       keys.add(keyFor(namespace, ref.name));
     for (const obj of infraObjects.byIndex(OWNER_INDEX, keyFor(namespace, owner.metadata?.name ?? '')))
       keys.add(keyFor(obj.metadata?.namespace, obj.metadata?.name ?? ''));

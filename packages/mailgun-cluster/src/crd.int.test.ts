@@ -1,23 +1,36 @@
 /**
  * The chart's CRDs as the API server enforces them: what a user cannot write, and the Cluster API
- * contract labels without which the Cluster controller never resolves the infrastructureRef.
+ * contract label, checked against the Cluster API installed beside them, without which its Cluster
+ * controller never resolves the infrastructureRef.
  */
 import { ApiextensionsV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
-import { createTestNamespace, loadTestKubeConfig, type TestNamespace } from '@loopwright/testing';
+import {
+  createTestNamespace,
+  loadTestKubeConfig,
+  startClusterApi,
+  type ClusterApi,
+  type TestNamespace,
+} from '@loopwright/testing';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { CAPI_GROUP, CAPI_VERSION } from './resource.ts';
 import { installCrds } from './testing/harness.ts';
 
 const GROUP = 'infrastructure.cluster.x-k8s.io';
 let kc: KubeConfig;
 let ns: TestNamespace;
+let clusterApi: ClusterApi;
 
 before(async () => {
   kc = loadTestKubeConfig();
   await installCrds(kc);
   ns = await createTestNamespace(kc, 'mailgun-crd');
+  clusterApi = await startClusterApi({ kubeConfig: kc, namespace: ns.name });
 });
-after(() => ns.cleanup());
+after(async () => {
+  await clusterApi.stop();
+  await ns.cleanup();
+});
 
 const valid = { priority: 'Urgent', request: 'one cluster', requester: 'dev@example.com' };
 let counter = 0;
@@ -42,13 +55,32 @@ async function rejected(plural: 'mailgunclusters' | 'mailgunmachines', spec: Rec
 }
 
 describe('the CRDs', () => {
-  it('carry the Cluster API contract and provider labels', async () => {
+  it('carry the contract label of the Cluster API beside them, naming every served version, and the provider label', async () => {
     const api = kc.makeApiClient(ApiextensionsV1Api);
+    // Cluster API's contract is the version of its own types (contract.Version is
+    // clusterv1.GroupVersion.Version), which its CRDs store; the controller watches that version, so
+    // the API server serves it what it stores, without conversion.
+    const clusters = await api.readCustomResourceDefinition({ name: `clusters.${CAPI_GROUP}` });
+    const contract = clusters.spec.versions.find((version) => version.storage)?.name;
+    assert.equal(contract, CAPI_VERSION, `Cluster API ${clusterApi.version} stores ${contract}`);
     for (const plural of ['mailgunclusters', 'mailgunmachines']) {
       const crd = await api.readCustomResourceDefinition({ name: `${plural}.${GROUP}` });
       const labels = crd.metadata?.labels ?? {};
-      assert.equal(labels['cluster.x-k8s.io/v1beta2'], 'v1alpha1', plural);
-      assert.equal(labels['cluster.x-k8s.io/v1beta1'], 'v1alpha1', plural);
+      // One contract label (with two, Cluster API takes the newest it knows, and the other is unread):
+      // `cluster.x-k8s.io/<contract>: <served versions joined by _>`.
+      assert.deepEqual(
+        Object.keys(labels).filter((key) => key.startsWith(`${CAPI_GROUP}/v`)),
+        [`${CAPI_GROUP}/${contract}`],
+        plural,
+      );
+      assert.equal(
+        labels[`${CAPI_GROUP}/${contract}`],
+        crd.spec.versions
+          .filter((version) => version.served)
+          .map((version) => version.name)
+          .join('_'),
+        plural,
+      );
       assert.equal(labels['cluster.x-k8s.io/provider'], 'infrastructure-mailgun', plural);
     }
   });

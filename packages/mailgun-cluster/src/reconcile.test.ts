@@ -328,10 +328,9 @@ describe('createRequestReconciler', () => {
       assert.deepEqual(
         {
           provisioned: api.object.status.initialization?.provisioned,
-          ready: api.object.status.ready,
           observedGeneration: api.object.status.observedGeneration,
         },
-        { provisioned: false, ready: false, observedGeneration: 1 },
+        { provisioned: false, observedGeneration: 1 },
       );
       const [event] = api.callsOf('event');
       assert.deepEqual(event?.event, {
@@ -603,7 +602,7 @@ describe('createRequestReconciler', () => {
       assert.equal(api.object.status?.messageID, '<m1>');
     });
 
-    it('fulfilled: Ready=True, provisioned and ready', async () => {
+    it('fulfilled: Ready=True and provisioned', async () => {
       const endpoint = { host: 'api.c1.example.com', port: 6443 };
       const { api, reconcile } = clusterSetup({
         ...fresh,
@@ -614,7 +613,6 @@ describe('createRequestReconciler', () => {
       assert.equal(condition(api.object, ConditionType.Ready)?.status, 'True');
       assert.equal(condition(api.object, ConditionType.Ready)?.reason, ReadyReason.Provisioned);
       assert.equal(api.object.status?.initialization?.provisioned, true);
-      assert.equal(api.object.status.ready, true);
     });
   });
 
@@ -748,10 +746,10 @@ describe('createRequestReconciler', () => {
       );
       assert.equal(api.callsOf('sendMail')[0]?.mail.markers.object, 'MailgunMachine ns/m1');
       assert.equal(api.callsOf('event')[0]?.regarding.kind, 'MailgunMachine');
-      assert.equal(api.object.status?.ready, false);
+      assert.equal(api.object.status?.initialization?.provisioned, false);
       api.write({ metadata: { generation: 2 }, spec: { providerID: 'mail://worker-1' } });
       await reconcile();
-      assert.equal(api.object.status.ready, true);
+      assert.equal(api.object.status.initialization.provisioned, true);
     });
 
     it('is paused by the Cluster of its Machine', async () => {

@@ -41,15 +41,17 @@ export interface RequestStatus {
   observedGeneration?: number;
   conditions?: readonly StoredCondition[];
   initialization?: { provisioned?: boolean };
-  ready?: boolean;
 }
 
-/** A Cluster API object as far as this controller reads it (Cluster or Machine). */
+/**
+ * A Cluster API object as far as this controller reads it (Cluster or Machine), at {@link CAPI_VERSION}:
+ * the version Cluster API stores, so the API server serves it without its conversion webhook.
+ */
 export interface CapiObject extends KubeObject {
   spec?: {
     paused?: boolean;
     clusterName?: string;
-    infrastructureRef?: { apiGroup?: string; apiVersion?: string; kind?: string; name?: string };
+    infrastructureRef?: { apiGroup?: string; kind?: string; name?: string };
   };
 }
 

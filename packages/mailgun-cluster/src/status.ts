@@ -1,6 +1,6 @@
 /**
  * What status reports: the conditions for each outcome (`RequestSent`, `Ready`, `Paused`), the Cluster
- * API contract fields (`initialization.provisioned`, `ready`, `observedGeneration`) and the status
+ * API v1beta2 contract fields (`initialization.provisioned`, `observedGeneration`) and the status
  * patch that writes them, which a reconcile skips when it would change nothing.
  */
 import { findCondition, setCondition, type Condition, type ConditionInput } from '@loopwright/runtime';
@@ -37,7 +37,6 @@ export interface StatusPatch {
   sendAttempt?: SendAttempt | null;
   observedGeneration?: number | undefined;
   initialization?: { provisioned: boolean };
-  ready?: boolean;
 }
 
 export function pausedCondition(observed: Observed): ConditionInput {
@@ -211,15 +210,13 @@ export function statusPatch(
   const provisioned = Boolean(fields.messageID ?? current?.messageID) && observed.fulfilled;
   const contractUnchanged =
     current?.observedGeneration === observed.generation &&
-    current?.initialization?.provisioned === provisioned &&
-    current.ready === provisioned;
+    current?.initialization?.provisioned === provisioned;
   if (!conditionsChanged && !hasFields && contractUnchanged) return undefined;
   return {
     ...fields,
     conditions,
     observedGeneration: observed.generation,
     initialization: { provisioned },
-    ready: provisioned,
   };
 }
 

@@ -18,8 +18,6 @@ export interface MailgunClusterStatus {
   sendAttempt?: MailgunClusterStatusSendAttempt;
   observedGeneration?: number;
   initialization?: MailgunClusterStatusInitialization;
-  /** Cluster API v1beta1 contract; mirrors initialization.provisioned. */
-  ready?: boolean;
   conditions?: MailgunClusterStatusCondition[];
 }
 
@@ -78,8 +76,6 @@ export interface MailgunMachineStatus {
   sendAttempt?: MailgunMachineStatusSendAttempt;
   observedGeneration?: number;
   initialization?: MailgunMachineStatusInitialization;
-  /** Cluster API v1beta1 contract; mirrors initialization.provisioned. */
-  ready?: boolean;
   conditions?: MailgunMachineStatusCondition[];
 }
 

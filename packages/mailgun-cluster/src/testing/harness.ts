@@ -1,6 +1,7 @@
 /**
- * Integration-test support: CRDs (the chart's plus minimal test-only Cluster API ones), object helpers
- * and the controller run as a real child process (`src/main.ts`), so crashes are real SIGKILLs.
+ * Integration-test support: the chart's CRDs, object helpers for Cluster API's objects and ours, and
+ * the controller run as a real child process (`src/main.ts`), so crashes are real SIGKILLs. Cluster
+ * API itself (its CRDs, webhooks and core manager) comes from `startClusterApi` of @loopwright/testing.
  */
 import {
   ApiextensionsV1Api,
@@ -15,45 +16,18 @@ import { eventually } from '@loopwright/testing';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { readdirSync, readFileSync } from 'node:fs';
-import type { MailgunCluster } from '../generated/types.ts';
+import type { MailgunCluster, MailgunMachine } from '../generated/types.ts';
+import { CAPI_GROUP, CAPI_VERSION, INFRA_GROUP, INFRA_VERSION } from '../resource.ts';
 
 const mainPath = fileURLToPath(new URL('../main.ts', import.meta.url));
 /** The chart's CRDs: what the tests install is exactly what users install. */
 const crdDir = fileURLToPath(new URL('../../../../charts/mailgun-cluster/crds/', import.meta.url));
 
-/** Cluster API's Cluster and Machine, reduced to what the tests write: not part of the chart. */
-function capiTestCrd(kind: 'Cluster' | 'Machine'): V1CustomResourceDefinition {
-  const plural = `${kind.toLowerCase()}s`;
-  return {
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name: `${plural}.cluster.x-k8s.io` },
-    spec: {
-      group: 'cluster.x-k8s.io',
-      scope: 'Namespaced',
-      names: { kind, plural, singular: kind.toLowerCase(), listKind: `${kind}List` },
-      versions: [
-        {
-          name: 'v1beta2',
-          served: true,
-          storage: true,
-          subresources: { status: {} },
-          schema: { openAPIV3Schema: { type: 'object', x_kubernetes_preserve_unknown_fields: true } },
-        },
-      ],
-    },
-  };
-}
-
 export async function installCrds(kc: KubeConfig): Promise<void> {
   const api = kc.makeApiClient(ApiextensionsV1Api);
-  const crds = [
-    ...readdirSync(crdDir)
-      .filter((file) => file.endsWith('.yaml'))
-      .map((file) => loadYaml<V1CustomResourceDefinition>(readFileSync(`${crdDir}${file}`, 'utf8'))),
-    capiTestCrd('Cluster'),
-    capiTestCrd('Machine'),
-  ];
+  const crds = readdirSync(crdDir)
+    .filter((file) => file.endsWith('.yaml'))
+    .map((file) => loadYaml<V1CustomResourceDefinition>(readFileSync(`${crdDir}${file}`, 'utf8')));
   for (const body of crds) {
     await api.createCustomResourceDefinition({ body }).catch((error: unknown) => {
       if ((error as { code?: number }).code !== 409) throw error;
@@ -71,6 +45,40 @@ export async function installCrds(kc: KubeConfig): Promise<void> {
   }
 }
 
+export interface Condition {
+  type: string;
+  status: string;
+  reason?: string;
+  message?: string;
+}
+
+/** A Cluster or Machine of Cluster API as the tests read it. */
+export interface ClusterApiObject {
+  metadata: { name: string; uid: string; labels?: Record<string, string>; deletionTimestamp?: string };
+  spec: {
+    paused?: boolean;
+    providerID?: string;
+    controlPlaneEndpoint?: { host: string; port: number };
+  };
+  status?: {
+    phase?: string;
+    initialization?: { infrastructureProvisioned?: boolean };
+    conditions?: Condition[];
+  };
+}
+
+type Plural = 'clusters' | 'machines' | 'mailgunclusters' | 'mailgunmachines';
+
+const GROUP_VERSION: Record<Plural, { group: string; version: string }> = {
+  clusters: { group: CAPI_GROUP, version: CAPI_VERSION },
+  machines: { group: CAPI_GROUP, version: CAPI_VERSION },
+  mailgunclusters: { group: INFRA_GROUP, version: INFRA_VERSION },
+  mailgunmachines: { group: INFRA_GROUP, version: INFRA_VERSION },
+};
+
+/** What a request object's spec needs, unless a test says otherwise. */
+const REQUEST_SPEC = { priority: 'Urgent', requester: 'dev@example.com' } as const;
+
 export class Objects {
   readonly api: CustomObjectsApi;
   readonly namespace: string;
@@ -79,101 +87,172 @@ export class Objects {
     this.namespace = namespace;
   }
 
-  async createCluster(name: string, spec: Record<string, unknown> = {}): Promise<{ uid: string }> {
-    const body = {
-      apiVersion: 'cluster.x-k8s.io/v1beta2',
-      kind: 'Cluster',
-      metadata: { name },
-      spec: {
-        infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'MailgunCluster', name },
-        ...spec,
-      },
-    };
-    const created = (await this.api.createNamespacedCustomObject({
-      group: 'cluster.x-k8s.io',
-      version: 'v1beta2',
+  async get<T>(plural: Plural, name: string): Promise<T> {
+    return (await this.api.getNamespacedCustomObject({
+      ...GROUP_VERSION[plural],
       namespace: this.namespace,
-      plural: 'clusters',
-      body,
-    })) as { metadata: { uid: string } };
-    return { uid: created.metadata.uid };
+      plural,
+      name,
+    })) as T;
   }
 
-  async patch(
-    group: string,
-    plural: string,
-    name: string,
-    patch: object,
-    version = group === 'cluster.x-k8s.io' ? 'v1beta2' : 'v1alpha1',
-  ): Promise<void> {
+  getMailgunCluster(name: string): Promise<MailgunCluster> {
+    return this.get<MailgunCluster>('mailgunclusters', name);
+  }
+
+  getMailgunMachine(name: string): Promise<MailgunMachine> {
+    return this.get<MailgunMachine>('mailgunmachines', name);
+  }
+
+  /** Whether the object is gone (a 404). */
+  async gone(plural: Plural, name: string): Promise<boolean> {
+    return this.get(plural, name).then(
+      () => false,
+      (error: unknown) => {
+        if ((error as { code?: number }).code === 404) return true;
+        throw error;
+      },
+    );
+  }
+
+  async create<T>(plural: Plural, body: object): Promise<T> {
+    return (await this.api.createNamespacedCustomObject({
+      ...GROUP_VERSION[plural],
+      namespace: this.namespace,
+      plural,
+      body,
+    })) as T;
+  }
+
+  async patch(plural: Plural, name: string, patch: object): Promise<void> {
     await this.api.patchNamespacedCustomObject(
-      { group, version, namespace: this.namespace, plural, name, body: patch },
+      { ...GROUP_VERSION[plural], namespace: this.namespace, plural, name, body: patch },
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
     );
   }
 
-  /** A merge patch of the status subresource, as the object's own controller writes it. */
-  async patchStatus(group: string, plural: string, name: string, patch: object): Promise<void> {
-    const version = group === 'cluster.x-k8s.io' ? 'v1beta2' : 'v1alpha1';
-    await this.api.patchNamespacedCustomObjectStatus(
-      { group, version, namespace: this.namespace, plural, name, body: patch },
-      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-    );
-  }
-
-  async createMailgunCluster(
-    name: string,
-    options: { owner?: { uid: string }; spec?: Partial<MailgunCluster['spec']> } = {},
-  ): Promise<void> {
-    const body = {
-      apiVersion: 'infrastructure.cluster.x-k8s.io/v1alpha1',
-      kind: 'MailgunCluster',
-      metadata: {
-        name,
-        ...(options.owner ? { ownerReferences: [clusterOwner(name, options.owner.uid)] } : {}),
-      },
-      spec: {
-        priority: 'Urgent',
-        request: `a cluster called ${name}`,
-        requester: 'dev@example.com',
-        ...options.spec,
-      },
-    };
-    await this.api.createNamespacedCustomObject({
-      group: 'infrastructure.cluster.x-k8s.io',
-      version: 'v1alpha1',
+  async delete(plural: Plural, name: string): Promise<void> {
+    await this.api.deleteNamespacedCustomObject({
+      ...GROUP_VERSION[plural],
       namespace: this.namespace,
-      plural: 'mailgunclusters',
-      body,
+      plural,
+      name,
     });
   }
 
-  async getMailgunCluster(name: string): Promise<MailgunCluster> {
-    return (await this.api.getNamespacedCustomObject({
-      group: 'infrastructure.cluster.x-k8s.io',
-      version: 'v1alpha1',
-      namespace: this.namespace,
-      plural: 'mailgunclusters',
-      name,
-    })) as MailgunCluster;
+  /**
+   * Server-side applies one condition of its own to a Cluster's status, as any other writer of the
+   * status may: the conditions are a map by type, so Cluster API's own conditions stay.
+   */
+  async applyClusterCondition(name: string, condition: Required<Condition>): Promise<void> {
+    await this.api.patchNamespacedCustomObjectStatus(
+      {
+        group: CAPI_GROUP,
+        version: CAPI_VERSION,
+        namespace: this.namespace,
+        plural: 'clusters',
+        name,
+        fieldManager: 'mailgun-cluster-test',
+        force: true,
+        body: {
+          apiVersion: `${CAPI_GROUP}/${CAPI_VERSION}`,
+          kind: 'Cluster',
+          metadata: { name },
+          status: { conditions: [{ ...condition, lastTransitionTime: new Date().toISOString() }] },
+        },
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply),
+    );
   }
 
-  /** A Cluster and its MailgunCluster, owned as the Cluster controller would set it up. */
-  async createOwnedPair(name: string, clusterSpec: Record<string, unknown> = {}): Promise<void> {
-    const owner = await this.createCluster(name, clusterSpec);
-    await this.createMailgunCluster(name, { owner });
+  /** A Cluster whose infrastructureRef names the MailgunCluster of the same name. */
+  createCluster(name: string, spec: Record<string, unknown> = {}): Promise<ClusterApiObject> {
+    return this.create<ClusterApiObject>('clusters', {
+      apiVersion: `${CAPI_GROUP}/${CAPI_VERSION}`,
+      kind: 'Cluster',
+      metadata: { name },
+      spec: { infrastructureRef: { apiGroup: INFRA_GROUP, kind: 'MailgunCluster', name }, ...spec },
+    });
+  }
+
+  /**
+   * A Machine of `clusterName` whose infrastructureRef names the MailgunMachine of the same name, with
+   * its bootstrap data given as a Secret's name (a Machine needs that or a bootstrap config; nothing
+   * here reads the Secret).
+   */
+  createMachine(name: string, clusterName: string): Promise<ClusterApiObject> {
+    return this.create<ClusterApiObject>('machines', {
+      apiVersion: `${CAPI_GROUP}/${CAPI_VERSION}`,
+      kind: 'Machine',
+      metadata: { name },
+      spec: {
+        clusterName,
+        bootstrap: { dataSecretName: `${name}-bootstrap` },
+        infrastructureRef: { apiGroup: INFRA_GROUP, kind: 'MailgunMachine', name },
+      },
+    });
+  }
+
+  /** A MailgunCluster as a user writes it: no owner reference, Cluster API sets that. */
+  createMailgunCluster(
+    name: string,
+    options: { spec?: Partial<MailgunCluster['spec']>; annotations?: Record<string, string> } = {},
+  ): Promise<MailgunCluster> {
+    return this.create<MailgunCluster>('mailgunclusters', {
+      apiVersion: `${INFRA_GROUP}/${INFRA_VERSION}`,
+      kind: 'MailgunCluster',
+      metadata: { name, ...(options.annotations ? { annotations: options.annotations } : {}) },
+      spec: { ...REQUEST_SPEC, request: `a cluster called ${name}`, ...options.spec },
+    });
+  }
+
+  createMailgunMachine(name: string, spec: Partial<MailgunMachine['spec']> = {}): Promise<MailgunMachine> {
+    return this.create<MailgunMachine>('mailgunmachines', {
+      apiVersion: `${INFRA_GROUP}/${INFRA_VERSION}`,
+      kind: 'MailgunMachine',
+      metadata: { name },
+      spec: { ...REQUEST_SPEC, request: `a machine called ${name}`, ...spec },
+    });
+  }
+
+  /** A Cluster and its MailgunCluster; Cluster API's Cluster controller makes the Cluster its owner. */
+  async createPair(name: string): Promise<void> {
+    await this.createMailgunCluster(name);
+    await this.createCluster(name);
+  }
+
+  /**
+   * Deletes every Cluster of the namespace and waits until Cluster API has finished with them: their
+   * finalizer is Cluster API's, so they must go while its manager still runs.
+   */
+  async deleteClusters(timeoutMs = 60_000): Promise<void> {
+    const { group, version } = GROUP_VERSION.clusters;
+    await this.api.deleteCollectionNamespacedCustomObject({
+      group,
+      version,
+      namespace: this.namespace,
+      plural: 'clusters',
+    });
+    await eventually(
+      async () => {
+        const list = (await this.api.listNamespacedCustomObject({
+          group,
+          version,
+          namespace: this.namespace,
+          plural: 'clusters',
+        })) as { items: unknown[] };
+        if (list.items.length > 0) throw new Error(`${list.items.length} Clusters left in ${this.namespace}`);
+      },
+      { timeoutMs, intervalMs: 250 },
+    );
   }
 }
 
-export function clusterOwner(name: string, uid: string) {
-  return {
-    apiVersion: 'cluster.x-k8s.io/v1beta2',
-    kind: 'Cluster',
-    name,
-    uid,
-    controller: true,
-    blockOwnerDeletion: true,
-  };
+export function condition(
+  object: { status?: { conditions?: readonly Condition[] } },
+  type: string,
+): Condition | undefined {
+  return object.status?.conditions?.find((c) => c.type === type);
 }
 
 export interface ControllerProcess {
