@@ -7,6 +7,7 @@ import { FakeClock } from '../fake-clock.ts';
 import { KubeApiError, KubeApiFailure } from './api-error.ts';
 import { isConflict, isNotFound, isTooManyRequests } from './classify.ts';
 import {
+  BACKGROUND_QUIET_MS,
   KubeTransport,
   MAX_ERROR_BODY_BYTES,
   type KubeTransportOptions,
@@ -439,6 +440,32 @@ describe('KubeTransport background requests', () => {
     // Nothing else on its way: sent at once.
     await client.request({ path: '/event-2', priority: 'background' });
     assert.equal(received.length, 3);
+    client.close();
+  });
+});
+
+describe('KubeTransport background quiet period', () => {
+  it('a background request waits until nothing else has been on its way for BACKGROUND_QUIET_MS', async () => {
+    const clock = new FakeClock();
+    const client = transport({ clock });
+    await client.request({ path: '/claim' });
+    const event = client.request({ path: '/event', priority: 'background' });
+    await clock.advance(BACKGROUND_QUIET_MS - 1);
+    assert.equal(received.length, 1, 'held back: the burst may go on');
+    // Another request of the burst starts the quiet period over.
+    await client.request({ path: '/create' });
+    await clock.advance(BACKGROUND_QUIET_MS - 1);
+    assert.deepEqual(
+      received.map((r) => r.url),
+      ['/prefix/claim', '/prefix/create'],
+    );
+    await clock.advance(1);
+    await event;
+    assert.deepEqual(
+      received.map((r) => r.url),
+      ['/prefix/claim', '/prefix/create', '/prefix/event'],
+    );
+    assert.equal(clock.pendingTimers(), 0);
     client.close();
   });
 });

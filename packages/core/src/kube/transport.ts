@@ -45,9 +45,10 @@ export interface KubeRequest {
   timeoutMs?: number;
   /**
    * Its place among requests waiting for a rate-limiter token. Default `normal`. A `background` request
-   * is moreover sent only while no other request of this transport is on its way (waiting for a token,
-   * waiting to retry, or waiting for its response headers): a diagnostic then never competes with a
-   * reconcile for the server either. Its deadline (`timeoutMs`) runs while it waits.
+   * is moreover sent only once no other request of this transport has been on its way (waiting for a
+   * token, waiting to retry, or waiting for its response headers) for {@link BACKGROUND_QUIET_MS}: a
+   * diagnostic then never competes with a reconcile for the server either. Its deadline (`timeoutMs`)
+   * runs while it waits.
    */
   priority?: RequestPriority;
 }
@@ -122,6 +123,13 @@ export interface KubeTransportStats {
   rateLimiterWaitSeconds: number;
 }
 
+/**
+ * How long a transport must have had no other request on its way before a `background` one is sent. The
+ * requests of a burst follow each other more closely than this, so the burst's diagnostics wait for its
+ * end instead of taking the server's time from it; a lone reconcile's Event goes this much later.
+ */
+export const BACKGROUND_QUIET_MS = 100;
+
 /** Largest error body read; a `Status` is a few KiB, anything bigger is not one and is cut off. */
 export const MAX_ERROR_BODY_BYTES = 64 * 1024;
 
@@ -142,7 +150,11 @@ export class KubeTransport {
   readonly #stats: KubeTransportStats = { requests: 0, throttledRequests: 0, rateLimiterWaitSeconds: 0 };
   /** Requests above `background` priority between their start and their response headers. */
   #busy = 0;
-  /** `background` requests waiting for {@link #busy} to reach 0. */
+  /** When {@link #busy} last fell to 0, on the clock's monotonic scale. */
+  #quietSince = Number.NEGATIVE_INFINITY;
+  /** Wakes the {@link #idleWaiters} once the transport has been quiet for {@link BACKGROUND_QUIET_MS}. */
+  #quietTimer: Timer | undefined;
+  /** `background` requests waiting for the transport to be quiet. */
   readonly #idleWaiters = new Set<() => void>();
 
   constructor(kubeConfig: KubeConfig, options: KubeTransportOptions = {}) {
@@ -282,7 +294,7 @@ export class KubeTransport {
     const url = new URL(this.server + request.path);
     const exchange = new Exchange(this.#clock, { method, path: url.pathname }, request);
     const priority = request.priority ?? 'normal';
-    if (priority !== 'background') this.#busy += 1;
+    if (priority !== 'background') this.#busied();
     try {
       if (priority === 'background') await this.#idle(exchange.signal);
       let response: http.IncomingMessage;
@@ -314,10 +326,10 @@ export class KubeTransport {
     }
   }
 
-  /** Resolves once no other request is on its way to the server (waiting, retrying or unanswered). */
+  /** Resolves once no other request has been on its way for {@link BACKGROUND_QUIET_MS}. */
   #idle(signal: AbortSignal): Promise<void> {
     signal.throwIfAborted();
-    if (this.#busy === 0) return Promise.resolve();
+    if (this.#quiet()) return Promise.resolve();
     return new Promise((resolve, reject) => {
       const onAbort = (): void => {
         this.#idleWaiters.delete(wake);
@@ -329,15 +341,41 @@ export class KubeTransport {
       };
       signal.addEventListener('abort', onAbort, { once: true });
       this.#idleWaiters.add(wake);
+      this.#armQuietTimer();
     });
+  }
+
+  #quiet(): boolean {
+    return this.#busy === 0 && this.#clock.now() - this.#quietSince >= BACKGROUND_QUIET_MS;
+  }
+
+  #busied(): void {
+    this.#busy += 1;
+    this.#quietTimer?.cancel();
+    this.#quietTimer = undefined;
   }
 
   #settled(): void {
     this.#busy -= 1;
     if (this.#busy > 0) return;
-    const waiters = [...this.#idleWaiters];
-    this.#idleWaiters.clear();
-    for (const wake of waiters) wake();
+    this.#quietSince = this.#clock.now();
+    this.#armQuietTimer();
+  }
+
+  #armQuietTimer(): void {
+    if (this.#quietTimer !== undefined || this.#busy > 0 || this.#idleWaiters.size === 0) return;
+    const delayMs = this.#quietSince + BACKGROUND_QUIET_MS - this.#clock.now();
+    this.#quietTimer = this.#clock.setTimer(
+      () => {
+        this.#quietTimer = undefined;
+        if (!this.#quiet()) return this.#armQuietTimer();
+        const waiters = [...this.#idleWaiters];
+        this.#idleWaiters.clear();
+        for (const wake of waiters) wake();
+      },
+      delayMs,
+      { unref: true },
+    );
   }
 
   async #throttle(method: string, signal: AbortSignal, priority: RequestPriority): Promise<void> {
