@@ -6,18 +6,20 @@
  * with the Secret the README says the user creates; the controller pods become Ready through the
  * kubelet's probes and talk to the API server with their own ServiceAccount token, and to the Mailgun
  * peer of `@loopwright/testing` (Mailgun's own mock behind an API-faithful front) on the node's bridge
- * address. The test plays Cluster API core, whose CRDs are stand-ins here: it creates the Cluster and
- * sets the MailgunCluster's owner reference. Then failover, a rolling upgrade and the uninstall.
+ * address. Beside it Cluster API itself: its CRDs, webhooks and core manager (`startClusterApi`, on this
+ * host, reconciling the test's namespace), which owns the MailgunClusters of the Clusters the test
+ * creates, reports them provisioned and deletes them. Then failover, a rolling upgrade and the
+ * uninstall.
  */
 import {
-  clusterApiCrdName,
-  clusterApiStandInCrd,
   createTestNamespace,
   eventually,
   helm,
   loadTestKubeConfig,
   loadTestNode,
+  startClusterApi,
   startMailgunPeer,
+  type ClusterApi,
   type MailgunPeer,
   type TestNamespace,
 } from '@loopwright/testing';
@@ -30,9 +32,9 @@ import { chartPath, normalizeRules, repoRoot, type PolicyRule } from './charts.t
 import {
   adminKubeconfigPath,
   api,
-  ApiError,
   createOrReplaceSecret,
   effectiveRules,
+  objectExists,
   serviceAccountKubeconfig,
   type ServiceAccountCredentials,
 } from './kube.ts';
@@ -73,73 +75,47 @@ const JWT = /eyJ[\w-]{10,}\.eyJ[\w-]{10,}\.[\w-]+/;
 
 const mailgunClusters = (namespace: string) =>
   `/apis/infrastructure.cluster.x-k8s.io/v1alpha1/namespaces/${namespace}/mailgunclusters`;
-
-/** Cluster API's Cluster and Machine as stand-in CRDs (the real ones come with Cluster API core). */
-async function installClusterApiStandIns(admin: KubeConfig): Promise<void> {
-  for (const kind of ['Cluster', 'Machine'] as const) {
-    await api(
-      admin,
-      'POST',
-      '/apis/apiextensions.k8s.io/v1/customresourcedefinitions',
-      clusterApiStandInCrd(kind),
-    ).catch((error: unknown) => {
-      if (!(error instanceof ApiError && error.status === 409)) throw error;
-    });
-    await eventually(
-      async () => {
-        const crd = await api<{ status?: { conditions?: { type: string; status: string }[] } }>(
-          admin,
-          'GET',
-          `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${clusterApiCrdName(kind)}`,
-        );
-        assert.ok(crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True'));
-      },
-      { timeoutMs: 20_000 },
-    );
-  }
-}
+const clusters = (namespace: string) => `/apis/cluster.x-k8s.io/v1beta2/namespaces/${namespace}/clusters`;
+/** Cluster API reconciles each object at most once a second: its steps take seconds. */
+const CAPI_WAIT = { timeoutMs: 45_000, intervalMs: 250 };
 
 /**
- * A Cluster and its MailgunCluster with the owner reference Cluster API core would set (the test plays
- * core here); returns the MailgunCluster's uid, which the controller puts into its mail.
+ * A MailgunCluster as a user writes it and the Cluster naming it, whose controller (Cluster API's)
+ * makes the Cluster its owner; returns the MailgunCluster's uid, which the controller puts into its mail.
  */
-async function createOwnedMailgunCluster(
-  admin: KubeConfig,
-  namespace: string,
-  name: string,
-): Promise<string> {
-  const cluster = await api<{ metadata: { uid: string } }>(
-    admin,
-    'POST',
-    `/apis/cluster.x-k8s.io/v1beta2/namespaces/${namespace}/clusters`,
-    {
-      apiVersion: 'cluster.x-k8s.io/v1beta2',
-      kind: 'Cluster',
-      metadata: { name },
-      spec: {
-        infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'MailgunCluster', name },
-      },
-    },
-  );
+async function createClusterPair(admin: KubeConfig, namespace: string, name: string): Promise<string> {
   const mailgunCluster = await api<{ metadata: { uid: string } }>(admin, 'POST', mailgunClusters(namespace), {
     apiVersion: 'infrastructure.cluster.x-k8s.io/v1alpha1',
     kind: 'MailgunCluster',
-    metadata: {
-      name,
-      ownerReferences: [
-        {
-          apiVersion: 'cluster.x-k8s.io/v1beta2',
-          kind: 'Cluster',
-          name,
-          uid: cluster.metadata.uid,
-          controller: true,
-          blockOwnerDeletion: true,
-        },
-      ],
-    },
+    metadata: { name },
     spec: { priority: 'Urgent', request: `cluster ${name} for the e2e suite`, requester: 'dev@example.com' },
   });
+  await api(admin, 'POST', clusters(namespace), {
+    apiVersion: 'cluster.x-k8s.io/v1beta2',
+    kind: 'Cluster',
+    metadata: { name },
+    spec: {
+      infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'MailgunCluster', name },
+    },
+  });
   return mailgunCluster.metadata.uid;
+}
+
+interface Condition {
+  type: string;
+  status: string;
+  reason?: string;
+}
+
+/** A Cluster as far as the test reads what Cluster API reports. */
+interface Cluster {
+  metadata: { uid: string };
+  spec: { controlPlaneEndpoint?: { host: string; port: number } };
+  status?: {
+    phase?: string;
+    initialization?: { infrastructureProvisioned?: boolean };
+    conditions?: Condition[];
+  };
 }
 
 interface LeaseSpec {
@@ -150,7 +126,8 @@ interface LeaseSpec {
 }
 
 interface MailgunCluster {
-  status?: { messageID?: string; conditions?: { type: string; status: string; reason?: string }[] };
+  metadata: { ownerReferences?: { apiVersion: string; kind: string; name: string; uid: string }[] };
+  status?: { messageID?: string; initialization?: { provisioned?: boolean }; conditions?: Condition[] };
 }
 
 /** Waits until the MailgunCluster records a message id with `RequestSent=True`; returns the id. */
@@ -173,6 +150,7 @@ describe('mailgun-cluster on the real node: helm install, one mail each, failove
   const { release, namespace: system } = README;
   let work: TestNamespace;
   let peer: MailgunPeer;
+  let clusterApi: ClusterApi;
   let logs: PodLogs;
   const apiKey = `key-${randomBytes(16).toString('hex')}`;
   /** The chart's fullname: the release's, since the release is named like the chart. */
@@ -204,7 +182,7 @@ describe('mailgun-cluster on the real node: helm install, one mail each, failove
   }
 
   async function requestCluster(name: string): Promise<string> {
-    const uid = await createOwnedMailgunCluster(admin, work.name, name);
+    const uid = await createClusterPair(admin, work.name, name);
     requested.set(name, uid);
     return uid;
   }
@@ -255,11 +233,24 @@ describe('mailgun-cluster on the real node: helm install, one mail each, failove
 
   before(async () => {
     admin = loadTestKubeConfig();
-    await installClusterApiStandIns(admin);
     // The README's namespace stays (the next suite may install into it); the test's own objects go.
     await enforceRestricted(admin, system);
     work = await createTestNamespace(admin, 'e2e-mg-work');
     cleanups.push(() => work.cleanup());
+    // On this host, where the API server calls its webhooks on the loopback, as for the integration tests.
+    clusterApi = await startClusterApi({ kubeConfig: admin, namespace: work.name });
+    cleanups.push(() => clusterApi.stop());
+    // The Clusters carry Cluster API's finalizer: they go while its manager still runs (the namespace
+    // would otherwise stay Terminating).
+    cleanups.push(async () => {
+      await api(admin, 'DELETE', clusters(work.name));
+      await eventually(
+        async () => {
+          assert.deepEqual(await names(clusters(work.name)), []);
+        },
+        { timeoutMs: 60_000, intervalMs: 500 },
+      );
+    });
     // Pods reach the test process only on the node's bridge address.
     peer = await startMailgunPeer({ apiKey, host: loadTestNode().hostAddress });
     cleanups.push(() => peer.stop());
@@ -290,9 +281,14 @@ describe('mailgun-cluster on the real node: helm install, one mail each, failove
     await leaderAmong(admin, system, LEASE, selector);
   });
 
-  test('a MailgunCluster owned by a Cluster gets exactly one request mail and records its id', async () => {
+  test('a MailgunCluster named by a Cluster is owned by it through Cluster API, gets exactly one request mail and records its id', async () => {
     const uid = await requestCluster('first');
     const messageID = await recordedMessageID(admin, work.name, 'first');
+    const cluster = await api<Cluster>(admin, 'GET', `${clusters(work.name)}/first`);
+    const owned = await api<MailgunCluster>(admin, 'GET', `${mailgunClusters(work.name)}/first`);
+    assert.deepEqual(owned.metadata.ownerReferences, [
+      { apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'Cluster', name: 'first', uid: cluster.metadata.uid },
+    ]);
     const [mail, ...more] = mailsFor(uid);
     assert.ok(mail);
     assert.equal(more.length, 0);
@@ -300,6 +296,41 @@ describe('mailgun-cluster on the real node: helm install, one mail each, failove
     assert.equal(mail.subject, '[Urgent] New Cluster first requested');
     assert.equal(mail.to, RECIPIENT);
     assert.equal(mail.from, 'dev@example.com');
+    await assertOneMailEach();
+  });
+
+  test('Cluster API reads what the pods report: provisioned once the endpoint is filled in; deleting the Cluster deletes the MailgunCluster, without a second mail', async () => {
+    const uid = await requestCluster('fulfilled');
+    await recordedMessageID(admin, work.name, 'fulfilled');
+    const cluster = () => api<Cluster>(admin, 'GET', `${clusters(work.name)}/fulfilled`);
+    await eventually(async () => {
+      const waiting = await cluster();
+      // The MailgunCluster's Ready condition, mirrored.
+      const infrastructureReady = waiting.status?.conditions?.find((c) => c.type === 'InfrastructureReady');
+      assert.equal(infrastructureReady?.reason, 'WaitingForFulfilment');
+    }, CAPI_WAIT);
+    const endpoint = { host: 'api.fulfilled.example.com', port: 6443 };
+    await api(
+      admin,
+      'PATCH',
+      `${mailgunClusters(work.name)}/fulfilled`,
+      { spec: { controlPlaneEndpoint: endpoint } },
+      'application/merge-patch+json',
+    );
+    await eventually(async () => {
+      const provisioned = await cluster();
+      assert.deepEqual(provisioned.status?.initialization, { infrastructureProvisioned: true });
+      assert.deepEqual(provisioned.spec.controlPlaneEndpoint, endpoint);
+      assert.equal(provisioned.status.phase, 'Provisioned');
+    }, CAPI_WAIT);
+    await api(admin, 'DELETE', `${clusters(work.name)}/fulfilled`);
+    await eventually(async () => {
+      assert.equal(await objectExists(admin, `${mailgunClusters(work.name)}/fulfilled`), false);
+      assert.equal(await objectExists(admin, `${clusters(work.name)}/fulfilled`), false);
+    }, CAPI_WAIT);
+    // Gone, so the uninstall test no longer finds it; its one mail was checked here.
+    requested.delete('fulfilled');
+    assert.equal(mailsFor(uid).length, 1);
     await assertOneMailEach();
   });
 
