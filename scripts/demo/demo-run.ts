@@ -62,6 +62,14 @@ function lastTable(output: string): Record<string, { status: string; detail: str
 }
 
 export function assertConverged(output: string): void {
+  // Cluster API's own core manager, not the demo, makes the Cluster the MailgunCluster's owner.
+  assert.match(
+    output,
+    new RegExp(
+      `^Cluster API v[\\d.]+: its core manager runs on this machine for namespace ${NAMESPACE}`,
+      'm',
+    ),
+  );
   assert.match(output, /^all three converged, [\d.]+s after the samples were applied:$/m);
   assert.match(output, /^ {2}MailgunCluster demo: Mailgun accepted 1 request mail for it;/m);
   assert.doesNotMatch(output, /is not from the demo's Mailgun peer/);

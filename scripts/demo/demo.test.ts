@@ -175,8 +175,24 @@ describe('pnpm demo', { concurrency: true }, () => {
     assert.doesNotMatch(output, /plays kubelet/);
     assertConverged(output);
     assert.match(output, new RegExp(`^deleted namespace ${NAMESPACE} and Node ${NODE_NAME}$`, 'm'));
+    // Gone, Cluster included: Cluster API removed its finalizer before the demo stopped it.
     assert.equal(await exists(client, `/api/v1/namespaces/${NAMESPACE}`), false);
     assert.equal(await exists(client, `/api/v1/nodes/${NODE_NAME}`), false);
+    // Stopped with its webhooks, which would reject every later Cluster API object; its CRDs stay.
+    assert.match(
+      output,
+      /^ {2}and Cluster API v[\d.]+'s CRDs \(\*\.cluster\.x-k8s\.io\), without its manager$/m,
+    );
+    const webhooks = await client.requestJson<{ items: { metadata: { name: string } }[] }>(
+      'GET',
+      '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations',
+    );
+    assert.deepEqual(
+      webhooks.items.map((w) => w.metadata.name).filter((name) => name.startsWith('capi-')),
+      [],
+    );
+    const logs = /controller logs kept in (\S+)$/m.exec(output)?.[1];
+    assert.match(readFileSync(join(logs ?? '', 'cluster-api-manager.log'), 'utf8'), /"Starting manager"/);
     const events = await client.requestJson<{ items: unknown[] }>(
       'GET',
       `/api/v1/namespaces/default/events?fieldSelector=${encodeURIComponent(`involvedObject.name=${NODE_NAME}`)}`,
@@ -185,6 +201,7 @@ describe('pnpm demo', { concurrency: true }, () => {
     for (const crd of [
       'ats.cnat.programming-kubernetes.info',
       'mailgunclusters.infrastructure.cluster.x-k8s.io',
+      'clusters.cluster.x-k8s.io',
     ])
       assert.ok(await exists(client, `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd}`), crd);
   });

@@ -7,7 +7,8 @@
  * playing kubelet for the At's pod (it says why in one line); with KUBECONFIG on that cluster, the
  * controllers as child processes (as pods from the charts when it is the node of `pnpm cluster up`).
  *
- * Then: the fake Hetzner Cloud API and the Mailgun peer, the CRDs, the controllers, one sample object per
+ * Then: the fake Hetzner Cloud API and the Mailgun peer, the CRDs, Cluster API (the cluster's own, else
+ * its real core manager on this machine: cluster-api.ts), the controllers, one sample object per
  * controller, and a live table until all three converged (exit 0) or 90 s passed (exit 1, naming what did
  * not converge). Ctrl-C stops everything at any moment. On a cluster that is not thrown away the demo's
  * releases, namespace and Node are deleted again, the CRDs stay.
@@ -16,6 +17,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { ensureClusterApi, type ClusterApiReport } from './cluster-api.ts';
 import { ensureCrds } from './crds.ts';
 import { openCluster } from './environment.ts';
 import { startFakes } from './fakes.ts';
@@ -60,6 +62,7 @@ const shutdown = new Shutdown(say);
 /** What runs, newest last, for the line printed on the way out. */
 const running: string[] = [];
 let logDir: string | undefined;
+let clusterApi: ClusterApiReport | undefined;
 
 async function demo(): Promise<number> {
   const { signal } = shutdown;
@@ -75,19 +78,14 @@ async function demo(): Promise<number> {
   const crds = await ensureCrds(client, signal);
   if (crds.installed.length > 0) say(`installed CRDs: ${crds.installed.join(', ')}`);
   if (crds.present.length > 0) say(`CRDs already installed, left as they are: ${crds.present.join(', ')}`);
-  if (crds.standIns.length > 0)
-    say(`  ${crds.standIns.join(', ')}: minimal stand-ins, as Cluster API is not installed`);
 
   await clearLeftovers(client, signal, say);
   if (cluster.outlivesDemo)
     // Undone after the objects are deleted (steps run newest first): the last word on what stays.
     shutdown.defer('report the CRDs', () => {
-      const charts = [...crds.installed, ...crds.present].filter((name) => !crds.standIns.includes(name));
-      say(`left installed: the CRDs ${charts.join(', ')}`);
-      if (crds.standIns.length > 0)
-        say(
-          `  and the Cluster API stand-ins ${crds.standIns.join(', ')} (kubectl delete crd ${crds.standIns.join(' ')})`,
-        );
+      say(`left installed: the CRDs ${[...crds.installed, ...crds.present].join(', ')}`);
+      if (clusterApi?.owner === 'demo' && clusterApi.installedCrds)
+        say(`  and Cluster API ${clusterApi.version}'s CRDs (*.cluster.x-k8s.io), without its manager`);
       return Promise.resolve();
     });
   // On a node of its own too: the same steps as on `pnpm cluster up`'s node, so both paths are one.
@@ -97,6 +95,16 @@ async function demo(): Promise<number> {
 
   const dir = await mkdtemp(join(tmpdir(), 'loopwright-demo-'));
   logDir = dir;
+  clusterApi = await ensureClusterApi({ shutdown, say }, cluster, dir);
+  if (clusterApi.owner === 'cluster')
+    say(`Cluster API is installed in this cluster: its controllers will own the demo's Cluster`);
+  else {
+    running.push('Cluster API');
+    const crds = clusterApi.installedCrds ? ', its CRDs installed' : '';
+    say(
+      `Cluster API ${clusterApi.version}: its core manager runs on this machine for namespace ${NAMESPACE}${crds}`,
+    );
+  }
   running.push('the controllers');
   const controllers =
     cluster.mode === 'node'

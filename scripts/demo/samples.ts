@@ -1,8 +1,8 @@
 /**
- * The sample objects, one per controller: an At due in 10 s; a Cluster with its MailgunCluster (the
- * demo plays Cluster API's core controller, which would create the owner reference); a Node carrying
- * the uninitialized taint, named like a server of the fake Hetzner project (the demo plays kubelet
- * registering a cloud Node). Plus their removal, for a cluster that outlives the demo.
+ * The sample objects, one per controller: an At due in 10 s; a MailgunCluster and the Cluster naming it
+ * (Cluster API's core controller makes the Cluster its owner); a Node carrying the uninitialized taint,
+ * named like a server of the fake Hetzner project (the demo plays kubelet registering a cloud Node).
+ * Plus their removal, for a cluster that outlives the demo.
  */
 import { isNotFound, type KubeClient } from '@loopwright/runtime';
 import type { FakeHcloud } from '@loopwright/testing';
@@ -24,7 +24,7 @@ import {
 } from './names.ts';
 
 interface Meta {
-  metadata: { uid: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  metadata: { labels?: Record<string, string>; annotations?: Record<string, string> };
 }
 
 async function deleteIfPresent(client: KubeClient, path: string): Promise<boolean> {
@@ -120,7 +120,19 @@ export async function applySamples(client: KubeClient, hcloud: FakeHcloud): Prom
     },
   });
 
-  const cluster = await client.requestJson<Meta>('POST', PATHS.clusters, {
+  await client.requestJson('POST', PATHS.mailgunClusters, {
+    body: {
+      apiVersion: 'infrastructure.cluster.x-k8s.io/v1alpha1',
+      kind: 'MailgunCluster',
+      metadata: { name: CLUSTER_NAME, labels: { ...MANAGED_BY } },
+      spec: {
+        priority: 'Urgent',
+        request: 'One small cluster for the Loopwright demo, please.',
+        requester: 'demo@example.com',
+      },
+    },
+  });
+  await client.requestJson('POST', PATHS.clusters, {
     body: {
       apiVersion: 'cluster.x-k8s.io/v1beta2',
       kind: 'Cluster',
@@ -131,31 +143,6 @@ export async function applySamples(client: KubeClient, hcloud: FakeHcloud): Prom
           kind: 'MailgunCluster',
           name: CLUSTER_NAME,
         },
-      },
-    },
-  });
-  await client.requestJson('POST', PATHS.mailgunClusters, {
-    body: {
-      apiVersion: 'infrastructure.cluster.x-k8s.io/v1alpha1',
-      kind: 'MailgunCluster',
-      metadata: {
-        name: CLUSTER_NAME,
-        labels: { ...MANAGED_BY },
-        ownerReferences: [
-          {
-            apiVersion: 'cluster.x-k8s.io/v1beta2',
-            kind: 'Cluster',
-            name: CLUSTER_NAME,
-            uid: cluster.metadata.uid,
-            controller: true,
-            blockOwnerDeletion: true,
-          },
-        ],
-      },
-      spec: {
-        priority: 'Urgent',
-        request: 'One small cluster for the Loopwright demo, please.',
-        requester: 'demo@example.com',
       },
     },
   });
@@ -170,6 +157,16 @@ export async function applySamples(client: KubeClient, hcloud: FakeHcloud): Prom
     },
   });
   return { expectedProviderID: `hcloud://${server.id}` };
+}
+
+/**
+ * Deletes the demo's Cluster and waits until it is gone: Cluster API deletes its MailgunCluster, then
+ * removes its finalizer from the Cluster, so this must happen while Cluster API still runs.
+ */
+export async function deleteCluster(client: KubeClient): Promise<void> {
+  const path = `${PATHS.clusters}/${CLUSTER_NAME}`;
+  if ((await deleteIfPresent(client, path)) && !(await waitGone(client, path, 60_000)))
+    throw new Error(`Cluster ${CLUSTER_NAME} is still being deleted after 60s`);
 }
 
 /**

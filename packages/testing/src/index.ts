@@ -27,7 +27,12 @@ export {
   clusterApiStandInCrd,
   type ClusterApiKind,
 } from './cluster-api.ts';
-export { startClusterApi, type ClusterApi, type ClusterApiOptions } from './cluster-api/start.ts';
+export {
+  CLUSTER_API_FIELD_MANAGER,
+  startClusterApi,
+  type ClusterApi,
+  type ClusterApiOptions,
+} from './cluster-api/start.ts';
 export { variablesRead } from './env-reads.ts';
 export { writeSecretVolume } from './secret-volume.ts';
 export * from './images/index.ts';

@@ -16,7 +16,11 @@ import { ensureClusterApiManager, pinnedClusterApi } from './binary.ts';
 import { coreCrds, coreWebhookConfigurations, type WebhookConfigurationManifest } from './manifests.ts';
 import { generateWebhookCertificates } from './webhook-certificates.ts';
 
-const FIELD_MANAGER = 'loopwright-testing';
+/**
+ * The field manager of everything `startClusterApi` applies: the managedFields of a CRD it installed
+ * name it, which tells its CRDs from those of a Cluster API installed otherwise (that it must not touch).
+ */
+export const CLUSTER_API_FIELD_MANAGER = 'loopwright-testing';
 
 export type ClusterApiOptions = ({ kubeconfigPath: string } | { kubeConfig: KubeConfig }) & {
   /**
@@ -60,7 +64,7 @@ async function httpStatus(url: string): Promise<number | undefined> {
 async function apply(transport: KubeTransport, path: string, body: unknown): Promise<void> {
   await transport.requestJson({
     method: 'PATCH',
-    path: `${path}?fieldManager=${FIELD_MANAGER}&force=true`,
+    path: `${path}?fieldManager=${CLUSTER_API_FIELD_MANAGER}&force=true`,
     contentType: 'application/apply-patch+yaml',
     body,
   });
@@ -133,7 +137,7 @@ export async function startClusterApi(options: ClusterApiOptions): Promise<Clust
   const { version, moduleDir } = await pinnedClusterApi();
   const kubeConfig = 'kubeConfig' in options ? options.kubeConfig : new KubeConfig();
   if ('kubeconfigPath' in options) kubeConfig.loadFromFile(options.kubeconfigPath);
-  const transport = new KubeTransport(kubeConfig, { rateLimit: false, userAgent: FIELD_MANAGER });
+  const transport = new KubeTransport(kubeConfig, { rateLimit: false, userAgent: CLUSTER_API_FIELD_MANAGER });
   const dir = await mkdtemp(join(tmpdir(), 'loopwright-cluster-api-'));
   let manager: ManagedProcess | undefined;
   const registered: WebhookConfigurationManifest[] = [];
