@@ -4,7 +4,7 @@
  * bundle.test.ts and the footprint bench. The environment confines the controller to `namespace`: the
  * API server is shared with other suites, and the process runs as admin.
  */
-import { clusterApiStandInCrd, eventually, freeLoopbackPort, startFakeHcloud } from '@loopwright/testing';
+import { eventually, freeLoopbackPort, startClusterApi, startFakeHcloud } from '@loopwright/testing';
 import type { KubeConfig } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -65,11 +65,9 @@ export const controllerSetups: Readonly<
   },
 
   'mailgun-cluster': async (admin, namespace) => {
-    await installCrds(admin, [
-      ...(await chartCrds('mailgun-cluster')),
-      clusterApiStandInCrd('Cluster'),
-      clusterApiStandInCrd('Machine'),
-    ]);
+    await installCrds(admin, await chartCrds('mailgun-cluster'));
+    // The Clusters and Machines its caches list: Cluster API's CRDs, with its manager for the namespace.
+    const clusterApi = await startClusterApi({ kubeConfig: admin, namespace });
     return {
       env: {
         WATCH_NAMESPACE: namespace,
@@ -79,6 +77,7 @@ export const controllerSetups: Readonly<
         // Nothing is sent: the namespace holds no MailgunCluster. A closed port, should that change.
         MAILGUN_URL: `http://127.0.0.1:${await freeLoopbackPort()}`,
       },
+      close: () => clusterApi.stop(),
     };
   },
 

@@ -21,13 +21,6 @@ export * from './hcloud/index.ts';
 export * from './mailgun/index.ts';
 export * from './helm/index.ts';
 export {
-  CLUSTER_API_GROUP,
-  CLUSTER_API_VERSION,
-  clusterApiCrdName,
-  clusterApiStandInCrd,
-  type ClusterApiKind,
-} from './cluster-api.ts';
-export {
   CLUSTER_API_FIELD_MANAGER,
   startClusterApi,
   type ClusterApi,
