@@ -61,6 +61,28 @@ describe('createLogger', () => {
     );
   });
 
+  it('does not even format an entry below its level (reconciles log debug lines at every step)', async () => {
+    let redactions = 0;
+    const secrets = new (class extends SecretRegistry {
+      override redactText(text: string): string {
+        redactions += 1;
+        return super.redactText(text);
+      }
+    })();
+    // Read through a function: the compiler would take the count for the 0 asserted first.
+    const redactionsSoFar = (): number => redactions;
+    const log = capture({ secrets });
+    log.logger.child({ controller: 'c' }).debug('decided', { action: 'wait' });
+    assert.equal(redactionsSoFar(), 0);
+    log.logger.level = 'debug';
+    log.logger.child({ controller: 'c' }).debug('decided', { action: 'wait' });
+    assert.notEqual(redactionsSoFar(), 0, 'a level changed later applies');
+    assert.deepEqual(
+      (await jsonLines(log)).map((e) => e.message),
+      ['decided'],
+    );
+  });
+
   it('chooses JSON for a non-TTY stream and console for a TTY unless the format is given', async () => {
     const plain = capture({ format: undefined });
     plain.logger.info('x');
