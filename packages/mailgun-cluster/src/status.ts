@@ -209,8 +209,8 @@ export function statusPatch(
 
   const provisioned = Boolean(fields.messageID ?? current?.messageID) && observed.fulfilled;
   const contractUnchanged =
-    current?.observedGeneration === observed.generation &&
-    current?.initialization?.provisioned === provisioned;
+    current?.initialization?.provisioned === provisioned &&
+    current.observedGeneration === observed.generation;
   if (!conditionsChanged && !hasFields && contractUnchanged) return undefined;
   return {
     ...fields,
