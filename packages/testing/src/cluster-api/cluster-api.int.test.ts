@@ -3,6 +3,7 @@
  * throwaway infrastructure provider whose objects the test edits by hand: what Cluster API v1.14 reads
  * from and writes to an infrastructure provider's objects, so that mailgun-cluster can rely on it.
  */
+import type { V1OwnerReference } from '@kubernetes/client-node';
 import { isNotFound, KubeTransport } from '@loopwright/core';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -25,15 +26,6 @@ interface Condition {
   message?: string;
 }
 
-interface OwnerReference {
-  apiVersion: string;
-  kind: string;
-  name: string;
-  uid: string;
-  controller?: boolean;
-  blockOwnerDeletion?: boolean;
-}
-
 interface KubeObject {
   apiVersion: string;
   kind: string;
@@ -43,7 +35,7 @@ interface KubeObject {
     labels?: Record<string, string>;
     annotations?: Record<string, string>;
     finalizers?: string[];
-    ownerReferences?: OwnerReference[];
+    ownerReferences?: V1OwnerReference[];
     deletionTimestamp?: string;
   };
   spec?: Record<string, unknown>;
