@@ -10,8 +10,11 @@ export const program = defineProgram({
   // The executable's (its package's) name; its controllers' names are theirs.
   name: 'at-scheduler',
   packageJson: new URL('../package.json', import.meta.url),
-  // Per watched namespace (one controller each); distinct Ats only.
-  workers: 10,
+  // Per watched namespace (one controller each); distinct Ats only. A start is two sequential writes,
+  // so starts/s = workers / (claim + create latency): 16 is the concurrency at which one API server
+  // sustains the most starts (the bench's limit-program sweep), and bounds the starts a crash can
+  // catch in flight.
+  workers: 16,
   namespaced: true,
   options: {
     defaultImage: option(
