@@ -125,7 +125,7 @@ export class TokenBucket {
 
   #queue(priority: RequestPriority): Waiter[] {
     const queue = this.#queues.get(priority);
-    if (queue === undefined) throw new TypeError(`unknown request priority "${String(priority)}"`);
+    if (queue === undefined) throw new TypeError(`unknown request priority "${priority}"`);
     return queue;
   }
 
@@ -134,7 +134,13 @@ export class TokenBucket {
     if (this.#timer !== undefined || this.#waiting === 0) return;
     this.#refill();
     const delayMs = this.#tokens >= WHOLE_TOKEN ? 0 : ((1 - this.#tokens) / this.qps) * 1000;
-    this.#timer = this.#clock.setTimer(() => this.#release(), delayMs, { unref: true });
+    this.#timer = this.#clock.setTimer(
+      () => {
+        this.#release();
+      },
+      delayMs,
+      { unref: true },
+    );
   }
 
   #disarm(): void {

@@ -470,6 +470,26 @@ describe('KubeTransport background quiet period', () => {
   });
 });
 
+describe('KubeTransport background starvation', () => {
+  it('steady requests with gaps longer than the quiet period do not starve a background request', async () => {
+    const clock = new FakeClock();
+    const client = transport({ clock });
+    const first = client.request({ path: '/poll-0' });
+    const event = client.request({ path: '/event', priority: 'background' });
+    await first;
+    for (let i = 1; i <= 3; i++) {
+      await clock.advance(50);
+      await client.request({ path: `/poll-${i}` });
+    }
+    await event;
+    assert.deepEqual(
+      received.map((r) => r.url),
+      ['/prefix/poll-0', '/prefix/event', '/prefix/poll-1', '/prefix/poll-2', '/prefix/poll-3'],
+    );
+    client.close();
+  });
+});
+
 describe('KubeTransport retries (client-go checkWait)', () => {
   it('sends the same request again after Retry-After when the server answers 429 or a 5xx with it', async () => {
     const clock = new FakeClock();

@@ -126,9 +126,10 @@ export interface KubeTransportStats {
 /**
  * How long a transport must have had no other request on its way before a `background` one is sent. The
  * requests of a burst follow each other more closely than this, so the burst's diagnostics wait for its
- * end instead of taking the server's time from it; a lone reconcile's Event goes this much later.
+ * end instead of taking the server's time from it. Short enough that steady traffic with ordinary gaps
+ * (a request every 50 ms, say) does not starve them; a lone reconcile's Event goes this much later.
  */
-export const BACKGROUND_QUIET_MS = 100;
+export const BACKGROUND_QUIET_MS = 20;
 
 /** Largest error body read; a `Status` is a few KiB, anything bigger is not one and is cut off. */
 export const MAX_ERROR_BODY_BYTES = 64 * 1024;
@@ -368,7 +369,10 @@ export class KubeTransport {
     this.#quietTimer = this.#clock.setTimer(
       () => {
         this.#quietTimer = undefined;
-        if (!this.#quiet()) return this.#armQuietTimer();
+        if (!this.#quiet()) {
+          this.#armQuietTimer();
+          return;
+        }
         const waiters = [...this.#idleWaiters];
         this.#idleWaiters.clear();
         for (const wake of waiters) wake();

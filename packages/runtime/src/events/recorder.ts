@@ -34,7 +34,7 @@
  *
  * Off the critical path. Like client-go's broadcaster, writes are buffered and sent one at a time, in
  * the order they were recorded (a series patch never overtakes its create). Through a `KubeClient` they
- * go at `background` priority: only once no reconcile's request has been on its way for 100 ms (a
+ * go at `background` priority: only once no reconcile's request has been on its way for 20 ms (a
  * burst's requests come closer together), and never with a rate-limiter token a reconcile waits for.
  * So under a burst they wait instead of delaying the work they describe; a new Event that finds `maxQueuedWrites` writes already waiting is dropped and counted
  * (cause `queue-full`), the way client-go drops events when its 1000-event queue is full.
