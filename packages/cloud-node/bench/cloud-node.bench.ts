@@ -25,6 +25,7 @@ import {
 import { HcloudClient } from '@loopwright/hcloud';
 import { createMetrics } from '@loopwright/metrics';
 import { KubeClient, Manager, createSilentLogger } from '@loopwright/runtime';
+import { reportReady } from '../src/node-status.test-support.ts';
 import { startControlPlane, startFakeHcloud, type FakeHcloudServer } from '@loopwright/testing';
 import { KubeConfig } from '@kubernetes/client-node';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -78,25 +79,8 @@ async function retryingOverload<T>(write: () => Promise<T>): Promise<T> {
     }
   }
 }
-const setReady = (name: string, status: string): Promise<unknown> =>
-  retryingOverload(() =>
-    kube.requestJson('PATCH', `/api/v1/nodes/${name}/status`, {
-      contentType: 'application/merge-patch+json',
-      body: {
-        status: {
-          conditions: [
-            {
-              type: 'Ready',
-              status,
-              reason: 'Bench',
-              lastHeartbeatTime: new Date().toISOString(),
-              lastTransitionTime: new Date().toISOString(),
-            },
-          ],
-        },
-      },
-    }),
-  );
+const setReady = (name: string, status: 'True' | 'False'): Promise<unknown> =>
+  retryingOverload(() => reportReady(kube, name, status, { reason: 'Bench' }));
 async function addServerAndNode(): Promise<FakeHcloudServer> {
   const server = fake.servers.add();
   await retryingOverload(() =>

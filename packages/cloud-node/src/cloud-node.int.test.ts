@@ -8,6 +8,7 @@
 import { HcloudClient } from '@loopwright/hcloud';
 import { createMetrics } from '@loopwright/metrics';
 import { KubeClient, Manager, createSilentLogger, isNotFound } from '@loopwright/runtime';
+import { reportReady } from './node-status.test-support.ts';
 import { eventually, loadTestKubeConfig, startFakeHcloud, type FakeHcloud } from '@loopwright/testing';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -119,22 +120,7 @@ describe('cloud-node controllers on a real control plane', () => {
     return getNode(name);
   }
   const setReady = (name: string, status: 'True' | 'False' | 'Unknown'): Promise<unknown> =>
-    kube.requestJson('PATCH', `/api/v1/nodes/${name}/status`, {
-      contentType: 'application/merge-patch+json',
-      body: {
-        status: {
-          conditions: [
-            {
-              type: 'Ready',
-              status,
-              reason: 'Test',
-              lastHeartbeatTime: new Date().toISOString(),
-              lastTransitionTime: new Date().toISOString(),
-            },
-          ],
-        },
-      },
-    });
+    reportReady(kube, name, status, { reason: 'Test' });
   const getNode = (name: string): Promise<Node> => kube.requestJson<Node>('GET', `/api/v1/nodes/${name}`);
   const exists = async (name: string): Promise<boolean> => {
     try {

@@ -6,6 +6,7 @@
 import { HcloudClient } from '@loopwright/hcloud';
 import { createMetrics } from '@loopwright/metrics';
 import { KubeClient, Manager, createSilentLogger } from '@loopwright/runtime';
+import { reportReady } from './node-status.test-support.ts';
 import { eventually, loadTestKubeConfig, startFakeHcloud, type FakeHcloud } from '@loopwright/testing';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -114,21 +115,10 @@ describe('what the controllers watch', () => {
   };
   /** kubelet's status report: the Ready condition with a heartbeat time. */
   const report = (name: string, ready: 'True' | 'False' | 'Unknown', heartbeat: string): Promise<unknown> =>
-    kube.requestJson('PATCH', `/api/v1/nodes/${name}/status`, {
-      contentType: 'application/merge-patch+json',
-      body: {
-        status: {
-          conditions: [
-            {
-              type: 'Ready',
-              status: ready,
-              reason: `Kubelet${ready}`,
-              lastHeartbeatTime: heartbeat,
-              lastTransitionTime: '2026-01-01T00:00:00Z',
-            },
-          ],
-        },
-      },
+    reportReady(kube, name, ready, {
+      reason: `Kubelet${ready}`,
+      heartbeat,
+      transition: '2026-01-01T00:00:00Z',
     });
   const heartbeatIs =
     (at: string) =>
