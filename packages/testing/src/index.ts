@@ -29,4 +29,5 @@ export {
 export { variablesRead } from './env-reads.ts';
 export { writeSecretVolume } from './secret-volume.ts';
 export * from './images/index.ts';
+export { workspaceControllers, type WorkspaceController } from './workspace/controllers.ts';
 export * from './prometheus/index.ts';

@@ -12,13 +12,10 @@ import { blobsDirOf, standInBaseImage, type BuildImagesOptions } from './base-im
 import { DockerfileError, parseDockerfile, type Instruction, type Stage } from './dockerfile.ts';
 import { executeLastStage } from './dockerfile-execute.ts';
 import { archiveFileName } from './image-name.ts';
-import { repositoryRoot } from './node-binary.ts';
+import { repositoryRoot } from '../workspace/repository-root.ts';
 import { writeImageArchive, type ImageArchive } from './oci-image.ts';
 
 const run = promisify(execFile);
-
-export const controllers = ['at-scheduler', 'cloud-node', 'mailgun-cluster'] as const;
-export type Controller = (typeof controllers)[number];
 
 export interface ControllerImage extends ImageArchive {
   appVersion: string;
@@ -26,7 +23,7 @@ export interface ControllerImage extends ImageArchive {
   appLayerBytes: { compressed: number; uncompressed: number };
 }
 
-export function dockerfilePath(controller: Controller): string {
+export function dockerfilePath(controller: string): string {
   return join(repositoryRoot, 'packages', controller, 'Dockerfile');
 }
 
@@ -34,9 +31,7 @@ export function dockerfilePath(controller: Controller): string {
  * The image the controller's chart runs by default: `image.repository` from values.yaml, tagged with
  * the chart's appVersion (the chart's `image.tag` default is empty, meaning appVersion).
  */
-export async function chartDefaultImage(
-  controller: Controller,
-): Promise<{ name: string; appVersion: string }> {
+export async function chartDefaultImage(controller: string): Promise<{ name: string; appVersion: string }> {
   const chartDir = join(repositoryRoot, 'charts', controller);
   const chart = parseYaml(await readFile(join(chartDir, 'Chart.yaml'), 'utf8')) as { appVersion?: unknown };
   const values = parseYaml(await readFile(join(chartDir, 'values.yaml'), 'utf8')) as {
@@ -56,7 +51,7 @@ export async function chartDefaultImage(
  * Checks that the build stage produces `sourcePath` with `./scripts/bundle.sh <controller> <sourcePath>`,
  * the command run here in its place; a Dockerfile that bundles differently throws.
  */
-function bundleCommandOf(stage: Stage, controller: Controller, sourcePath: string, copy: Instruction): void {
+function bundleCommandOf(stage: Stage, controller: string, sourcePath: string, copy: Instruction): void {
   const invocations = stage.instructions
     .filter(({ keyword }) => keyword === 'RUN')
     .flatMap((instruction) =>
@@ -81,7 +76,7 @@ function bundleCommandOf(stage: Stage, controller: Controller, sourcePath: strin
   }
 }
 
-async function bundle(controller: Controller, outDir: string): Promise<void> {
+async function bundle(controller: string, outDir: string): Promise<void> {
   await run(join(repositoryRoot, 'scripts', 'bundle.sh'), [controller, outDir], {
     cwd: repositoryRoot,
     maxBuffer: 64 * 1024 * 1024,
@@ -89,7 +84,7 @@ async function bundle(controller: Controller, outDir: string): Promise<void> {
 }
 
 /** Where the bundle is made (and removed once it is in the layer). */
-export function bundleDirOf(outDir: string, controller: Controller): string {
+export function bundleDirOf(outDir: string, controller: string): string {
   return join(outDir, 'bundles', controller, 'bundle');
 }
 
@@ -98,7 +93,7 @@ export function bundleDirOf(outDir: string, controller: Controller): string {
  * controller's Dockerfile with `--build-arg VERSION=<appVersion>`, as one archive in `outDir`.
  */
 export async function buildControllerImage(
-  controller: Controller,
+  controller: string,
   { outDir }: BuildImagesOptions,
 ): Promise<ControllerImage> {
   const { name, appVersion } = await chartDefaultImage(controller);

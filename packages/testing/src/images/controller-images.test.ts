@@ -1,5 +1,5 @@
 /**
- * The three controller images and the stand-in bases, built once for this file: their configs against
+ * Every controller's image and the stand-in bases, built once for this file: their configs against
  * the Dockerfiles (read here with plain regexes, not with the parser under test), their app layers
  * against a fresh bundle, the OCI layout's digests, and, where containerd and runc are available, the
  * images imported and run.
@@ -19,15 +19,16 @@ import { importImage } from './containerd-import.ts';
 import {
   buildControllerImage,
   bundleDirOf,
-  controllers,
   dockerfilePath,
   type ControllerImage,
 } from './controller-image.ts';
-import { repositoryRoot } from './node-binary.ts';
+import { workspaceControllers } from '../workspace/controllers.ts';
+import { repositoryRoot } from '../workspace/repository-root.ts';
 import type { ImageArchive } from './oci-image.ts';
 import { containerdUnavailableReason, startPrivateContainerd } from './private-containerd.ts';
 
 const run = promisify(execFile);
+const controllers = workspaceControllers().map((controller) => controller.name);
 
 interface Descriptor {
   mediaType: string;

@@ -2,12 +2,10 @@ import { execFile } from 'node:child_process';
 import { open, realpath } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { repositoryRoot } from '../workspace/repository-root.ts';
 
 const run = promisify(execFile);
-
-export const repositoryRoot = fileURLToPath(new URL('../../../../', import.meta.url));
 
 async function isElf(path: string): Promise<boolean> {
   const file = await open(path);

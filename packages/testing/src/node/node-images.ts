@@ -2,20 +2,15 @@
  * The images a test run needs on the node: the stand-in bases (busybox is the At's default image) and
  * each controller's image built from its Dockerfile, imported under the exact names the charts use.
  */
-import {
-  buildBaseImages,
-  buildControllerImage,
-  controllers as allControllers,
-  importImage,
-  type Controller,
-  type ControllerImage,
-} from '../images/index.ts';
+import { buildBaseImages, buildControllerImage, importImage, type ControllerImage } from '../images/index.ts';
+import { workspaceControllers } from '../workspace/controllers.ts';
 import type { TestNode } from './test-node.ts';
 
 export interface NodeImagesOptions {
   /** Where the archives and layer blobs go. */
   outDir: string;
-  controllers?: readonly Controller[];
+  /** By name; default: every controller of the workspace. */
+  controllers?: readonly string[];
   log?: (line: string) => void;
 }
 
@@ -29,7 +24,7 @@ export async function loadImagesIntoNode(
     await importImage(base.archivePath, { address });
   const images: ControllerImage[] = [];
   // One after the other, so that each one's log line says how long it took.
-  for (const controller of options.controllers ?? allControllers) {
+  for (const controller of options.controllers ?? workspaceControllers().map(({ name }) => name)) {
     const started = performance.now();
     const image = await buildControllerImage(controller, { outDir: options.outDir });
     await importImage(image.archivePath, { address });
