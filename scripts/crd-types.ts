@@ -1,6 +1,6 @@
 /**
  * TypeScript types from CRDs, so each chart's CRD files stay the single source of truth for its
- * controller's types. `pnpm generate` rewrites every generated file listed in `targets`;
+ * controller's types. `pnpm generate` rewrites every controller's generated file (`targets`);
  * crd-types.test.ts fails when a checked-in file differs from what its CRDs generate.
  *
  * One interface per object schema with properties, named parent + Property (`AtSpec`,
@@ -9,6 +9,7 @@
  * Covers what structural CRD schemas use: object (properties, required, additionalProperties), array,
  * string (enum), integer, number, boolean, int-or-string, preserve-unknown-fields.
  */
+import { workspaceControllers } from '@loopwright/testing';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -35,20 +36,16 @@ interface Crd {
 
 export const repoRoot = fileURLToPath(new URL('../', import.meta.url));
 
-/** Which CRDs generate which file (paths from the repository root). */
-export const targets: readonly { out: string; crds: readonly string[] }[] = [
-  {
-    out: 'packages/at-scheduler/src/generated/at-types.ts',
-    crds: ['charts/at-scheduler/crds/ats.cnat.programming-kubernetes.info.yaml'],
-  },
-  {
-    out: 'packages/mailgun-cluster/src/generated/types.ts',
-    crds: [
-      'charts/mailgun-cluster/crds/infrastructure.cluster.x-k8s.io_mailgunclusters.yaml',
-      'charts/mailgun-cluster/crds/infrastructure.cluster.x-k8s.io_mailgunmachines.yaml',
-    ],
-  },
-];
+/**
+ * Which CRDs generate which file (paths from the repository root): each controller's
+ * `charts/<name>/crds/*.yaml`, in file-name order, into `packages/<name>/src/generated/types.ts`.
+ */
+export const targets: readonly { out: string; crds: readonly string[] }[] = workspaceControllers(repoRoot)
+  .filter(({ crdFiles }) => crdFiles.length > 0)
+  .map(({ name, crdFiles }) => ({
+    out: `packages/${name}/src/generated/types.ts`,
+    crds: crdFiles.map((path) => relative(repoRoot, path)),
+  }));
 
 /** The module for a list of CRD files: a header, then each CRD's interfaces in file order. */
 export function generateCrdTypes(crdPaths: readonly string[]): string {

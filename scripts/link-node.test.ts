@@ -1,3 +1,4 @@
+import { workspaceControllers } from '@loopwright/testing';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -28,11 +29,11 @@ describe("pnpm's node", () => {
     assert.equal(code, 0);
   });
 
-  for (const controller of ['at-scheduler', 'cloud-node', 'mailgun-cluster']) {
-    it(`${controller}'s serve script execs Node, so Nx's SIGTERM reaches the controller`, () => {
-      const manifest = JSON.parse(
-        readFileSync(join(repoRoot, 'packages', controller, 'package.json'), 'utf8'),
-      ) as { scripts: Record<string, string> };
+  for (const { name, packageDir } of workspaceControllers(repoRoot)) {
+    it(`${name}'s serve script execs Node, so Nx's SIGTERM reaches the controller`, () => {
+      const manifest = JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8')) as {
+        scripts: Record<string, string>;
+      };
       assert.match(manifest.scripts.serve ?? '', /^exec node /);
     });
   }

@@ -3,7 +3,7 @@
  * logic. All go through one runtime `KubeClient` (client-side rate limit, REST metrics, pooled connections).
  */
 import { isConflict, isNotFound, mergePatchStatus, type KubeClient } from '@loopwright/runtime';
-import type { At } from './generated/at-types.ts';
+import type { At } from './generated/types.ts';
 import { AT_GROUP, AT_PLURAL, AT_VERSION, type Pod } from './resource.ts';
 
 const FIELD_MANAGER = 'at-scheduler';

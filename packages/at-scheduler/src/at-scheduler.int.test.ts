@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { kubeAtApi, type AtApi } from './api.ts';
 import { createAtControllers, podCacheScope } from './controller.ts';
 import { installCrd, loadAtCrd, type AtCrd } from './crd.ts';
-import type { At } from './generated/at-types.ts';
+import type { At } from './generated/types.ts';
 import type { StartObservation } from './reconcile.ts';
 import { UNCACHED_POD_RECHECK_MS } from './decide.ts';
 import { AT_UID_LABEL, MANAGED_BY_LABEL, POD_SELECTOR, type Pod } from './resource.ts';

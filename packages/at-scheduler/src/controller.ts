@@ -6,7 +6,7 @@
 import type { ListWatchScope } from '@loopwright/informer';
 import { Controller, type EventRecorder, type Manager } from '@loopwright/runtime';
 import type { AtApi } from './api.ts';
-import type { At } from './generated/at-types.ts';
+import type { At } from './generated/types.ts';
 import { createAtReconciler, type StartObservation } from './reconcile.ts';
 import { AT_GROUP, AT_KIND, AT_PLURAL, AT_VERSION, POD_SELECTOR, type Pod } from './resource.ts';
 

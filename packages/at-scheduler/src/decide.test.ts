@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { AtStatusCondition } from './generated/at-types.ts';
+import type { AtStatusCondition } from './generated/types.ts';
 import {
   POD_CREATE_RETRY_MS,
   POD_NOT_OWNED_RECHECK_MS,

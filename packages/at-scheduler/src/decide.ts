@@ -8,7 +8,7 @@
  * the At as Failed/PodDisappeared instead.
  */
 import { findCondition, isConditionTrue } from '@loopwright/runtime';
-import type { AtSpec, AtStatus } from './generated/at-types.ts';
+import type { AtSpec, AtStatus } from './generated/types.ts';
 import { ConditionReason, ConditionType } from './reasons.ts';
 import type { Pod } from './resource.ts';
 import { parseSchedule } from './schedule.ts';

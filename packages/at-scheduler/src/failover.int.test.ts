@@ -22,7 +22,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { installCrd } from './crd.ts';
 import { ConditionReason } from './reasons.ts';
-import type { At } from './generated/at-types.ts';
+import type { At } from './generated/types.ts';
 import { AT_API_VERSION, AT_KIND, POD_SELECTOR, type Pod } from './resource.ts';
 
 const ATS = (ns: string): string => `/apis/${AT_API_VERSION}/namespaces/${ns}/ats`;

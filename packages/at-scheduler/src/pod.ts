@@ -1,6 +1,6 @@
 /** The pod that runs an At's command. */
 import { COMMAND_CONTAINER } from './decide.ts';
-import type { At, AtSpecResources } from './generated/at-types.ts';
+import type { At, AtSpecResources } from './generated/types.ts';
 import { atNameLabelValue } from './names.ts';
 import {
   AT_API_VERSION,

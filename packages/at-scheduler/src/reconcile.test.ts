@@ -21,7 +21,7 @@ import {
   START_GRACE_MS,
   UNCACHED_POD_RECHECK_MS,
 } from './decide.ts';
-import type { At, AtStatus, AtStatusCondition } from './generated/at-types.ts';
+import type { At, AtStatus, AtStatusCondition } from './generated/types.ts';
 import { ConditionReason, ConditionType, EventReason } from './reasons.ts';
 import { createAtReconciler, type StartObservation } from './reconcile.ts';
 import { AT_NAME_LABEL, MANAGED_BY_LABEL, type Pod } from './resource.ts';

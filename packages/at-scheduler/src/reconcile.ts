@@ -33,7 +33,7 @@ import type { Logger } from 'winston';
 import type { AtApi } from './api.ts';
 import { OwnWrites } from './own-writes.ts';
 import { POD_NOT_OWNED_RECHECK_MS, decide, observePod, type Action, type AtView } from './decide.ts';
-import type { At } from './generated/at-types.ts';
+import type { At } from './generated/types.ts';
 import { podNameFor } from './names.ts';
 import { buildPod } from './pod.ts';
 import { ConditionReason, ConditionType, EventReason } from './reasons.ts';
