@@ -18,15 +18,16 @@ import {
   freeLoopbackPort,
   loadTestKubeConfig,
   startControlPlane,
+  workspaceControllers,
 } from '@loopwright/testing';
 import { execFile } from 'node:child_process';
 import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { buildBundle, controllers, imageNodeArgs, type Controller } from '../src/bundle.ts';
+import { buildBundle, imageNodeArgs } from '../src/bundle.ts';
 import { repoRoot } from '../src/charts.ts';
-import { controllerSetups } from '../src/controller-setups.ts';
+import { setUpController } from '../src/controller-setups.ts';
 import { measureExit, measureStart, type Command } from './process-footprint.ts';
 
 const RUNS = 3;
@@ -87,10 +88,10 @@ function summary(values: readonly number[], baseline: readonly number[], digits:
   return `${fixed(Math.min(...values))} / ${fixed(median(values))} / ${fixed(Math.max(...values))} (x${ratio.toFixed(2)})`;
 }
 
-async function benchController(controller: Controller, workDir: string): Promise<void> {
+async function benchController(controller: string, workDir: string): Promise<void> {
   const admin = loadTestKubeConfig();
   const namespace = await createTestNamespace(admin, `footprint-${controller}`);
-  const setup = await controllerSetups[controller](admin, namespace.name);
+  const setup = await setUpController(controller, admin, namespace.name);
   try {
     const bundleDir = join(workDir, controller);
     await buildBundle(controller, bundleDir);
@@ -178,7 +179,7 @@ try {
   process.stdout.write(
     `Node ${process.version}; bundle command: node ${[...(await imageNodeArgs('at-scheduler'))].join(' ')}\n\n`,
   );
-  for (const controller of controllers) await benchController(controller, workDir);
+  for (const { name } of workspaceControllers()) await benchController(name, workDir);
 } finally {
   await rm(workDir, { recursive: true, force: true });
   await controlPlane?.stop();

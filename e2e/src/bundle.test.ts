@@ -7,7 +7,13 @@
  * workspace around it) answers --version and --help, then starts against the test control plane with
  * leader election on (as the charts run it), serves /healthz and /readyz, and exits 0 on SIGTERM.
  */
-import { createTestNamespace, eventually, freeLoopbackPort, loadTestKubeConfig } from '@loopwright/testing';
+import {
+  createTestNamespace,
+  eventually,
+  freeLoopbackPort,
+  loadTestKubeConfig,
+  workspaceControllers,
+} from '@loopwright/testing';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { access, mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -19,16 +25,14 @@ import { promisify } from 'node:util';
 import {
   buildBundle,
   bundleEntries,
-  controllers,
   readPackageJson,
   runBundle,
   startBundle,
   type BundleProcess,
-  type Controller,
   type PackageJson,
 } from './bundle.ts';
 import { repoRoot } from './charts.ts';
-import { controllerSetups } from './controller-setups.ts';
+import { setUpController } from './controller-setups.ts';
 import { adminKubeconfigPath } from './kube.ts';
 
 async function httpStatus(port: number, path: string): Promise<number> {
@@ -75,7 +79,7 @@ function positionOf(code: string, text: string): { line: number; column: number 
   return { line: before.length - 1, column: before.at(-1)?.length ?? 0 };
 }
 
-function describeBundle(controller: Controller): void {
+function describeBundle(controller: string): void {
   describe(`${controller}: the image's bundle, run with Node ${nodeVersion}`, () => {
     const cleanups: (() => Promise<unknown>)[] = [];
     let bundleDir: string;
@@ -185,7 +189,7 @@ function describeBundle(controller: Controller): void {
     });
 
     test('starts against the API server, answers /healthz and /readyz, exits 0 on SIGTERM', async (t) => {
-      const { env, close } = await controllerSetups[controller](loadTestKubeConfig(), namespace);
+      const { env, close } = await setUpController(controller, loadTestKubeConfig(), namespace);
       if (close) cleanups.push(close);
       const healthPort = await freeLoopbackPort();
       const bundle: BundleProcess = await startBundle(controller, bundleDir, {
@@ -223,4 +227,4 @@ function describeBundle(controller: Controller): void {
   });
 }
 
-for (const controller of controllers) describeBundle(controller);
+for (const { name } of workspaceControllers()) describeBundle(name);

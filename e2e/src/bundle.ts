@@ -10,9 +10,6 @@ import { repoRoot } from './charts.ts';
 
 const execFileAsync = promisify(execFile);
 
-export const controllers = ['at-scheduler', 'cloud-node', 'mailgun-cluster'] as const;
-export type Controller = (typeof controllers)[number];
-
 export interface PackageJson {
   name: string;
   version: string;
@@ -25,7 +22,7 @@ export async function readPackageJson(dir: string): Promise<PackageJson> {
 }
 
 /** `scripts/bundle.sh <controller> <outDir>`: the build stage of the controller's Dockerfile. */
-export async function buildBundle(controller: Controller, outDir: string): Promise<void> {
+export async function buildBundle(controller: string, outDir: string): Promise<void> {
   const env = { ...process.env };
   // Set by `pnpm run`; the nested pnpm would engine-check every workspace package against the system Node.
   delete env.pnpm_config_verify_deps_before_run;
@@ -45,7 +42,7 @@ export async function buildBundle(controller: Controller, outDir: string): Promi
  * Node's arguments in the image, from the ENTRYPOINT of packages/<controller>/Dockerfile (exec form:
  * `["/nodejs/bin/node", ...flags, "dist/main.js"]`) without the binary: the bundle runs with exactly them.
  */
-export async function imageNodeArgs(controller: Controller): Promise<string[]> {
+export async function imageNodeArgs(controller: string): Promise<string[]> {
   const dockerfile = await readFile(join(repoRoot, 'packages', controller, 'Dockerfile'), 'utf8');
   const entrypoint = /^ENTRYPOINT (\[.*\])$/m.exec(dockerfile)?.[1];
   if (entrypoint === undefined) throw new Error(`packages/${controller}/Dockerfile: no exec-form ENTRYPOINT`);
@@ -82,7 +79,7 @@ function bundleEnv(env: Record<string, string>): Record<string, string> {
  * real binary: node_modules/.bin/node may be a shell wrapper that sets NODE_PATH).
  */
 export async function runBundle(
-  controller: Controller,
+  controller: string,
   bundleDir: string,
   args: string[],
   env: Record<string, string> = {},
@@ -111,7 +108,7 @@ export interface BundleProcess {
 
 /** Starts the bundle as its image does (its ENTRYPOINT, no arguments). */
 export async function startBundle(
-  controller: Controller,
+  controller: string,
   bundleDir: string,
   env: Record<string, string>,
 ): Promise<BundleProcess> {

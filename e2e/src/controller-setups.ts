@@ -4,15 +4,21 @@
  * bundle.test.ts and the footprint bench. The environment confines the controller to `namespace`: the
  * API server is shared with other suites, and the process runs as admin.
  */
-import { eventually, freeLoopbackPort, startClusterApi, startFakeHcloud } from '@loopwright/testing';
+import {
+  eventually,
+  freeLoopbackPort,
+  startClusterApi,
+  startFakeHcloud,
+  workspaceControllers,
+  type WorkspaceController,
+} from '@loopwright/testing';
 import type { KubeConfig } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { readdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { parse } from 'yaml';
-import type { Controller } from './bundle.ts';
-import { chartsDir } from './charts.ts';
 import { api, ApiError } from './kube.ts';
 
 interface Crd {
@@ -20,10 +26,8 @@ interface Crd {
   [key: string]: unknown;
 }
 
-async function chartCrds(controller: Controller): Promise<Crd[]> {
-  const dir = join(chartsDir, controller, 'crds');
-  const files = (await readdir(dir)).filter((file) => file.endsWith('.yaml'));
-  return Promise.all(files.map(async (file) => parse(await readFile(join(dir, file), 'utf8')) as Crd));
+async function chartCrds(controller: WorkspaceController): Promise<Crd[]> {
+  return Promise.all(controller.crdFiles.map(async (file) => parse(await readFile(file, 'utf8')) as Crd));
 }
 
 /** Creates the CRDs (an existing one is kept) and waits until each is Established. */
@@ -56,16 +60,29 @@ export interface ControllerSetup {
   close?: () => Promise<unknown>;
 }
 
-export const controllerSetups: Readonly<
-  Record<Controller, (admin: KubeConfig, namespace: string) => Promise<ControllerSetup>>
-> = {
-  'at-scheduler': async (admin, namespace) => {
-    await installCrds(admin, await chartCrds('at-scheduler'));
-    return { env: { WATCH_NAMESPACE: namespace } };
-  },
+type Setup = (
+  admin: KubeConfig,
+  namespace: string,
+  controller: WorkspaceController,
+) => Promise<ControllerSetup>;
 
-  'mailgun-cluster': async (admin, namespace) => {
-    await installCrds(admin, await chartCrds('mailgun-cluster'));
+/**
+ * Any controller without a set-up of its own below (a new one from the generator): its chart's CRDs, and,
+ * when its program is namespaced (its `src/config.ts`), WATCH_NAMESPACE.
+ */
+const defaultSetup: Setup = async (admin, namespace, controller) => {
+  await installCrds(admin, await chartCrds(controller));
+  const config = (await import(pathToFileURL(join(controller.packageDir, 'src', 'config.ts')).href)) as {
+    program: { namespaced: boolean };
+  };
+  const env: Record<string, string> = config.program.namespaced ? { WATCH_NAMESPACE: namespace } : {};
+  return { env };
+};
+
+/** The controllers that need more than the default (at-scheduler needs exactly the default). */
+const ownSetups: Readonly<Record<string, Setup>> = {
+  'mailgun-cluster': async (admin, namespace, controller) => {
+    await installCrds(admin, await chartCrds(controller));
     // The Clusters and Machines its caches list: Cluster API's CRDs, with its manager for the namespace.
     const clusterApi = await startClusterApi({ kubeConfig: admin, namespace });
     return {
@@ -97,3 +114,14 @@ export const controllerSetups: Readonly<
     };
   },
 };
+
+/** Prepares the control plane for `controller` (a name of the workspace's controllers) and gives its env. */
+export async function setUpController(
+  controller: string,
+  admin: KubeConfig,
+  namespace: string,
+): Promise<ControllerSetup> {
+  const found = workspaceControllers().find(({ name }) => name === controller);
+  if (!found) throw new Error(`${controller} is not a controller of the workspace`);
+  return (ownSetups[controller] ?? defaultSetup)(admin, namespace, found);
+}
