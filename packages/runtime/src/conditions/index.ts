@@ -8,3 +8,4 @@ export {
   type ConditionInput,
   type ConditionStatus,
 } from './conditions.ts';
+export { updateConditions, type ConditionsStatus, type ConditionsUpdate } from './conditions-status.ts';
