@@ -10,29 +10,31 @@ import type { KubeClient } from '@loopwright/runtime';
 import { helm } from '@loopwright/testing';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { ControllerName, ThirdParties } from './controllers.ts';
+import type { ThirdParties } from './controllers.ts';
 import { MAIL_RECIPIENT, MAILGUN_DOMAIN, MANAGED_BY, NAMESPACE, NODE_LABEL, PATHS } from './names.ts';
 import { podLog } from './pods.ts';
 import { repoRoot } from './repo.ts';
+import { CONTROLLERS } from './workspace.ts';
 
 /** The charts' container that runs the controller. */
 const CONTROLLER_CONTAINER = 'controller';
 const SECRETS = { hcloud: 'hcloud', mailgun: 'mailgun' } as const;
 
 /** The release of each controller: named like its chart, so the Deployment is `deploy/<controller>`. */
-export const RELEASES: readonly ControllerName[] = ['at-scheduler', 'mailgun-cluster', 'cloud-node'];
+export const RELEASES: readonly string[] = CONTROLLERS.map(({ name }) => name);
 
-/** The values each chart requires (beyond its defaults), as `--set-json` pairs. */
-function chartValues(controller: ControllerName, fakes: ThirdParties): Record<string, unknown> {
+/**
+ * The values each chart requires (beyond its defaults), as `--set-json` pairs. A namespaced controller's
+ * chart has `watchNamespaces` (so at-scheduler needs nothing else).
+ */
+function chartValues(controller: string, fakes: ThirdParties): Record<string, unknown> {
   const [[labelKey, labelValue]] = Object.entries(NODE_LABEL) as [[string, string]];
-  const common = { replicaCount: 1 };
+  const namespaced = CONTROLLERS.find(({ name }) => name === controller)?.namespaced;
+  const common = { replicaCount: 1, ...(namespaced ? { watchNamespaces: [NAMESPACE] } : {}) };
   switch (controller) {
-    case 'at-scheduler':
-      return { ...common, watchNamespaces: [NAMESPACE] };
     case 'mailgun-cluster':
       return {
         ...common,
-        watchNamespaces: [NAMESPACE],
         'mailgun.domain': MAILGUN_DOMAIN,
         'mailgun.url': fakes.mailgun.url,
         'mailgun.apiKey.existingSecret': SECRETS.mailgun,
@@ -45,6 +47,8 @@ function chartValues(controller: ControllerName, fakes: ThirdParties): Record<st
         'hcloud.token.existingSecret': SECRETS.hcloud,
         nodeLabelSelector: `${labelKey}=${labelValue}`,
       };
+    default:
+      return common;
   }
 }
 
@@ -60,7 +64,7 @@ export async function createCredentialSecrets(client: KubeClient, fakes: ThirdPa
 }
 
 export async function installChart(
-  controller: ControllerName,
+  controller: string,
   fakes: ThirdParties,
   kubeconfig: string,
 ): Promise<void> {
@@ -72,7 +76,7 @@ export async function installChart(
 }
 
 /** `--wait`: the pods are gone too when it returns, so the namespace is deleted at once afterwards. */
-export async function uninstallChart(controller: ControllerName, kubeconfig: string): Promise<void> {
+export async function uninstallChart(controller: string, kubeconfig: string): Promise<void> {
   await helm(
     ['uninstall', controller, '--namespace', NAMESPACE, '--ignore-not-found', '--wait', '--timeout', '90s'],
     {
@@ -89,7 +93,7 @@ interface Pod {
 }
 
 export interface ControllerPod {
-  controller: ControllerName;
+  controller: string;
   pod: string;
   nodeName: string | undefined;
   image: string | undefined;
@@ -99,10 +103,7 @@ export interface ControllerPod {
 }
 
 /** The pods of a release, by the chart's `app.kubernetes.io/instance` label. */
-export async function controllerPods(
-  client: KubeClient,
-  controller: ControllerName,
-): Promise<ControllerPod[]> {
+export async function controllerPods(client: KubeClient, controller: string): Promise<ControllerPod[]> {
   const selector = encodeURIComponent(`app.kubernetes.io/instance=${controller}`);
   const list = await client.requestJson<{ items: Pod[] }>('GET', `${PATHS.pods}?labelSelector=${selector}`);
   return list.items.map((pod) => ({

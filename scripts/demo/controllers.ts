@@ -1,5 +1,5 @@
 /**
- * The three controllers, each its own process started from source exactly as `pnpm nx serve` starts it,
+ * The controllers, each its own process started from source exactly as `pnpm nx serve` starts it,
  * configured only through its documented environment variables, logging to a file of its own so that
  * the table stays readable.
  */
@@ -11,13 +11,12 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MAIL_RECIPIENT, MAILGUN_DOMAIN, NAMESPACE, NODE_LABEL } from './names.ts';
 import { repoRoot } from './repo.ts';
+import { CONTROLLERS } from './workspace.ts';
 
 const exitWithParent = new URL('exit-with-parent.ts', import.meta.url).href;
 
-export type ControllerName = 'at-scheduler' | 'mailgun-cluster' | 'cloud-node';
-
 export interface ControllerSpec {
-  name: ControllerName;
+  name: string;
   /** The controller's own variables (the demo adds KUBECONFIG, the server address, LOG_FORMAT, PATH, HOME). */
   env: Record<string, string>;
 }
@@ -29,37 +28,36 @@ export interface ThirdParties {
 
 /**
  * The demo's configuration of each controller. One replica each, so no leader election (no Lease to
- * create or clean up); each watches only the demo's namespace, and cloud-node only the demo's Node.
+ * create or clean up); each namespaced one watches only the demo's namespace, and cloud-node only the
+ * demo's Node. A controller without an entry below needs nothing else (at-scheduler among them).
  */
 export function controllerSpecs({ hcloud, mailgun }: ThirdParties): ControllerSpec[] {
   const [[labelKey, labelValue]] = Object.entries(NODE_LABEL) as [[string, string]];
-  return [
-    { name: 'at-scheduler', env: { WATCH_NAMESPACE: NAMESPACE, LEADER_ELECT: 'false' } },
-    {
-      name: 'mailgun-cluster',
-      env: {
-        MAILGUN_DOMAIN,
-        MAILGUN_API_KEY: mailgun.apiKey,
-        MAILGUN_URL: mailgun.url,
-        MAIL_RECIPIENT,
-        WATCH_NAMESPACE: NAMESPACE,
-        LEADER_ELECT: 'false',
-      },
+  const own: Readonly<Record<string, Record<string, string>>> = {
+    'mailgun-cluster': {
+      MAILGUN_DOMAIN,
+      MAILGUN_API_KEY: mailgun.apiKey,
+      MAILGUN_URL: mailgun.url,
+      MAIL_RECIPIENT,
     },
-    {
-      name: 'cloud-node',
-      env: {
-        HCLOUD_TOKEN: hcloud.token,
-        HCLOUD_ENDPOINT: hcloud.url,
-        NODE_SELECTOR: `${labelKey}=${labelValue}`,
-        LEADER_ELECT: 'false',
-      },
+    'cloud-node': {
+      HCLOUD_TOKEN: hcloud.token,
+      HCLOUD_ENDPOINT: hcloud.url,
+      NODE_SELECTOR: `${labelKey}=${labelValue}`,
     },
-  ];
+  };
+  return CONTROLLERS.map(({ name, namespaced }) => ({
+    name,
+    env: {
+      ...own[name],
+      ...(namespaced ? { WATCH_NAMESPACE: NAMESPACE } : {}),
+      LEADER_ELECT: 'false',
+    },
+  }));
 }
 
 export class ControllerProcess {
-  readonly name: ControllerName;
+  readonly name: string;
   readonly logPath: string;
   /** Where it serves /metrics, /healthz and /readyz: one server, on loopback. */
   readonly port: number;

@@ -4,11 +4,10 @@
  * (cluster-api.ts).
  */
 import { isAlreadyExists, type KubeClient } from '@loopwright/runtime';
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parse } from 'yaml';
-import { repoRoot } from './repo.ts';
+import { CONTROLLERS } from './workspace.ts';
 
 const CRDS = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
 
@@ -18,13 +17,9 @@ interface Crd {
 }
 
 function chartCrds(): Crd[] {
-  return ['at-scheduler', 'mailgun-cluster'].flatMap((chart) => {
-    const dir = join(repoRoot, 'charts', chart, 'crds');
-    return readdirSync(dir)
-      .filter((file) => file.endsWith('.yaml'))
-      .sort()
-      .map((file) => parse(readFileSync(join(dir, file), 'utf8')) as Crd);
-  });
+  return CONTROLLERS.flatMap(({ crdFiles }) =>
+    crdFiles.map((file) => parse(readFileSync(file, 'utf8')) as Crd),
+  );
 }
 
 async function createUnlessPresent(client: KubeClient, body: object): Promise<boolean> {

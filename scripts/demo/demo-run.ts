@@ -70,7 +70,7 @@ export function assertConverged(output: string): void {
       'm',
     ),
   );
-  assert.match(output, /^all three converged, [\d.]+s after the samples were applied:$/m);
+  assert.match(output, /^all converged, [\d.]+s after the samples were applied:$/m);
   assert.match(output, /^ {2}MailgunCluster demo: Mailgun accepted 1 request mail for it;/m);
   assert.doesNotMatch(output, /is not from the demo's Mailgun peer/);
   const rows = lastTable(output);

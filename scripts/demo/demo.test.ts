@@ -12,7 +12,14 @@
  *   (nothing may outlive it).
  */
 import { KubeClient, loadKubeConfig } from '@loopwright/runtime';
-import { eventually, findTestNode, helm, startControlPlane, type ControlPlane } from '@loopwright/testing';
+import {
+  eventually,
+  findTestNode,
+  helm,
+  startControlPlane,
+  workspaceControllers,
+  type ControlPlane,
+} from '@loopwright/testing';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -29,7 +36,7 @@ import {
   type DemoRun,
 } from './demo-run.ts';
 
-const CONTROLLERS = ['at-scheduler', 'mailgun-cluster', 'cloud-node'] as const;
+const CONTROLLERS = workspaceControllers().map(({ name }) => name);
 /** The Node of a cluster `startCluster()` starts (the testing package's name for it). */
 const OWN_NODE_NAME = 'loopwright-node';
 const FALLBACK =
@@ -127,9 +134,12 @@ function assertRanOnNode(output: string, nodeName: string): void {
       'm',
     ),
   );
-  assert.match(output, /^uninstalled the releases at-scheduler, mailgun-cluster, cloud-node$/m);
+  assert.match(output, new RegExp(`^uninstalled the releases ${CONTROLLERS.join(', ')}$`, 'm'));
   assert.match(output, new RegExp(`^deleted namespace ${NAMESPACE} and Node ${NODE_NAME}$`, 'm'));
-  const saved = /^saved the logs of the controller pods \(3\) to (\S+)$/m.exec(output);
+  const saved = new RegExp(
+    `^saved the logs of the controller pods \\(${CONTROLLERS.length}\\) to (\\S+)$`,
+    'm',
+  ).exec(output);
   assert.ok(saved?.[1], 'no saved controller logs');
   for (const controller of CONTROLLERS) {
     const logs = readdirLogs(saved[1], controller);
@@ -292,8 +302,8 @@ describe('pnpm demo', { concurrency: true }, () => {
     );
     const pid = run.child.pid ?? -1;
     const before = descendants(pid);
-    // etcd, kube-apiserver, kube-controller-manager, the Mailgun mock and the three controllers.
-    assert.ok(before.length >= 7, `descendants: ${before.join(' ')}`);
+    // etcd, kube-apiserver, kube-controller-manager, the Mailgun mock and the controllers.
+    assert.ok(before.length >= 4 + CONTROLLERS.length, `descendants: ${before.join(' ')}`);
     run.child.kill('SIGINT');
     const { code } = await run.exited;
     assert.equal(code, 130, run.output());

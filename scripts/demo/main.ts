@@ -1,5 +1,5 @@
 /**
- * `pnpm demo`: the three controllers at work, in one command.
+ * `pnpm demo`: every controller at work, in one command.
  *
  * Where (see environment.ts): without KUBECONFIG on a real single-node cluster it starts on this machine,
  * the controllers as pods from their charts and the At's command run by the kubelet; when no node can
@@ -9,9 +9,10 @@
  *
  * Then: the fake Hetzner Cloud API and the Mailgun peer, the CRDs, Cluster API (the cluster's own, else
  * its real core manager on this machine: cluster-api.ts), the controllers, one sample object per
- * controller, and a live table until all three converged (exit 0) or 90 s passed (exit 1, naming what did
- * not converge). Ctrl-C stops everything at any moment. On a cluster that is not thrown away the demo's
- * releases, namespace and Node are deleted again, the CRDs stay.
+ * controller (any controller beyond the three: its packages/<name>/samples/*.yaml), and a live table
+ * until all converged (exit 0) or 90 s passed (exit 1, naming what did not converge). Ctrl-C stops
+ * everything at any moment. On a cluster that is not thrown away the demo's releases, namespace and Node
+ * are deleted again, the CRDs stay.
  */
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -19,6 +20,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ensureClusterApi, type ClusterApiReport } from './cluster-api.ts';
 import { ensureCrds } from './crds.ts';
+import { applyGenericSamples, deleteClusterScopedSamples } from './generic-samples.ts';
 import { openCluster } from './environment.ts';
 import { startFakes } from './fakes.ts';
 import { playKubelet } from './kubelet.ts';
@@ -113,10 +115,14 @@ async function demo(): Promise<number> {
   say(`controllers ready after ${seconds(startedAt)}`);
 
   const { expectedProviderID } = await applySamples(client, fakes.hcloudState);
+  const generic = await applyGenericSamples(client);
+  if (generic.some(({ namespaced }) => !namespaced))
+    shutdown.defer('delete the cluster-scoped samples', () => deleteClusterScopedSamples(client, generic));
   const appliedAt = Date.now();
   say(
     `applied: At ${AT_NAME} (due in ${AT_DELAY_MS / 1000}s), Cluster + MailgunCluster ${CLUSTER_NAME}, ` +
-      `Node ${NODE_NAME} (tainted, server ${expectedProviderID.replace('hcloud://', '')} in the fake project)`,
+      `Node ${NODE_NAME} (tainted, server ${expectedProviderID.replace('hcloud://', '')} in the fake project)` +
+      generic.map(({ kind, name }) => `, ${kind} ${name}`).join(''),
   );
   const kubeletPlayed = cluster.mode === 'embedded';
   if (kubeletPlayed) {
@@ -133,7 +139,7 @@ async function demo(): Promise<number> {
   for (;;) {
     signal.throwIfAborted();
     try {
-      rows = await observeRows(client, expectedProviderID);
+      rows = await observeRows(client, expectedProviderID, generic);
       failing = false;
     } catch (error) {
       // A blip of the API server is no reason to give up: the next poll tries again, until the deadline.
@@ -157,7 +163,7 @@ async function demo(): Promise<number> {
     await sleep(POLL_MS, undefined, { signal });
   }
   table.finish();
-  say(`all three converged, ${seconds(appliedAt)} after the samples were applied:`);
+  say(`all converged, ${seconds(appliedAt)} after the samples were applied:`);
   const podName = (await getIfExists<At>(client, `${PATHS.ats}/${AT_NAME}`))?.status?.podName;
   const podRun = podName && (await readContainerRun(client, podName, COMMAND_CONTAINER));
   say(`  ${atSummary(AT_NAME, podRun || undefined, kubeletPlayed)}`);
@@ -174,6 +180,8 @@ async function demo(): Promise<number> {
         `controller in this cluster reconciles namespace ${NAMESPACE} too`,
     );
   say(`  Node ${NODE_NAME}: initialised from its Hetzner server (providerID, labels), taint removed`);
+  for (const { kind, name, status, detail } of rows.slice(rows.length - generic.length))
+    say(`  ${kind} ${name}: ${status} (${detail})`);
   return 0;
 }
 

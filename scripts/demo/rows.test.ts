@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { atRow, mailgunClusterRow, nodeRow, type At, type Node } from './rows.ts';
+import { atRow, mailgunClusterRow, nodeRow, readyRow, type At, type Node } from './rows.ts';
 
 describe('rows', () => {
   const meta = { name: 'x', creationTimestamp: '2026-05-01T11:59:55Z' };
@@ -67,5 +67,41 @@ describe('rows', () => {
       [done.status, done.detail, done.converged],
       ['Initialized', 'hcloud://1, untainted, instance-type=cpx31, zone=fsn1-dc14', true],
     );
+  });
+
+  it("another controller's object converges when its Ready condition is True", () => {
+    const widget = (status: string, reason: string) => ({
+      metadata: meta,
+      status: {
+        conditions: [
+          { type: 'Synced', status: 'True' },
+          { type: 'Ready', status, reason },
+        ],
+      },
+    });
+    assert.deepEqual(readyRow('Widget', 'x', undefined), {
+      kind: 'Widget',
+      name: 'x',
+      status: '-',
+      detail: 'not created yet',
+      createdAt: undefined,
+      converged: false,
+    });
+    const fresh = readyRow('Widget', 'x', { metadata: meta });
+    assert.deepEqual([fresh.status, fresh.detail, fresh.converged], ['-', 'no Ready condition yet', false]);
+    const suspended = readyRow('Widget', 'x', widget('False', 'Suspended'));
+    assert.deepEqual(
+      [suspended.status, suspended.detail, suspended.converged],
+      ['Ready=False', 'Suspended', false],
+    );
+    const ready = readyRow('Widget', 'x', widget('True', 'Reconciled'));
+    assert.deepEqual(ready, {
+      kind: 'Widget',
+      name: 'x',
+      status: 'Ready=True',
+      detail: 'Reconciled',
+      createdAt: meta.creationTimestamp,
+      converged: true,
+    });
   });
 });

@@ -126,3 +126,22 @@ export function nodeRow(name: string, node: Node | undefined, expectedProviderID
     converged,
   };
 }
+
+/** An object of a controller without a scenario of its own (generic-samples.ts). */
+export interface ReadyObject extends Meta {
+  status?: { conditions?: Condition[] };
+}
+
+/** Converged when its `Ready` condition is True. */
+export function readyRow(kind: string, name: string, object: ReadyObject | undefined): Row {
+  if (!object) return missing(kind, name);
+  const ready = object.status?.conditions?.find((c) => c.type === 'Ready');
+  return {
+    kind,
+    name,
+    status: ready ? `Ready=${ready.status}` : '-',
+    detail: ready?.reason ?? 'no Ready condition yet',
+    createdAt: object.metadata.creationTimestamp,
+    converged: ready?.status === 'True',
+  };
+}

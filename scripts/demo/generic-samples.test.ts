@@ -1,0 +1,36 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { samplePath, type CrdNames } from './generic-samples.ts';
+
+const crd = (group: string, kind: string, plural: string, scope: 'Namespaced' | 'Cluster'): CrdNames => ({
+  spec: { group, scope, names: { kind, plural } },
+});
+const crds = [
+  crd('example.loopwright.dev', 'Widget', 'widgets', 'Namespaced'),
+  crd('example.loopwright.dev', 'Gadget', 'gadgets', 'Cluster'),
+];
+const sample = (apiVersion: string, kind: string) => ({ apiVersion, kind, metadata: { name: 'one' } });
+
+describe('samplePath', () => {
+  it("puts a namespaced kind's sample into the demo's namespace, under its CRD's plural", () => {
+    assert.deepEqual(samplePath(sample('example.loopwright.dev/v1alpha1', 'Widget'), crds), {
+      path: '/apis/example.loopwright.dev/v1alpha1/namespaces/loopwright-demo/widgets/one',
+      namespaced: true,
+    });
+  });
+
+  it("puts a cluster-scoped kind's sample at the cluster's level", () => {
+    assert.deepEqual(samplePath(sample('example.loopwright.dev/v1', 'Gadget'), crds), {
+      path: '/apis/example.loopwright.dev/v1/gadgets/one',
+      namespaced: false,
+    });
+  });
+
+  it("refuses a kind none of the controller's CRDs defines (by group and kind)", () => {
+    assert.throws(
+      () => samplePath(sample('other.example.com/v1', 'Widget'), crds),
+      /^Error: other\.example\.com\/v1 Widget is not a kind of the controller's CRDs$/,
+    );
+    assert.throws(() => samplePath(sample('v1', 'ConfigMap'), crds), /v1 ConfigMap is not a kind/);
+  });
+});
