@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
 
 export const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
-export const chartsDir = fileURLToPath(new URL('../../charts/', import.meta.url));
+const chartsDir = fileURLToPath(new URL('../../charts/', import.meta.url));
 
 /** A chart under charts/ (a controller's, named like it: `workspaceControllers()` lists them). */
 export type ChartName = string;
