@@ -10,8 +10,8 @@
  * string (enum), integer, number, boolean, int-or-string, preserve-unknown-fields.
  */
 import { workspaceControllers } from '@loopwright/testing';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { basename, join, relative } from 'node:path';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 
@@ -140,6 +140,8 @@ function doc(text: string | undefined, indent: string): string[] {
 /** `node scripts/crd-types.ts`: rewrite every target. */
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   for (const target of targets) {
+    // A new controller has no generated/ directory until its first `pnpm generate`.
+    mkdirSync(dirname(join(repoRoot, target.out)), { recursive: true });
     writeFileSync(
       join(repoRoot, target.out),
       generateCrdTypes(target.crds.map((crd) => join(repoRoot, crd))),
