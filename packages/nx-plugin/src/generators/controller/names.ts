@@ -47,6 +47,19 @@ export interface TemplateVariables {
   constantPrefix: string;
   /** The kind's words for headings (`WidgetSet` -> `Widget Set`). */
   title: string;
+  /**
+   * The first built-in kind of `owns`, with what the integration test needs to create one of its
+   * objects; undefined when it owns no built-in kind (a custom kind's CRD is not in the test's cluster).
+   */
+  ownedExample: OwnedExample | undefined;
+}
+
+export interface OwnedExample {
+  kind: string;
+  /** The collection's REST path, `{namespace}` standing for the test's namespace. */
+  path: string;
+  /** A minimal valid object of the kind without metadata, as a TypeScript object literal. */
+  body: string;
 }
 
 /** An option the generator refuses; the message is one line naming the option. */
@@ -118,6 +131,7 @@ export function templateVariables(options: ControllerOptions): TemplateVariables
     );
   const namespaced = options.clusterScoped !== true && options.namespaced !== false;
   const words = kind.match(KIND_WORDS) ?? [kind];
+  const owns = ownedKinds(options.owns);
   return {
     name,
     packageName: `@loopwright/${name}`,
@@ -129,7 +143,8 @@ export function templateVariables(options: ControllerOptions): TemplateVariables
     shortName,
     namespaced,
     scope: namespaced ? 'Namespaced' : 'Cluster',
-    owns: ownedKinds(options.owns),
+    owns,
+    ownedExample: ownedExample(owns),
     constantPrefix: words.map((word) => word.toUpperCase()).join('_'),
     title: words.join(' '),
   };
@@ -179,6 +194,45 @@ function ownedKind(entry: string): OwnedKind {
       `--owns: "${entry}" is neither a built-in kind nor group/version/Kind such as cluster.x-k8s.io/v1beta2/Cluster`,
     );
   return { kind, group, version, plural: pluralOf(kind.toLowerCase()), apiVersion: `${group}/${version}` };
+}
+
+const CONTAINERS = [{ name: 'main', image: 'busybox:1.37.0' }];
+const POD_TEMPLATE = { metadata: { labels: { app: 'example' } }, spec: { containers: CONTAINERS } };
+const SELECTOR = { matchLabels: { app: 'example' } };
+const JOB_TEMPLATE = { spec: { containers: CONTAINERS, restartPolicy: 'Never' } };
+
+/** A minimal valid object of each built-in kind, without metadata. */
+const EXAMPLE_BODIES: Readonly<Record<string, object>> = {
+  Pod: { spec: { containers: CONTAINERS } },
+  ConfigMap: { data: { key: 'value' } },
+  Secret: { stringData: { key: 'value' } },
+  Service: { spec: { ports: [{ port: 80 }] } },
+  ServiceAccount: {},
+  PersistentVolumeClaim: {
+    spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+  },
+  Deployment: { spec: { selector: SELECTOR, template: POD_TEMPLATE } },
+  StatefulSet: { spec: { serviceName: 'example', selector: SELECTOR, template: POD_TEMPLATE } },
+  DaemonSet: { spec: { selector: SELECTOR, template: POD_TEMPLATE } },
+  ReplicaSet: { spec: { selector: SELECTOR, template: POD_TEMPLATE } },
+  Job: { spec: { template: JOB_TEMPLATE } },
+  CronJob: { spec: { schedule: '0 0 1 1 *', jobTemplate: { spec: { template: JOB_TEMPLATE } } } },
+  Ingress: { spec: { defaultBackend: { service: { name: 'example', port: { number: 80 } } } } },
+  NetworkPolicy: { spec: { podSelector: {} } },
+};
+
+export function ownedExample(owns: readonly OwnedKind[]): OwnedExample | undefined {
+  for (const owned of owns) {
+    const body = EXAMPLE_BODIES[owned.kind];
+    if (body === undefined || !BUILT_IN_KINDS.includes(owned)) continue;
+    const base = owned.group === '' ? `/api/${owned.version}` : `/apis/${owned.group}/${owned.version}`;
+    return {
+      kind: owned.kind,
+      path: `${base}/namespaces/{namespace}/${owned.plural}`,
+      body: JSON.stringify({ apiVersion: owned.apiVersion, kind: owned.kind, ...body }),
+    };
+  }
+  return undefined;
 }
 
 function builtIn(kind: string, group: string, version: string, plural: string): OwnedKind {
