@@ -94,8 +94,8 @@ const GROUP = new RegExp(`^${DNS_SUBDOMAIN_LABEL}(\\.${DNS_SUBDOMAIN_LABEL})+$`)
 const VERSION = /^v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$/;
 const KIND = /^[A-Z][A-Za-z0-9]*$/;
 const SHORT_NAME = /^[a-z][a-z0-9]{1,4}$/;
-/** The words of a PascalCase kind; a run of capitals is one word (`HTTPRoute` -> HTTP, Route). */
-const KIND_WORDS = /[A-Z]+(?![a-z])|[A-Z][a-z0-9]*/g;
+/** The words of a PascalCase kind; a run of capitals is one word (`HTTPRoute` -> HTTP, Route), digits end a word. */
+const KIND_WORDS = /[A-Z]+(?![a-z])[0-9]*|[A-Z][a-z0-9]*/g;
 
 export function templateVariables(options: ControllerOptions): TemplateVariables {
   const name = checked('name', options.name, DNS_LABEL.test(options.name) && options.name.length <= 63, {

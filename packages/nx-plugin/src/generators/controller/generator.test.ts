@@ -1,0 +1,177 @@
+import type { Tree } from '@nx/devkit';
+import { createTreeWithEmptyWorkspace } from '@nx/devkit/testing';
+import assert from 'node:assert/strict';
+import { beforeEach, describe, it } from 'node:test';
+import controllerGenerator from './generator.ts';
+import type { ControllerOptions } from './names.ts';
+
+const widget: ControllerOptions = {
+  name: 'widget-sync',
+  group: 'widgets.example.com',
+  apiVersion: 'v1alpha1',
+  kind: 'Widget',
+};
+
+/** The package's files, as the contract and the other controllers have them. */
+const PACKAGE_FILES = [
+  'Dockerfile',
+  'README.md',
+  'package.json',
+  'samples/widget.yaml',
+  'src/api.ts',
+  'src/config.ts',
+  'src/controller.ts',
+  'src/decide.test.ts',
+  'src/decide.ts',
+  'src/index.ts',
+  'src/main.ts',
+  'src/reasons.ts',
+  'src/reconcile.test.ts',
+  'src/reconcile.ts',
+  'src/resource.ts',
+  'src/widget-sync.int.test.ts',
+  'stryker.config.json',
+  'tsconfig.build.json',
+  'tsconfig.json',
+];
+
+/** Every file under `dir`, relative to it, sorted. */
+function filesUnder(tree: Tree, dir: string): string[] {
+  const walk = (path: string): string[] =>
+    tree.isFile(path) ? [path] : tree.children(path).flatMap((child) => walk(`${path}/${child}`));
+  return walk(dir)
+    .map((path) => path.slice(dir.length + 1))
+    .sort();
+}
+
+/**
+ * An empty workspace with the repository's root tsconfig.json and no formatter, so that the tests read
+ * the templates' output as rendered (formatting is Prettier's business).
+ */
+function workspace(): Tree {
+  const tree = createTreeWithEmptyWorkspace();
+  tree.delete('.oxfmtrc.json');
+  tree.write(
+    'tsconfig.json',
+    JSON.stringify({ files: [], references: [{ path: 'packages/runtime/tsconfig.build.json' }] }),
+  );
+  return tree;
+}
+
+function read(tree: Tree, path: string): string {
+  const content = tree.read(path, 'utf-8');
+  assert.ok(content !== null, `${path} exists`);
+  return content;
+}
+
+describe('controller generator', () => {
+  let tree: Tree;
+
+  beforeEach(() => {
+    tree = workspace();
+  });
+
+  it('creates the package, the chart and the e2e suite', async () => {
+    await controllerGenerator(tree, widget);
+    assert.deepEqual(filesUnder(tree, 'packages/widget-sync'), PACKAGE_FILES);
+    assert.ok(tree.exists('charts/widget-sync/Chart.yaml'));
+    assert.ok(tree.exists('charts/widget-sync/crds/widgets.widgets.example.com.yaml'));
+    assert.ok(tree.exists('e2e/src/widget-sync.chart.test.ts'));
+    assert.ok(tree.exists('e2e/expected/widget-sync.rbac.json'));
+  });
+
+  it('substitutes every template variable: no EJS tag and no .template suffix is left', async () => {
+    await controllerGenerator(tree, { ...widget, owns: 'ConfigMap' });
+    for (const dir of ['packages/widget-sync', 'charts/widget-sync', 'e2e'])
+      for (const file of filesUnder(tree, dir)) {
+        assert.doesNotMatch(file, /\.template$|__\w+__/, `${dir}/${file}`);
+        assert.doesNotMatch(read(tree, `${dir}/${file}`), /<%|%>/, `${dir}/${file}`);
+      }
+    const manifest = JSON.parse(read(tree, 'packages/widget-sync/package.json')) as {
+      name: string;
+      nx: { tags: string[] };
+    };
+    assert.equal(manifest.name, '@loopwright/widget-sync');
+    assert.deepEqual(manifest.nx.tags, ['controller']);
+    const resource = read(tree, 'packages/widget-sync/src/resource.ts');
+    assert.match(resource, /export const WIDGET_GROUP = 'widgets\.example\.com';/);
+    assert.match(resource, /export const WIDGET_VERSION = 'v1alpha1';/);
+    assert.match(resource, /export const WIDGET_PLURAL = 'widgets';/);
+    assert.match(resource, /\{ group: '', version: 'v1', plural: 'configmaps' \}/);
+    assert.match(
+      read(tree, 'packages/widget-sync/src/config.ts'),
+      /name: 'widget-sync',[^]*namespaced: true,/,
+    );
+    assert.match(
+      read(tree, 'packages/widget-sync/samples/widget.yaml'),
+      /^apiVersion: widgets\.example\.com\/v1alpha1\nkind: Widget$/m,
+    );
+    assert.match(
+      read(tree, 'packages/widget-sync/src/widget-sync.int.test.ts'),
+      /a change of an owned ConfigMap/,
+    );
+  });
+
+  it('a namespaced controller: one per watched namespace; a cluster-scoped one: one controller, no namespaces', async () => {
+    await controllerGenerator(tree, widget);
+    assert.match(
+      read(tree, 'packages/widget-sync/src/controller.ts'),
+      /export function createWidgetControllers\(/,
+    );
+    assert.match(read(tree, 'packages/widget-sync/src/main.ts'), /standard\.watchNamespace/);
+
+    await controllerGenerator(tree, { ...widget, name: 'gizmo-sync', kind: 'Gizmo', clusterScoped: true });
+    const controller = read(tree, 'packages/gizmo-sync/src/controller.ts');
+    assert.match(controller, /export function createGizmoController\(/);
+    assert.doesNotMatch(controller, /namespace/);
+    assert.doesNotMatch(read(tree, 'packages/gizmo-sync/src/main.ts'), /watchNamespace/);
+    assert.match(read(tree, 'packages/gizmo-sync/src/config.ts'), /namespaced: false,/);
+    assert.match(read(tree, 'charts/gizmo-sync/crds/gizmos.widgets.example.com.yaml'), /scope: Cluster/);
+  });
+
+  it('without a built-in owned kind, no owned-object integration test', async () => {
+    await controllerGenerator(tree, { ...widget, owns: 'cluster.x-k8s.io/v1beta2/Cluster' });
+    assert.doesNotMatch(read(tree, 'packages/widget-sync/src/widget-sync.int.test.ts'), /owned/);
+    assert.match(
+      read(tree, 'packages/widget-sync/src/resource.ts'),
+      /group: 'cluster\.x-k8s\.io', version: 'v1beta2', plural: 'clusters'/,
+    );
+  });
+
+  it('adds the package to the root tsconfig.json references, after the existing ones', async () => {
+    await controllerGenerator(tree, widget);
+    assert.deepEqual(JSON.parse(read(tree, 'tsconfig.json')), {
+      files: [],
+      references: [
+        { path: 'packages/runtime/tsconfig.build.json' },
+        { path: 'packages/widget-sync/tsconfig.build.json' },
+      ],
+    });
+  });
+
+  it('refuses a name whose package or chart exists, writing nothing', async () => {
+    for (const taken of ['packages/widget-sync', 'charts/widget-sync']) {
+      const fresh = workspace();
+      fresh.write(`${taken}/README.md`, 'taken');
+      const before = fresh.listChanges().length;
+      await assert.rejects(controllerGenerator(fresh, widget), {
+        name: 'InvalidOptionError',
+        message: `name: ${taken} already exists; pick another name`,
+      });
+      assert.equal(fresh.listChanges().length, before);
+    }
+  });
+
+  it('refuses invalid options before writing anything', async () => {
+    const before = tree.listChanges().length;
+    await assert.rejects(controllerGenerator(tree, { ...widget, owns: 'Gizmo' }), {
+      name: 'InvalidOptionError',
+      message: /^--owns: unknown kind "Gizmo"/,
+    });
+    assert.equal(tree.listChanges().length, before);
+  });
+
+  it('returns the step that runs after Nx wrote the files (pnpm install, pnpm generate)', async () => {
+    assert.equal(typeof (await controllerGenerator(tree, widget)), 'function');
+  });
+});
