@@ -138,7 +138,12 @@ describe('the controller generator, in a copy of the workspace', () => {
       assert.ok(existsSync(join(copy, file)), `the generator wrote no ${file}`);
 
     // Formatting and Knip over the whole copy, then typecheck, lint and test of the new package.
-    const { output: unit } = await succeeds('pnpm', ['test', `--projects=@loopwright/${NAME}`], copy);
+    const { output: unit } = await succeeds(
+      'pnpm',
+      // static: the tasks' output, whose node:test counts the summary line adds up, is shown even on success.
+      ['test', `--projects=@loopwright/${NAME}`, '--output-style=static'],
+      copy,
+    );
     const summary = /Tests: (\d+) passed, (\d+) failed/.exec(unit);
     assert.ok(summary && Number(summary[1]) > 0 && summary[2] === '0', unit.slice(-5_000));
 
