@@ -81,7 +81,7 @@ describe('at-scheduler chart', () => {
       LEADER_ELECTION_ID: 'at-scheduler',
       METRICS_BIND_ADDRESS: ':8080',
       HEALTH_PROBE_BIND_ADDRESS: ':8081',
-      KUBE_API_QPS: '500',
+      KUBE_API_QPS: '-1',
       KUBE_API_BURST: '1000',
       LOG_LEVEL: 'info',
       LOG_FORMAT: 'json',
@@ -296,6 +296,9 @@ describe('at-scheduler chart', () => {
       'leaderElection.enabled="true"',
       'metricsPort=70000',
       'probePort=0',
+      // The program refuses 0 (not client-go's "some default") and anything below -1.
+      'kubeApi.qps=0',
+      'kubeApi.qps=-2',
       'logLevel="loud"',
       'unknownValue=1',
     ])

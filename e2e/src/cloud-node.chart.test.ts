@@ -158,7 +158,7 @@ describe('cloud-node chart', () => {
       WORKERS: '16',
       METRICS_BIND_ADDRESS: ':8080',
       HEALTH_PROBE_BIND_ADDRESS: ':8081',
-      KUBE_API_QPS: '500',
+      KUBE_API_QPS: '-1',
       KUBE_API_BURST: '1000',
       LOG_LEVEL: 'info',
       LOG_FORMAT: 'json',

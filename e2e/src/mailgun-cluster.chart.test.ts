@@ -114,7 +114,7 @@ describe('mailgun-cluster chart', () => {
       LEADER_ELECTION_ID: 'mailgun-cluster-controller',
       METRICS_BIND_ADDRESS: ':8080',
       HEALTH_PROBE_BIND_ADDRESS: ':8081',
-      KUBE_API_QPS: '500',
+      KUBE_API_QPS: '-1',
       KUBE_API_BURST: '1000',
       LOG_LEVEL: 'info',
       LOG_FORMAT: 'json',

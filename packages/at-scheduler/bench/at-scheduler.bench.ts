@@ -50,7 +50,7 @@ const out = (line: string): boolean => process.stdout.write(`${line}\n`);
 const settings = controllerSettings(process.env);
 out(
   `at-scheduler bench: N = ${COUNTS.join(', ')} Ats due within ${WINDOW_MS / 1000} s, ${RUNS} run(s) each; ` +
-    `controller: ${settings.workers} workers, client ${settings.qps} qps / burst ${settings.burst} ` +
+    `controller: ${settings.workers} workers, client ${settings.qps > 0 ? `${settings.qps} qps / burst ${settings.burst}` : 'not rate-limited'} ` +
     `(${settings.overrides.length === 0 ? "the program's defaults" : `set by ${settings.overrides.join(' ')}`})`,
 );
 
@@ -109,7 +109,10 @@ try {
           settings,
           n,
           windowMs: WINDOW_MS,
-          leadMs: 10_000 + 2 * n * createMsPerAt + 1.5 * n * Math.max(1000 / settings.qps, 2 * createMsPerAt),
+          leadMs:
+            10_000 +
+            2 * n * createMsPerAt +
+            1.5 * n * Math.max(settings.qps > 0 ? 1000 / settings.qps : 0, 2 * createMsPerAt),
         });
       const [limit, controller] = limitFirst
         ? [await limitPhase(), await controllerPhase()]

@@ -7,6 +7,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { createMetrics } from '@loopwright/metrics';
 import {
   Manager,
+  clientRateLimit,
   createSilentLogger,
   parseProgram,
   toKubeApiError,
@@ -17,6 +18,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { CONTROLLER_NAME, createAtControllers, kubeAtApi, program, type AtApi } from '../src/index.ts';
 import { benchNamespace, createAts, windowSchedules, type SetUp } from './ats.ts';
 import type { Start } from './starts.ts';
+import { startWindowProfile } from './window-profile.ts';
 
 /** The program's options that shape its throughput, by the flag the released program takes. */
 const THROUGHPUT_FLAGS = ['--workers', '--kube-api-qps', '--kube-api-burst'] as const;
@@ -87,7 +89,7 @@ export async function runControllerPhase(options: ControllerPhaseOptions): Promi
     logger: createSilentLogger(),
     metrics: createMetrics({ defaultMetrics: false }),
     health: false,
-    rateLimit: { qps: settings.qps, burst: settings.burst },
+    rateLimit: clientRateLimit({ kubeApiQps: settings.qps, kubeApiBurst: settings.burst }),
   });
   const recorder = manager.eventRecorder(`loopwright.dev/${CONTROLLER_NAME}`);
   const api = kubeAtApi(manager.client);
@@ -133,10 +135,13 @@ export async function runControllerPhase(options: ControllerPhaseOptions): Promi
     if (now.ms - last.ms >= IDLE_MS && (await reconciles()) >= n) setUp.idleMs = last.ms;
   }
   const atOpen = await before;
+  const profile = await startWindowProfile(process.env.AT_BENCH_CPU_PROFILE);
 
   // Generous: every start's two writes at the client's rate, three times over.
-  const deadline = windowOpenMs + windowMs + Math.max(120_000, (3 * n * 2 * 1000) / settings.qps);
+  const clientQps = settings.qps > 0 ? settings.qps : Infinity;
+  const deadline = windowOpenMs + windowMs + Math.max(120_000, (3 * n * 2 * 1000) / clientQps);
   while (timed.createAnswered.size < n && Date.now() < deadline) await sleep(POLL_MS);
+  await profile?.stop(`controller-n${n}-${windowOpenMs}`);
   abort.abort();
   // Stopping flushes the recorder: the Events of the last starts are written before this resolves.
   await running;

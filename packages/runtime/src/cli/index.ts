@@ -1,1 +1,1 @@
-export { runController, type ControllerRun } from './run-controller.ts';
+export { clientRateLimit, runController, type ControllerRun } from './run-controller.ts';

@@ -4,6 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { clientRateLimit } from './run-controller.ts';
 
 const fixture = fileURLToPath(new URL('./run-controller.fixture.ts', import.meta.url));
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
@@ -82,5 +83,12 @@ describe('runController', () => {
     const fromFlag = run(['--kubeconfig', '/nonexistent/flag']);
     assert.equal(fromFlag.status, 1);
     assert.equal(fromFlag.stderr, 'fixture: --kubeconfig /nonexistent/flag does not exist\n');
+  });
+});
+
+describe('clientRateLimit', () => {
+  it('-1: no client-side limiter (the default); a positive qps: a bucket with the burst', () => {
+    assert.equal(clientRateLimit({ kubeApiQps: -1, kubeApiBurst: 1000 }), false);
+    assert.deepEqual(clientRateLimit({ kubeApiQps: 50, kubeApiBurst: 80 }), { qps: 50, burst: 80 });
   });
 });

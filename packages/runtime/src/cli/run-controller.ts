@@ -110,7 +110,7 @@ export async function runController<O extends OptionSet>(
     kubeConfig,
     logger,
     ...servers,
-    rateLimit: { qps: standard.kubeApiQps, burst: standard.kubeApiBurst },
+    rateLimit: clientRateLimit(standard),
     ...(standard.podName ? { identity: standard.podName } : {}),
     ...(standard.leaderElect
       ? {
@@ -173,3 +173,11 @@ function serversOf(
 }
 
 type BindAddressOption = { port: number; host?: string } | false;
+
+/** `--kube-api-qps` -1 is no client-side limiter; a positive value a token bucket with `--kube-api-burst`. */
+export function clientRateLimit(standard: {
+  kubeApiQps: number;
+  kubeApiBurst: number;
+}): { qps: number; burst: number } | false {
+  return standard.kubeApiQps < 0 ? false : { qps: standard.kubeApiQps, burst: standard.kubeApiBurst };
+}

@@ -8,6 +8,7 @@ import {
   duration,
   httpUrl,
   integer,
+  rateOrUnlimited,
   listOf,
   oneOf,
   text,
@@ -38,6 +39,20 @@ describe('value kinds', () => {
       ['0', '1001', '-1', '2.5', '1e3', 'ten', '0x10'],
     );
     assert.equal(kind.expected, 'an integer from 1 to 1000');
+  });
+
+  it('rateOrUnlimited: -1 for no limit, else an integer within 1..max; zero is refused', () => {
+    const kind = rateOrUnlimited(100);
+    check(
+      kind,
+      [
+        ['-1', -1],
+        ['1', 1],
+        ['100', 100],
+      ],
+      ['0', '-2', '101', '-1.0', ' -1x', 'off'],
+    );
+    assert.equal(kind.expected, '-1 (no limit) or an integer from 1 to 100');
   });
 
   it("boolean: Go's strconv.ParseBool values, and a flag of it takes no value", () => {

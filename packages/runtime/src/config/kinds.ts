@@ -41,6 +41,19 @@ export function integer(min: number, max: number): ValueKind<number> {
   };
 }
 
+/**
+ * A client-side rate: an integer from 1 to `max`, or -1 for no limit at all (client-go's QPS below 0:
+ * no rate limiter). Zero is refused rather than meaning some default, as it does in client-go.
+ */
+export function rateOrUnlimited(max: number): ValueKind<number> {
+  const limited = integer(1, max);
+  return {
+    placeholder: '<int>',
+    expected: `-1 (no limit) or ${limited.expected}`,
+    parse: (raw) => (raw === '-1' ? -1 : limited.parse(raw)),
+  };
+}
+
 const TRUE = new Set(['1', 't', 'T', 'TRUE', 'true', 'True']);
 const FALSE = new Set(['0', 'f', 'F', 'FALSE', 'false', 'False']);
 

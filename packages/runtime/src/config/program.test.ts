@@ -203,7 +203,7 @@ describe('parseProgram: standard options', () => {
       retryPeriod: 2_000,
       healthProbeBindAddress: { host: undefined, port: 8081 },
       metricsBindAddress: { host: undefined, port: 8080 },
-      kubeApiQps: 500,
+      kubeApiQps: -1,
       kubeApiBurst: 1000,
       logLevel: 'info',
       logFormat: undefined,
@@ -302,7 +302,12 @@ describe('parseProgram: standard options', () => {
         { METRICS_BIND_ADDRESS: '8080' },
         /^METRICS_BIND_ADDRESS: expected \[host\]:port \(like :8080 or 127\.0\.0\.1:8080\), or 0 for none, got "8080"$/,
       ],
-      [[], { KUBE_API_QPS: '0' }, /^KUBE_API_QPS: expected an integer from 1 to 100000/],
+      [
+        [],
+        { KUBE_API_QPS: '0' },
+        /^KUBE_API_QPS: expected -1 \(no limit\) or an integer from 1 to 100000, got "0"$/,
+      ],
+      [[], { KUBE_API_QPS: '-2' }, /^KUBE_API_QPS: expected -1 \(no limit\) or an integer/],
       [[], { WORKERS: 'many' }, /^WORKERS: expected an integer from 1 to 1000, got "many"$/],
       [[], { LEADER_ELECT_RETRY_PERIOD: '2' }, /^LEADER_ELECT_RETRY_PERIOD: expected a duration/],
       [

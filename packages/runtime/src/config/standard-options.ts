@@ -12,6 +12,7 @@ import {
   dnsSubdomain,
   duration,
   integer,
+  rateOrUnlimited,
   listOf,
   oneOf,
   text,
@@ -80,19 +81,20 @@ export function standardOptions({ name, workers }: StandardDefaults) {
       description: 'where /metrics is served',
       default: ':8080',
     }),
-    // Above what one API server sustains for a controller's writes (a few hundred a second), so the
-    // server's own flow control (APF: fair queuing per client, 429 + Retry-After, which the transport
-    // honours) is what paces a burst, not a guess on the client. Still finite: a controller writing in a
-    // loop by mistake stays bounded. controller-runtime's 20/30 would cap at-scheduler at 10 starts/s.
-    kubeApiQps: option(integer(1, 100_000), {
+    // No client-side limit by default, as controller-runtime since v0.21 on SIG API Machinery's advice:
+    // the API server's flow control (APF: fair queuing per client, 429 + Retry-After, which the
+    // transport honours) paces a burst, and a finite guess on the client became the limit itself
+    // (500 qps held at-scheduler to 250 starts/s, two writes each, on a server sustaining more).
+    // Reconcile retries stay bounded by the workqueue's rate limiter; a positive value restores a bucket.
+    kubeApiQps: option(rateOrUnlimited(100_000), {
       flag: '--kube-api-qps',
       description:
-        "client-side limit of Kubernetes API requests per second, per client; the API server's flow control (APF) paces below it",
-      default: '500',
+        "client-side limit of Kubernetes API requests per second, per client; -1 leaves pacing to the API server's flow control (APF)",
+      default: '-1',
     }),
     kubeApiBurst: option(integer(1, 100_000), {
       flag: '--kube-api-burst',
-      description: 'burst of that limit',
+      description: 'burst of that limit (when it is set)',
       default: '1000',
     }),
     logLevel: option(oneOf(LOG_LEVELS), {

@@ -46,9 +46,9 @@ export interface ManagerOptions {
   /** On shutdown, how long in-flight reconciles may take before the manager gives up on them. Default 30 s. */
   gracefulShutdownTimeoutMs?: number;
   /**
-   * Client-side limit of each connection to the API server ({@link Manager.client}, Events, informers,
-   * leader election: each has a token bucket of its own, as controller-runtime's clients do); default
-   * 20 qps, burst 30 as controller-runtime.
+   * Client-side limit of each connection to the API server ({@link Manager.client}, informers, leader
+   * election: each has a token bucket of its own, as controller-runtime's clients do). Default none
+   * (`false`), as controller-runtime since v0.21: the API server's flow control paces the client.
    */
   rateLimit?: { qps: number; burst: number } | false;
   /** This replica's name in Events (`reportingInstance`) and the Lease; default `<hostname>_<uuid>`. */
@@ -309,8 +309,7 @@ export class Manager {
 
   /** Every connection to the API server: the configured rate limit, counted in `rest_client_*`. */
   #transportOptions(): KubeTransportOptions {
-    const rateLimit = this.#options.rateLimit;
-    return { observer: this.metrics.restClient, ...(rateLimit === undefined ? {} : { rateLimit }) };
+    return { observer: this.metrics.restClient, rateLimit: this.#options.rateLimit ?? false };
   }
 
   /**
