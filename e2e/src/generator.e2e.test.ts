@@ -62,13 +62,15 @@ function run(command: string, args: readonly string[], cwd: string, input?: stri
 
 /**
  * This process's environment, minus what would make the copy behave unlike a developer's shell: `CI`
- * (pnpm then freezes the lockfile, which a new workspace package changes) and pnpm's variables of the
- * outer `pnpm run`. The node's variables stay: the copy's tests run on this run's node.
+ * (pnpm then freezes the lockfile, which a new workspace package changes), pnpm's variables of the
+ * outer `pnpm run`, and node:test's NODE_TEST_CONTEXT (a `node --test` that finds it runs no file,
+ * taking itself for a test file's nested call). The node's variables stay: the copy's tests run on
+ * this run's node.
  */
 function copyEnv(): NodeJS.ProcessEnv {
-  const env = Object.fromEntries(
-    Object.entries(process.env).filter(([key]) => key !== 'CI' && !/^(npm|pnpm)_/i.test(key)),
-  );
+  const inherited = ([key]: [string, unknown]) =>
+    key !== 'CI' && key !== 'NODE_TEST_CONTEXT' && !/^(npm|pnpm)_/i.test(key);
+  const env = Object.fromEntries(Object.entries(process.env).filter(inherited));
   // No Nx daemon: it would outlive the copy it watches.
   return { ...env, NX_DAEMON: 'false' };
 }
