@@ -26,6 +26,8 @@
  * pod create answered - schedule; claim->create = claim answered -> pod create answered, with the part
  * before the create was sent. For the controller, per start: status patches, pod creates, pod lookups,
  * 409s and Events created, counted from the window's opening until it stopped (with its Events flushed).
+ * CPU per start, by process (this one, etcd, kube-apiserver, kube-controller-manager, the limit program),
+ * from the window's opening to the last start: the two cores are shared, so it explains the ratio.
  * Ratios are the controller's over the limit program's in the same run; min/median/max over the runs.
  */
 import { KubeConfig } from '@kubernetes/client-node';
@@ -33,10 +35,11 @@ import { KubeClient } from '@loopwright/runtime';
 import { startControlPlane } from '@loopwright/testing';
 import { installCrd } from '../src/crd.ts';
 import { formatSetUp } from './ats.ts';
+import { CpuSampler, formatCpuPerStart } from './cpu-sampler.ts';
 import { controllerSettings, runControllerPhase, type ControllerOutcome } from './controller-phase.ts';
 import { ensureLimitProgram } from './limit-program.ts';
 import { limitBurst, runLimitPhase, type LimitContext, type LimitOutcome } from './limit-phase.ts';
-import { figuresOf, formatFigures, type Figures } from './starts.ts';
+import { figuresOf, formatFigures, type Figures, type Start } from './starts.ts';
 import { spread } from './stats.ts';
 
 const numbers = (value: string): number[] => value.split(',').map((v) => Number(v.trim()));
@@ -58,6 +61,7 @@ const plane = await startControlPlane();
 const kc = new KubeConfig();
 kc.loadFromFile(plane.kubeconfigPath);
 const admin = new KubeClient(kc, { rateLimit: false });
+const cpu = new CpuSampler();
 try {
   await installCrd(admin);
   const context: LimitContext = {
@@ -81,8 +85,7 @@ try {
     );
   }
   const best = bursts.reduce((a, b) => (b.startsPerSecond > a.startsPerSecond ? b : a));
-  // Setting up Ats costs what it cost in the sweep; the leads below leave twice that, plus for the
-  // controller room for a status write and an Event per new At at its client's rate (should it write).
+  // Setting up Ats costs what it cost in the sweep; the leads below leave twice that or more.
   const createMsPerAt = Math.max(...bursts.map((b) => b.createMsPerAt));
   out(
     `limit program concurrency: ${best.concurrency} (the most starts/s of the sweep)` +
@@ -109,10 +112,9 @@ try {
           settings,
           n,
           windowMs: WINDOW_MS,
-          leadMs:
-            10_000 +
-            2 * n * createMsPerAt +
-            1.5 * n * Math.max(settings.qps > 0 ? 1000 / settings.qps : 0, 2 * createMsPerAt),
+          // Creating the Ats, then a reconcile each (no write: the CRD defaults the status), and with a
+          // client rate limit room for a write per At at that rate.
+          leadMs: 10_000 + 3 * n * createMsPerAt + (settings.qps > 0 ? (1.5 * n * 1000) / settings.qps : 0),
         });
       const [limit, controller] = limitFirst
         ? [await limitPhase(), await controllerPhase()]
@@ -121,10 +123,12 @@ try {
       const controllerFigures = figuresOf(controller.starts, controller.setUp.windowOpenMs);
       out(`  limit program c=${best.concurrency}: ${formatFigures(limitFigures, n)}`);
       out(`    ${formatSetUp(limit.setUp, false)}`);
+      out(`    ${windowCpu(limit.starts, limit.setUp.windowOpenMs)}`);
       if (limit.failures.size > 0) out(`    failures: ${failures(limit.failures)}`);
       out(`  controller: ${formatFigures(controllerFigures, n)}`);
       out(`    ${formatSetUp(controller.setUp, true)}`);
       out(`    ${perStart(controller, controllerFigures)}`);
+      out(`    ${windowCpu(controller.starts, controller.setUp.windowOpenMs)}`);
       const throughput = controllerFigures.startsPerSecond / limitFigures.startsPerSecond;
       const p99 = controllerFigures.lateness.p99 / limitFigures.lateness.p99;
       throughputRatios.push(throughput);
@@ -137,8 +141,15 @@ try {
     );
   }
 } finally {
+  cpu.stop();
   await admin.close();
   await plane.stop();
+}
+
+/** CPU by process from the window's opening to the last start, per start. */
+function windowCpu(starts: readonly Start[], windowOpenMs: number): string {
+  const lastMs = Math.max(windowOpenMs, ...starts.map((start) => start.createAnsweredMs));
+  return formatCpuPerStart(cpu.between(windowOpenMs, lastMs), starts.length);
 }
 
 function ratios(values: number[]): string {
