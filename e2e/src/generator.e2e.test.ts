@@ -61,18 +61,17 @@ function run(command: string, args: readonly string[], cwd: string, input?: stri
 }
 
 /**
- * This process's environment, minus what would make the copy behave unlike a developer's shell: `CI`
- * (pnpm then freezes the lockfile, which a new workspace package changes), pnpm's variables of the
- * outer `pnpm run`, and node:test's NODE_TEST_CONTEXT (a `node --test` that finds it runs no file,
+ * This process's environment with `CI=true`, as in a CI job (pnpm freezes the lockfile there by
+ * default, and the generator's install must still link the new package), minus pnpm's variables of
+ * the outer `pnpm run` and node:test's NODE_TEST_CONTEXT (a `node --test` that finds it runs no file,
  * taking itself for a test file's nested call). The node's variables stay: the copy's tests run on
  * this run's node.
  */
 function copyEnv(): NodeJS.ProcessEnv {
-  const inherited = ([key]: [string, unknown]) =>
-    key !== 'CI' && key !== 'NODE_TEST_CONTEXT' && !/^(npm|pnpm)_/i.test(key);
+  const inherited = ([key]: [string, unknown]) => key !== 'NODE_TEST_CONTEXT' && !/^(npm|pnpm)_/i.test(key);
   const env = Object.fromEntries(Object.entries(process.env).filter(inherited));
   // No Nx daemon: it would outlive the copy it watches.
-  return { ...env, NX_DAEMON: 'false' };
+  return { ...env, CI: 'true', NX_DAEMON: 'false' };
 }
 
 /**

@@ -37,9 +37,10 @@ export default async function controllerGenerator(
   await formatFiles(tree);
 
   // After Nx has written the files: link the new package, then generate what is derived from them
-  // (the CRD's TypeScript types, the README's options table).
+  // (the CRD's TypeScript types, the README's options table). The new package changes the lockfile,
+  // which pnpm would refuse to do under CI=true (a frozen lockfile by default there).
   return () => {
-    run(tree.root, 'pnpm', ['install', '--prefer-offline']);
+    run(tree.root, 'pnpm', ['install', '--prefer-offline', '--no-frozen-lockfile']);
     run(tree.root, 'pnpm', ['generate']);
   };
 }
