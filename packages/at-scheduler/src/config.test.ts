@@ -14,7 +14,7 @@ describe('at-scheduler options', () => {
     const { config, standard } = parse([]);
     assert.equal(config.defaultImage, DEFAULT_IMAGE);
     assert.match(DEFAULT_IMAGE, /:\d+\.\d+\.\d+$|@sha256:/);
-    assert.equal(standard.workers, 10);
+    assert.equal(standard.workers, 32);
     assert.equal(standard.watchNamespace, undefined);
     assert.equal(standard.leaderElectionId, 'at-scheduler');
   });
