@@ -91,8 +91,10 @@ async function succeeds(command: string, args: readonly string[], cwd: string): 
 
 /** node:test's summary counts (`ℹ pass 12`) in a run's output, added up over every summary in it. */
 function testCounts(output: string): { pass: number; fail: number } {
+  // Colours stripped: under Nx the copy's node:test inherits FORCE_COLOR and colours its summary.
+  const plain = output.replace(new RegExp(String.raw`\u001b\[[0-9;]*m`, 'g'), '');
   const count = (what: string) =>
-    [...output.matchAll(new RegExp(String.raw`^\s*ℹ ${what} (\d+)\s*$`, 'gm'))].reduce(
+    [...plain.matchAll(new RegExp(String.raw`^\s*ℹ ${what} (\d+)\s*$`, 'gm'))].reduce(
       (sum, match) => sum + Number(match[1]),
       0,
     );

@@ -26,7 +26,9 @@ export class CpuSampler {
 
   constructor() {
     this.#sample();
-    this.#timer = setInterval(() => this.#sample(), SAMPLE_MS);
+    this.#timer = setInterval(() => {
+      this.#sample();
+    }, SAMPLE_MS);
     this.#timer.unref();
   }
 
@@ -66,19 +68,8 @@ export class CpuSampler {
 function descendants(pid: number): number[] {
   const found: number[] = [];
   const visit = (parent: number): void => {
-    let tasks: string[] = [];
-    try {
-      tasks = readdirSync(`/proc/${parent}/task`);
-    } catch {
-      return;
-    }
-    for (const task of tasks) {
-      let children = '';
-      try {
-        children = readFileSync(`/proc/${parent}/task/${task}/children`, 'utf8');
-      } catch {
-        continue;
-      }
+    for (const task of readOr(() => readdirSync(`/proc/${parent}/task`), [])) {
+      const children = readOr(() => readFileSync(`/proc/${parent}/task/${task}/children`, 'utf8'), '');
       for (const child of children.split(' ').filter(Boolean).map(Number)) {
         found.push(child);
         visit(child);
@@ -87,6 +78,15 @@ function descendants(pid: number): number[] {
   };
   visit(pid);
   return found;
+}
+
+/** What `read` returns, or `fallback` when the process (or thread) is gone meanwhile. */
+function readOr<T>(read: () => T, fallback: T): T {
+  try {
+    return read();
+  } catch {
+    return fallback;
+  }
 }
 
 /** [executable name, user + system CPU seconds of the process and its waited-for children]. */
