@@ -5,52 +5,24 @@
  * API server is shared with other suites, and the process runs as admin.
  */
 import {
-  eventually,
+  applyCrds,
   freeLoopbackPort,
+  readCrdDirectory,
   startClusterApi,
   startFakeHcloud,
   workspaceControllers,
   type WorkspaceController,
 } from '@loopwright/testing';
 import type { KubeConfig } from '@kubernetes/client-node';
-import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { parse } from 'yaml';
-import { api, ApiError } from './kube.ts';
 
-interface Crd {
-  metadata: { name: string };
-  [key: string]: unknown;
-}
-
-async function chartCrds(controller: WorkspaceController): Promise<Crd[]> {
-  return Promise.all(controller.crdFiles.map(async (file) => parse(await readFile(file, 'utf8')) as Crd));
-}
-
-/** Creates the CRDs (an existing one is kept) and waits until each is Established. */
-async function installCrds(admin: KubeConfig, crds: Crd[]): Promise<void> {
-  const path = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
-  for (const crd of crds) {
-    await api(admin, 'POST', path, crd).catch((error: unknown) => {
-      if (!(error instanceof ApiError && error.status === 409)) throw error;
-    });
-  }
-  for (const crd of crds) {
-    await eventually(
-      async () => {
-        const current = await api<{ status?: { conditions?: { type: string; status: string }[] } }>(
-          admin,
-          'GET',
-          `${path}/${crd.metadata.name}`,
-        );
-        assert.ok(current.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True'));
-      },
-      { timeoutMs: 20_000 },
-    );
-  }
+/** The chart's CRDs, applied as the e2e suites' field manager, and served. */
+async function installCrds(admin: KubeConfig, controller: WorkspaceController): Promise<void> {
+  await applyCrds(admin, readCrdDirectory(join(controller.chartDir, 'crds')), {
+    fieldManager: 'loopwright-e2e',
+  });
 }
 
 export interface ControllerSetup {
@@ -71,7 +43,7 @@ type Setup = (
  * when its program is namespaced (its `src/config.ts`), WATCH_NAMESPACE.
  */
 const defaultSetup: Setup = async (admin, namespace, controller) => {
-  await installCrds(admin, await chartCrds(controller));
+  await installCrds(admin, controller);
   const config = (await import(pathToFileURL(join(controller.packageDir, 'src', 'config.ts')).href)) as {
     program: { namespaced: boolean };
   };
@@ -82,7 +54,7 @@ const defaultSetup: Setup = async (admin, namespace, controller) => {
 /** The controllers that need more than the default (at-scheduler needs exactly the default). */
 const ownSetups: Readonly<Record<string, Setup>> = {
   'mailgun-cluster': async (admin, namespace, controller) => {
-    await installCrds(admin, await chartCrds(controller));
+    await installCrds(admin, controller);
     // The Clusters and Machines its caches list: Cluster API's CRDs, with its manager for the namespace.
     const clusterApi = await startClusterApi({ kubeConfig: admin, namespace });
     return {

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { freeLoopbackPort } from '../controlplane/ports.ts';
 import { ManagedProcess } from '../controlplane/process.ts';
+import { applyCrds } from '../crds.ts';
 import { eventually } from '../kube.ts';
 import { ensureClusterApiManager, pinnedClusterApi } from './binary.ts';
 import { coreCrds, coreWebhookConfigurations, type WebhookConfigurationManifest } from './manifests.ts';
@@ -69,12 +70,6 @@ async function apply(transport: KubeTransport, path: string, body: unknown): Pro
     body,
   });
 }
-
-interface CrdStatus {
-  status?: { conditions?: { type: string; status: string }[] };
-}
-
-const crdPath = (name: string): string => `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`;
 
 const webhookConfigurationPath = (configuration: WebhookConfigurationManifest): string =>
   `/apis/admissionregistration.k8s.io/v1/${configuration.kind.toLowerCase()}s/${configuration.metadata.name}`;
@@ -179,19 +174,10 @@ export async function startClusterApi(options: ClusterApiOptions): Promise<Clust
       const endpoint = { baseUrl: `https://127.0.0.1:${ports.webhook}`, caBundle };
 
       // Before the manager starts: its caches list these kinds and it exits when one is missing.
-      const crds = await coreCrds(moduleDir, endpoint);
-      for (const crd of crds) await apply(transport, crdPath(crd.metadata.name), crd);
-      for (const crd of crds) {
-        await eventually(
-          async () => {
-            const { status } = await transport.requestJson<CrdStatus>({ path: crdPath(crd.metadata.name) });
-            const established = status?.conditions?.find((c) => c.type === 'Established');
-            if (established?.status !== 'True')
-              throw new Error(`CRD ${crd.metadata.name} is not Established`);
-          },
-          { timeoutMs },
-        );
-      }
+      await applyCrds(kubeConfig, await coreCrds(moduleDir, endpoint), {
+        fieldManager: CLUSTER_API_FIELD_MANAGER,
+        timeoutMs,
+      });
 
       manager = new ManagedProcess(
         'cluster-api-manager',
