@@ -5,10 +5,10 @@
  * a checked-in table differs from what the declarations generate.
  */
 import { optionsTable, type ProgramShape } from '@loopwright/runtime';
-import { workspaceControllers } from '@loopwright/testing';
+import { controllerProgram, workspaceControllers } from '@loopwright/testing';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { repoRoot } from './crd-types.ts';
 
 export const BEGIN =
@@ -20,12 +20,10 @@ export const END = '<!-- options:end -->';
  * its `src/config.ts`. The declarations themselves, not the packages: reading a declaration starts nothing.
  */
 export const targets: readonly { readme: string; program: ProgramShape }[] = await Promise.all(
-  workspaceControllers(repoRoot).map(async ({ name, packageDir }) => {
-    const config = (await import(pathToFileURL(join(packageDir, 'src', 'config.ts')).href)) as {
-      program: ProgramShape;
-    };
-    return { readme: `packages/${name}/README.md`, program: config.program };
-  }),
+  workspaceControllers(repoRoot).map(async (controller) => ({
+    readme: `packages/${controller.name}/README.md`,
+    program: await controllerProgram<ProgramShape>(controller),
+  })),
 );
 
 /** `readme` with the text between its markers replaced by `table`. */

@@ -6,6 +6,7 @@
  */
 import {
   applyCrds,
+  controllerProgram,
   freeLoopbackPort,
   readCrdDirectory,
   startClusterApi,
@@ -16,7 +17,6 @@ import {
 import type { KubeConfig } from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 
 /** The chart's CRDs, applied as the e2e suites' field manager, and served. */
 async function installCrds(admin: KubeConfig, controller: WorkspaceController): Promise<void> {
@@ -44,10 +44,8 @@ type Setup = (
  */
 const defaultSetup: Setup = async (admin, namespace, controller) => {
   await installCrds(admin, controller);
-  const config = (await import(pathToFileURL(join(controller.packageDir, 'src', 'config.ts')).href)) as {
-    program: { namespaced: boolean };
-  };
-  const env: Record<string, string> = config.program.namespaced ? { WATCH_NAMESPACE: namespace } : {};
+  const { namespaced } = await controllerProgram<{ namespaced: boolean }>(controller);
+  const env: Record<string, string> = namespaced ? { WATCH_NAMESPACE: namespace } : {};
   return { env };
 };
 

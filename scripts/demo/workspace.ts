@@ -5,9 +5,7 @@
  * checks of their own; any other controller runs the same way, with its `packages/<name>/samples/*.yaml`.
  */
 import type { ProgramShape } from '@loopwright/runtime';
-import { workspaceControllers } from '@loopwright/testing';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { controllerProgram, workspaceControllers } from '@loopwright/testing';
 import { repoRoot } from './repo.ts';
 
 export interface DemoController {
@@ -23,11 +21,10 @@ export const SCENARIOS: readonly string[] = ['at-scheduler', 'mailgun-cluster', 
 
 /** Sorted by name: the order the demo starts, installs and lists them in. */
 export const CONTROLLERS: readonly DemoController[] = await Promise.all(
-  workspaceControllers(repoRoot).map(async ({ name, packageDir, crdFiles }) => {
-    // The declaration only: reading it starts nothing.
-    const config = (await import(pathToFileURL(join(packageDir, 'src', 'config.ts')).href)) as {
-      program: ProgramShape;
-    };
-    return { name, namespaced: config.program.namespaced, packageDir, crdFiles };
-  }),
+  workspaceControllers(repoRoot).map(async (controller) => ({
+    name: controller.name,
+    namespaced: (await controllerProgram<ProgramShape>(controller)).namespaced,
+    packageDir: controller.packageDir,
+    crdFiles: controller.crdFiles,
+  })),
 );

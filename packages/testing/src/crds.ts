@@ -5,10 +5,10 @@
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import { KubeTransport } from '@loopwright/core';
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import { eventually } from './kube.ts';
+import { sortedYamlFiles } from './workspace/controllers.ts';
 
 /** What is read of a CRD here; every other field is sent as it is. */
 export interface Crd {
@@ -56,8 +56,5 @@ export async function applyCrds(
 
 /** The CRDs of a chart's `crds/` directory (its `*.yaml` files, sorted by name). */
 export function readCrdDirectory(dir: string): Crd[] {
-  return readdirSync(dir)
-    .filter((file) => file.endsWith('.yaml'))
-    .sort()
-    .map((file) => parse(readFileSync(join(dir, file), 'utf8')) as Crd);
+  return sortedYamlFiles(dir).map((file) => parse(readFileSync(file, 'utf8')) as Crd);
 }

@@ -30,5 +30,9 @@ export { applyCrds, readCrdDirectory, type ApplyCrdsOptions, type Crd } from './
 export { variablesRead } from './env-reads.ts';
 export { writeSecretVolume } from './secret-volume.ts';
 export * from './images/index.ts';
-export { workspaceControllers, type WorkspaceController } from './workspace/controllers.ts';
+export {
+  controllerProgram,
+  workspaceControllers,
+  type WorkspaceController,
+} from './workspace/controllers.ts';
 export * from './prometheus/index.ts';

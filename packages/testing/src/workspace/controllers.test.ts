@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { workspaceControllers } from './controllers.ts';
+import { controllerProgram, workspaceControllers } from './controllers.ts';
 import { repositoryRoot } from './repository-root.ts';
 
 async function writePackage(root: string, dir: string, manifest: object): Promise<void> {
@@ -69,5 +69,13 @@ describe('workspaceControllers', () => {
     const names = workspaceControllers(repositoryRoot).map((controller) => controller.name);
     for (const name of ['at-scheduler', 'cloud-node', 'mailgun-cluster'])
       assert.ok(names.includes(name), name);
+  });
+
+  it("controllerProgram: the program a controller's src/config.ts declares", async () => {
+    const [atScheduler] = workspaceControllers(repositoryRoot).filter((c) => c.name === 'at-scheduler');
+    assert.ok(atScheduler);
+    const program = await controllerProgram<{ name: string; namespaced: boolean }>(atScheduler);
+    assert.equal(program.name, 'at-scheduler');
+    assert.equal(program.namespaced, true);
   });
 });

@@ -7,6 +7,7 @@
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { repositoryRoot } from './repository-root.ts';
 
 /** The Nx tag that makes a workspace package a controller (`pnpm nx show projects --projects tag:controller`). */
@@ -33,7 +34,8 @@ function readPackageJson(packageDir: string): PackageJson | undefined {
   return existsSync(path) ? (JSON.parse(readFileSync(path, 'utf8')) as PackageJson) : undefined;
 }
 
-function sortedYamlFiles(dir: string): string[] {
+/** The `*.yaml` files of `dir` (absolute paths), sorted; none when `dir` does not exist. */
+export function sortedYamlFiles(dir: string): string[] {
   if (!existsSync(dir)) return [];
   return readdirSync(dir)
     .filter((file) => file.endsWith('.yaml'))
@@ -62,4 +64,17 @@ export function workspaceControllers(root: string = repositoryRoot): WorkspaceCo
     });
   }
   return controllers;
+}
+
+/**
+ * A controller's option declarations: the `program` its `src/config.ts` exports (typed by the caller,
+ * e.g. the runtime's `ProgramShape`). Importing the declarations starts nothing.
+ */
+export async function controllerProgram<Program>(
+  controller: Pick<WorkspaceController, 'packageDir'>,
+): Promise<Program> {
+  const config = (await import(pathToFileURL(join(controller.packageDir, 'src', 'config.ts')).href)) as {
+    program: Program;
+  };
+  return config.program;
 }
