@@ -6,6 +6,8 @@
  *   AT_BENCH_LIMIT_CONCURRENCY=8,16,32,64,128           # the limit program's sweep (one value: no choice)
  *   AT_BENCH_CALIBRATION_COUNT=1000                     # Ats per sweep point
  *   WORKERS, KUBE_API_QPS, KUBE_API_BURST               # the controller's own variables, as in a pod
+ *   AT_BENCH_CPU_PROFILE=<dir>                          # V8 profile of the controller's window
+ *   AT_BENCH_APISERVER_PROFILE=<dir>                    # kube-apiserver's Go profile of each window
  *
  * The limit: a Go program with client-go (bench/limit) that makes only the two writes a start needs, the
  * claim (the RUNNING status merge patch conditional on the At's resourceVersion) then the pod create with
@@ -27,7 +29,9 @@
  * before the create was sent. For the controller, per start: status patches, pod creates, pod lookups,
  * 409s and Events created, counted from the window's opening until it stopped (with its Events flushed).
  * CPU per start, by process (this one, etcd, kube-apiserver, kube-controller-manager, the limit program),
- * from the window's opening to the last start: the two cores are shared, so it explains the ratio.
+ * from the window's opening to the last start: the two cores are shared, so it explains the ratio. And
+ * for the controller, its event loop's delay and GC pauses over the same span: whether a lateness tail
+ * is this process stalling or the server answering late.
  * Ratios are the controller's over the limit program's in the same run; min/median/max over the runs.
  */
 import { KubeConfig } from '@kubernetes/client-node';
@@ -128,6 +132,7 @@ try {
       out(`  controller: ${formatFigures(controllerFigures, n)}`);
       out(`    ${formatSetUp(controller.setUp, true)}`);
       out(`    ${perStart(controller, controllerFigures)}`);
+      out(`    ${controller.loop}`);
       out(`    ${windowCpu(controller.starts, controller.setUp.windowOpenMs)}`);
       const throughput = controllerFigures.startsPerSecond / limitFigures.startsPerSecond;
       const p99 = controllerFigures.lateness.p99 / limitFigures.lateness.p99;

@@ -16,8 +16,10 @@ import {
 } from '@loopwright/runtime';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CONTROLLER_NAME, createAtControllers, kubeAtApi, program, type AtApi } from '../src/index.ts';
+import { profileApiServer } from './apiserver-profile.ts';
 import { benchNamespace, createAts, windowSchedules, type SetUp } from './ats.ts';
 import type { Start } from './starts.ts';
+import { monitorLoop } from './loop-monitor.ts';
 import { startWindowProfile } from './window-profile.ts';
 
 /** The program's options that shape its throughput, by the flag the released program takes. */
@@ -65,6 +67,8 @@ export interface ControllerOutcome {
   /** Events the recorder did not write (spam filter, invalid) during the whole phase. */
   eventsDropped: number;
   eventsFailed: number;
+  /** The event loop's delay and GC pauses from the window's opening to the last start. */
+  loop: string;
 }
 
 export interface ControllerPhaseOptions {
@@ -109,6 +113,12 @@ export async function runControllerPhase(options: ControllerPhaseOptions): Promi
   const startMs = Date.now();
   const windowOpenMs = startMs + options.leadMs;
   const schedules = windowSchedules(n, windowOpenMs, windowMs);
+  const apiServerProfile = profileApiServer(
+    admin,
+    process.env.AT_BENCH_APISERVER_PROFILE,
+    `apiserver-controller-n${n}-${windowOpenMs}`,
+    windowOpenMs,
+  );
   const reconciles = (): Promise<number> => reconcileTotal(manager);
   const eventsCreated = (): number => recorder.stats().created;
   // Taken by a timer, not by the set-up loop below, so it is taken when the window opens and not after.
@@ -136,12 +146,15 @@ export async function runControllerPhase(options: ControllerPhaseOptions): Promi
   }
   const atOpen = await before;
   const profile = await startWindowProfile(process.env.AT_BENCH_CPU_PROFILE);
+  const loop = monitorLoop();
 
   // Generous: every start's two writes at the client's rate, three times over.
   const clientQps = settings.qps > 0 ? settings.qps : Infinity;
   const deadline = windowOpenMs + windowMs + Math.max(120_000, (3 * n * 2 * 1000) / clientQps);
   while (timed.createAnswered.size < n && Date.now() < deadline) await sleep(POLL_MS);
+  const loopFigures = loop.stop();
   await profile?.stop(`controller-n${n}-${windowOpenMs}`);
+  await apiServerProfile;
   abort.abort();
   // Stopping flushes the recorder: the Events of the last starts are written before this resolves.
   await running;
@@ -170,6 +183,7 @@ export async function runControllerPhase(options: ControllerPhaseOptions): Promi
     },
     eventsDropped: final.dropped,
     eventsFailed: final.failed,
+    loop: loopFigures,
   };
 }
 

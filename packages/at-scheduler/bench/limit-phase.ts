@@ -6,6 +6,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { KubeClient } from '@loopwright/runtime';
 import { buildPod, podNameFor } from '../src/index.ts';
+import { profileApiServer } from './apiserver-profile.ts';
 import { benchNamespace, createAts, windowSchedules, type SetUp } from './ats.ts';
 import { runLimitProgram, type LimitResult } from './limit-program.ts';
 import type { Start } from './starts.ts';
@@ -100,11 +101,18 @@ export async function runLimitPhase(
   options: { concurrency: number; n: number; windowMs: number; leadMs: number },
 ): Promise<LimitOutcome> {
   const windowOpenMs = Date.now() + options.leadMs;
+  const profile = profileApiServer(
+    context.admin,
+    process.env.AT_BENCH_APISERVER_PROFILE,
+    `apiserver-limit-n${options.n}-${windowOpenMs}`,
+    windowOpenMs,
+  );
   const run = await runLimit(
     context,
     options.concurrency,
     windowSchedules(options.n, windowOpenMs, options.windowMs),
   );
+  await profile;
   return {
     setUp: { startMs: run.startMs, createdMs: run.createdMs, windowOpenMs },
     starts: run.results.filter((r) => !r.failedStep),
