@@ -36,8 +36,8 @@
  */
 import { KubeConfig } from '@kubernetes/client-node';
 import { KubeClient } from '@loopwright/runtime';
-import { startControlPlane } from '@loopwright/testing';
-import { installCrd } from '../src/crd.ts';
+import { applyCrds, startControlPlane } from '@loopwright/testing';
+import { loadAtCrd } from '../src/crd.ts';
 import { formatSetUp } from './ats.ts';
 import { CpuSampler, formatCpuPerStart } from './cpu-sampler.ts';
 import { controllerSettings, runControllerPhase, type ControllerOutcome } from './controller-phase.ts';
@@ -67,7 +67,7 @@ kc.loadFromFile(plane.kubeconfigPath);
 const admin = new KubeClient(kc, { rateLimit: false });
 const cpu = new CpuSampler();
 try {
-  await installCrd(admin);
+  await applyCrds(kc, [loadAtCrd()], { fieldManager: 'at-scheduler-bench' });
   const context: LimitContext = {
     kc,
     kubeconfigPath: plane.kubeconfigPath,

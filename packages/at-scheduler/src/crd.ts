@@ -1,6 +1,7 @@
 /**
- * The At CRD as the chart ships it (charts/at-scheduler/crds), for tests and the benchmark.
- * The controller itself never installs it: CRDs are cluster-scoped and belong to the chart.
+ * The At CRD as the chart ships it (charts/at-scheduler/crds), for tests and the benchmark, which install
+ * it with `applyCrds` of @loopwright/testing. The controller itself never installs it: CRDs are
+ * cluster-scoped and belong to the chart.
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -28,46 +29,4 @@ export interface AtCrd {
 
 export function loadAtCrd(): AtCrd {
   return parse(readFileSync(crdPath, 'utf8')) as AtCrd;
-}
-
-/** Minimal client surface for {@link installCrd} (a runtime `KubeClient` fits). */
-export interface JsonRequester {
-  requestJson<T>(
-    method: string,
-    path: string,
-    options?: { body?: unknown; contentType?: string },
-  ): Promise<T>;
-}
-
-const CRDS = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
-
-/**
- * Creates or replaces `crd` and waits until it is Established (its API is served). Tests and the
- * benchmark only; in clusters the chart installs it.
- */
-export async function installCrd(
-  client: JsonRequester,
-  crd: AtCrd = loadAtCrd(),
-  timeoutMs = 30_000,
-): Promise<void> {
-  const path = `${CRDS}/${crd.metadata.name}`;
-  try {
-    await client.requestJson('POST', CRDS, { body: crd });
-  } catch (error) {
-    if ((error as { reason?: string }).reason !== 'AlreadyExists') throw error;
-    const current = await client.requestJson<{ metadata: { resourceVersion: string } }>('GET', path);
-    await client.requestJson('PUT', path, {
-      body: { ...crd, metadata: { ...crd.metadata, resourceVersion: current.metadata.resourceVersion } },
-    });
-  }
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const current = await client.requestJson<{
-      status?: { conditions?: { type: string; status: string }[] };
-    }>('GET', path);
-    if (current.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')) return;
-    if (Date.now() > deadline)
-      throw new Error(`CRD ${crd.metadata.name} not established within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }

@@ -3,19 +3,10 @@
  * the controller run as a real child process (`src/main.ts`), so crashes are real SIGKILLs. Cluster
  * API itself (its CRDs, webhooks and core manager) comes from `startClusterApi` of @loopwright/testing.
  */
-import {
-  ApiextensionsV1Api,
-  CustomObjectsApi,
-  loadYaml,
-  PatchStrategy,
-  setHeaderOptions,
-  type KubeConfig,
-  type V1CustomResourceDefinition,
-} from '@kubernetes/client-node';
-import { eventually } from '@loopwright/testing';
+import { CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
+import { applyCrds, eventually, readCrdDirectory } from '@loopwright/testing';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { readdirSync, readFileSync } from 'node:fs';
 import type { MailgunCluster, MailgunMachine } from '../generated/types.ts';
 import { CAPI_GROUP, CAPI_VERSION, INFRA_GROUP, INFRA_VERSION } from '../resource.ts';
 
@@ -23,26 +14,9 @@ const mainPath = fileURLToPath(new URL('../main.ts', import.meta.url));
 /** The chart's CRDs: what the tests install is exactly what users install. */
 const crdDir = fileURLToPath(new URL('../../../../charts/mailgun-cluster/crds/', import.meta.url));
 
+/** Server-side applies the chart's CRDs and waits until they are served. */
 export async function installCrds(kc: KubeConfig): Promise<void> {
-  const api = kc.makeApiClient(ApiextensionsV1Api);
-  const crds = readdirSync(crdDir)
-    .filter((file) => file.endsWith('.yaml'))
-    .map((file) => loadYaml<V1CustomResourceDefinition>(readFileSync(`${crdDir}${file}`, 'utf8')));
-  for (const body of crds) {
-    await api.createCustomResourceDefinition({ body }).catch((error: unknown) => {
-      if ((error as { code?: number }).code !== 409) throw error;
-    });
-  }
-  for (const body of crds) {
-    await eventually(
-      async () => {
-        const crd = await api.readCustomResourceDefinition({ name: body.metadata?.name ?? '' });
-        if (!crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True'))
-          throw new Error('not established');
-      },
-      { timeoutMs: 20_000 },
-    );
-  }
+  await applyCrds(kc, readCrdDirectory(crdDir), { fieldManager: 'mailgun-cluster-tests' });
 }
 
 export interface Condition {
