@@ -22,8 +22,7 @@
  * each At reconciled and then the controller idle (no reconcile, API call or Event for 1 s); each phase's
  * "set-up" line says whether it finished before its window. The two
  * never run at the same time, and which goes first alternates between runs. Each namespace is deleted
- * (and gone) before the next phase starts, and etcd is compacted and defragmented (bench/store.ts), so
- * each phase starts from the same store whatever ran before it.
+ * (and gone) before the next phase starts.
  *
  * Figures per contender: starts/s = Ats started / (last pod create answered - window open); lateness =
  * pod create answered - schedule; claim->create = claim answered -> pod create answered, with the part
@@ -43,7 +42,6 @@ import { formatSetUp } from './ats.ts';
 import { CpuSampler, formatCpuPerStart } from './cpu-sampler.ts';
 import { controllerSettings, runControllerPhase, type ControllerOutcome } from './controller-phase.ts';
 import { ensureLimitProgram } from './limit-program.ts';
-import { compactStore } from './store.ts';
 import { limitBurst, runLimitPhase, type LimitContext, type LimitOutcome } from './limit-phase.ts';
 import { figuresOf, formatFigures, type Figures, type Start } from './starts.ts';
 import { spread } from './stats.ts';
@@ -104,18 +102,15 @@ try {
     for (let run = 0; run < RUNS; run++) {
       const limitFirst = run % 2 === 0;
       out(`N=${n} run ${run + 1}/${RUNS} (${limitFirst ? 'limit program' : 'controller'} first)`);
-      const limitPhase = async (): Promise<LimitOutcome> => {
-        out(`  before the limit program's phase: ${await compactStore(plane.etcdUrl)}`);
-        return runLimitPhase(context, {
+      const limitPhase = (): Promise<LimitOutcome> =>
+        runLimitPhase(context, {
           concurrency: best.concurrency,
           n,
           windowMs: WINDOW_MS,
           leadMs: 5000 + 2 * n * createMsPerAt,
         });
-      };
-      const controllerPhase = async (): Promise<ControllerOutcome> => {
-        out(`  before the controller's phase: ${await compactStore(plane.etcdUrl)}`);
-        return runControllerPhase({
+      const controllerPhase = (): Promise<ControllerOutcome> =>
+        runControllerPhase({
           kc,
           admin,
           settings,
@@ -125,7 +120,6 @@ try {
           // client rate limit room for a write per At at that rate.
           leadMs: 10_000 + 3 * n * createMsPerAt + (settings.qps > 0 ? (1.5 * n * 1000) / settings.qps : 0),
         });
-      };
       const [limit, controller] = limitFirst
         ? [await limitPhase(), await controllerPhase()]
         : await controllerPhase().then(async (c) => [await limitPhase(), c] as const);
