@@ -22,14 +22,12 @@ function childPids(pid: number): number[] {
 }
 
 describe('control-plane lifecycle', () => {
-  it('etcdUrl is its etcd; stop() leaves no process and no state directory behind', async () => {
+  it('stop() leaves no process and no state directory behind', async () => {
     const cp = await startControlPlane();
     const pids = childPids(process.pid).filter((pid) =>
       readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(cp.dir),
     );
     assert.equal(pids.length, 3, 'etcd, kube-apiserver and kube-controller-manager run');
-    const etcdHealth = await fetch(`${cp.etcdUrl}/health`);
-    assert.deepEqual(await etcdHealth.json(), { health: 'true', reason: '' }, 'etcdUrl is etcd');
     await cp.stop();
     assert.deepEqual(pids.filter(alive), []);
     assert.equal(existsSync(cp.dir), false);

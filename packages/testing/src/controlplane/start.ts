@@ -20,11 +20,6 @@ export interface ControlPlane {
   adminToken: string;
   /** PEM file of the CA that signed the API server's serving certificate. */
   caPath: string;
-  /**
-   * etcd's client URL (plain HTTP on loopback), for tools that act on the store itself: a benchmark
-   * compacts it so that each measured phase starts from the same state.
-   */
-  etcdUrl: string;
   /** Directory holding certificates, keys, data and the processes' logs. */
   dir: string;
   /** Bearer tokens of the `users` asked for in the options, by user name. */
@@ -297,7 +292,6 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       server,
       adminToken,
       caPath: join(dir, 'pki', 'apiserver.crt'),
-      etcdUrl,
       dir,
       tokens,
       stop,
