@@ -1,8 +1,7 @@
 /** The bench's Ats and namespaces, written with an unthrottled admin client before any window opens. */
 import type { KubeConfig } from '@kubernetes/client-node';
-import { isNotFound, toKubeApiError, type KubeClient } from '@loopwright/runtime';
+import type { KubeClient } from '@loopwright/runtime';
 import { createTestNamespace } from '@loopwright/testing';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { AT_API_VERSION, AT_GROUP, AT_KIND, AT_PLURAL, AT_VERSION, type At } from '../src/index.ts';
 
 /** When each step of a phase's set-up was done (epoch ms); undefined when not before the window opened. */
@@ -63,36 +62,10 @@ export async function createAts(
   return stored;
 }
 
-/** How long the namespace controller may take to empty a namespace of ten thousands of objects. */
-const NAMESPACE_DELETION_TIMEOUT_MS = 15 * 60_000;
-
-/** A fresh namespace; `delete()` resolves once the namespace controller has emptied and removed it. */
-export async function benchNamespace(
-  kc: KubeConfig,
-  client: KubeClient,
-  prefix: string,
-): Promise<{ name: string; delete(): Promise<void> }> {
-  const { name } = await createTestNamespace(kc, prefix);
-  const path = `/api/v1/namespaces/${name}`;
-  return {
-    name,
-    delete: async () => {
-      await client.requestJson('DELETE', path);
-      const deadline = Date.now() + NAMESPACE_DELETION_TIMEOUT_MS;
-      while (Date.now() < deadline) {
-        try {
-          await client.requestJson('GET', path);
-        } catch (error) {
-          if (isNotFound(error)) return;
-          // An API server busy deleting ten thousands of objects may time a read out: ask again.
-          const status = toKubeApiError(error)?.status;
-          if (status === undefined || (status < 500 && status !== 429)) throw error;
-        }
-        await sleep(500);
-      }
-      throw new Error(
-        `namespace ${name} still exists ${NAMESPACE_DELETION_TIMEOUT_MS / 60_000} min after its deletion`,
-      );
-    },
-  };
+/**
+ * A fresh namespace. Never deleted: each phase has a control plane of its own, stopped with it, so
+ * emptying ten thousands of objects out of a namespace would only make the bench longer.
+ */
+export async function benchNamespace(kc: KubeConfig, prefix: string): Promise<string> {
+  return (await createTestNamespace(kc, prefix)).name;
 }

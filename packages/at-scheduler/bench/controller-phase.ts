@@ -87,7 +87,7 @@ const IDLE_MS = 1000;
 
 export async function runControllerPhase(options: ControllerPhaseOptions): Promise<ControllerOutcome> {
   const { kc, admin, settings, n, windowMs } = options;
-  const namespace = await benchNamespace(kc, admin, 'bench-controller');
+  const namespace = await benchNamespace(kc, 'bench-controller');
   const manager = new Manager({
     kubeConfig: kc,
     logger: createSilentLogger(),
@@ -102,7 +102,7 @@ export async function runControllerPhase(options: ControllerPhaseOptions): Promi
     manager,
     api: timed.api,
     recorder,
-    namespaces: [namespace.name],
+    namespaces: [namespace],
     workers: settings.workers,
     defaultImage: settings.defaultImage,
   }))
@@ -127,7 +127,7 @@ export async function runControllerPhase(options: ControllerPhaseOptions): Promi
     eventsCreated: eventsCreated(),
     reconciles: await reconciles(),
   }));
-  await createAts(admin, namespace.name, schedules);
+  await createAts(admin, namespace, schedules);
   const setUp: SetUp = { startMs, createdMs: Date.now(), windowOpenMs };
   // Anything the controller does for a new At: a reconcile, an API call, an Event.
   const activity = async (): Promise<number> => {
@@ -158,7 +158,6 @@ export async function runControllerPhase(options: ControllerPhaseOptions): Promi
   abort.abort();
   // Stopping flushes the recorder: the Events of the last starts are written before this resolves.
   await running;
-  await namespace.delete();
 
   const final = recorder.stats();
   const starts = schedules.flatMap((dueMs, i): Start[] => {

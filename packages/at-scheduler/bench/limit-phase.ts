@@ -30,13 +30,13 @@ interface LimitRun {
 
 async function runLimit(context: LimitContext, concurrency: number, schedules: number[]): Promise<LimitRun> {
   const startMs = Date.now();
-  const namespace = await benchNamespace(context.kc, context.admin, 'bench-limit');
+  const namespace = await benchNamespace(context.kc, 'bench-limit');
   const createStartMs = Date.now();
-  const stored = await createAts(context.admin, namespace.name, schedules);
+  const stored = await createAts(context.admin, namespace, schedules);
   const createdMs = Date.now();
   const results = await runLimitProgram(context.binary, {
     kubeconfig: context.kubeconfigPath,
-    namespace: namespace.name,
+    namespace,
     concurrency,
     ats: stored.map((at, i) => ({
       name: at.metadata.name,
@@ -45,7 +45,6 @@ async function runLimit(context: LimitContext, concurrency: number, schedules: n
       pod: buildPod(at, podNameFor(at.metadata.name), { defaultImage: context.defaultImage }),
     })),
   });
-  await namespace.delete();
   return { results, startMs, createdMs, createMsPerAt: (createdMs - createStartMs) / schedules.length };
 }
 
