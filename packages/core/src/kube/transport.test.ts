@@ -8,6 +8,7 @@ import { KubeApiError, KubeApiFailure } from './api-error.ts';
 import { isConflict, isNotFound, isTooManyRequests } from './classify.ts';
 import {
   BACKGROUND_QUIET_MS,
+  KubeHttpsAgent,
   KubeTransport,
   MAX_ERROR_BODY_BYTES,
   type KubeTransportOptions,
@@ -107,6 +108,20 @@ describe('KubeTransport requests', () => {
     assert.equal(received[0].method, 'GET');
     assert.equal(received[0].headers.authorization, 'Bearer the-token');
     assert.equal(received[0].headers['user-agent'], 'loopwright');
+    client.close();
+  });
+
+  it('percent-encodes what a URL would in a path that is not URL-safe, and sends the rest as given', async () => {
+    const client = transport();
+    await client.request({ path: '/a b/é?labelSelector=x in (a,b)' });
+    await client.request({ path: "/api/v1/x?labelSelector=app%3Dy&fieldSelector=a!=b&limit=5&c=(d)'e" });
+    assert.deepEqual(
+      received.map((r) => r.url),
+      [
+        '/prefix/a%20b/%C3%A9?labelSelector=x%20in%20(a,b)',
+        "/prefix/api/v1/x?labelSelector=app%3Dy&fieldSelector=a!=b&limit=5&c=(d)'e",
+      ],
+    );
     client.close();
   });
 
@@ -679,5 +694,46 @@ describe('KubeTransport watch', () => {
     );
     assert.equal(error.failure, KubeApiFailure.Aborted);
     client.close();
+  });
+});
+
+describe('KubeHttpsAgent connection pools', () => {
+  const pem = (text: string): Buffer => Buffer.from(`-----BEGIN CERTIFICATE-----\n${text}\n`);
+  const options = (ca: string, cert: string, extra: Record<string, unknown> = {}) => ({
+    host: 'api.example',
+    port: 6443,
+    ca: pem(ca),
+    cert: pem(cert),
+    key: pem('key'),
+    ...extra,
+  });
+
+  it('names one pool for equal credentials, though each request carries new Buffers, without their PEMs', () => {
+    const agent = new KubeHttpsAgent();
+    const name = agent.getName(options('ca', 'cert'));
+    assert.equal(agent.getName(options('ca', 'cert')), name);
+    assert.equal(agent.getName({ ...options('ca', 'cert'), ca: pem('ca').toString() }), name);
+    assert.ok(name.length < 100, `a short name, got ${name.length} characters`);
+    agent.destroy();
+  });
+
+  it('gives other credentials, servers or TLS settings a pool of their own', () => {
+    const agent = new KubeHttpsAgent();
+    const names = [
+      agent.getName(options('ca', 'cert')),
+      agent.getName(options('ca', 'rotated cert')),
+      agent.getName(options('other ca', 'cert')),
+      agent.getName({ ...options('ca', 'cert'), key: pem('other key') }),
+      agent.getName({ ...options('ca', 'cert'), key: undefined }),
+      agent.getName(options('ca', 'cert', { port: 443 })),
+      agent.getName(options('ca', 'cert', { host: 'other.example' })),
+      agent.getName(options('ca', 'cert', { servername: 'kubernetes' })),
+      agent.getName(options('ca', 'cert', { rejectUnauthorized: false })),
+      agent.getName({ ...options('ca', 'cert'), ca: [pem('ca'), pem('second ca')] }),
+    ];
+    assert.equal(new Set(names).size, names.length, names.join('\n'));
+    // The first credentials are still known: a request with them reuses their pool.
+    assert.equal(agent.getName(options('ca', 'cert')), names[0]);
+    agent.destroy();
   });
 });

@@ -147,6 +147,8 @@ export class KubeTransport {
   readonly #observer: RestClientObserver | undefined;
   readonly #userAgent: string;
   readonly #clock: Clock;
+  /** Where requests go: the server's scheme, host and port, and its path (a prefix of every request's). */
+  readonly #target: { protocol: string; hostname: string; port: string; pathPrefix: string };
   readonly #agent: http.Agent | undefined;
   readonly #stats: KubeTransportStats = { requests: 0, throttledRequests: 0, rateLimiterWaitSeconds: 0 };
   /** Requests above `background` priority between their start and their response headers. */
@@ -166,6 +168,13 @@ export class KubeTransport {
     this.server = cluster.server.replace(/\/+$/, '');
     const url = new URL(this.server);
     this.host = url.host;
+    this.#target = {
+      protocol: url.protocol,
+      // An IPv6 literal is bracketed in a URL, not in a socket address.
+      hostname: url.hostname.replace(/^\[(.*)\]$/, '$1'),
+      port: url.port,
+      pathPrefix: url.pathname.replace(/\/+$/, ''),
+    };
     this.#clock = options.clock ?? realClock;
     const rateLimit = options.rateLimit ?? { qps: 20, burst: 30 };
     this.#limiter = rateLimit === false ? undefined : new TokenBucket({ ...rateLimit, clock: this.#clock });
@@ -177,7 +186,7 @@ export class KubeTransport {
         ? undefined
         : url.protocol === 'http:'
           ? new http.Agent(agentOptions)
-          : new https.Agent(agentOptions);
+          : new KubeHttpsAgent(agentOptions);
   }
 
   /** Sends `request` and reads the whole response. Rejects with a {@link KubeApiError} unless 2xx. */
@@ -292,8 +301,8 @@ export class KubeTransport {
     if (!request.path.startsWith('/')) {
       throw new TypeError(`KubeTransport: path must start with "/", got "${request.path}"`);
     }
-    const url = new URL(this.server + request.path);
-    const exchange = new Exchange(this.#clock, { method, path: url.pathname }, request);
+    const path = requestPath(this.#target.pathPrefix, request.path);
+    const exchange = new Exchange(this.#clock, { method, path: path.replace(/\?.*$/, '') }, request);
     const priority = request.priority ?? 'normal';
     if (priority !== 'background') this.#busied();
     try {
@@ -302,9 +311,9 @@ export class KubeTransport {
       for (let retries = 0; ; retries++) {
         await this.#throttle(method, exchange.signal, priority);
         if (idleTimeoutMs !== undefined) exchange.expectDataEvery(idleTimeoutMs);
-        const options = await this.#requestOptions(method, request);
+        const options = await this.#requestOptions(method, path, request);
         exchange.signal.throwIfAborted();
-        response = await this.#dispatch(url, options, request.body, exchange);
+        response = await this.#dispatch(options, request.body, exchange);
         const retryAfterMs =
           retries < MAX_RETRIES ? serverRetryAfterMs(response.statusCode ?? 0, response) : undefined;
         if (retryAfterMs === undefined) break;
@@ -398,10 +407,12 @@ export class KubeTransport {
     }
   }
 
-  async #requestOptions(method: string, request: KubeRequest): Promise<https.RequestOptions> {
+  async #requestOptions(method: string, path: string, request: KubeRequest): Promise<https.RequestOptions> {
     const headers: http.OutgoingHttpHeaders = { 'User-Agent': this.#userAgent, ...request.headers };
     if (request.body !== undefined) headers['Content-Length'] = Buffer.byteLength(request.body);
-    const options: https.RequestOptions = { method, headers };
+    const { protocol, hostname, port } = this.#target;
+    const options: https.RequestOptions = { protocol, hostname, method, path, headers };
+    if (port !== '') options.port = port;
     await this.kubeConfig.applyToHTTPSOptions(options);
     // TLS material stays on the request options: the agent pools connections per CA/certificate/key,
     // so a rotated client certificate gets a connection of its own.
@@ -410,7 +421,6 @@ export class KubeTransport {
   }
 
   #dispatch(
-    url: URL,
     options: https.RequestOptions,
     body: string | undefined,
     exchange: Exchange,
@@ -435,8 +445,8 @@ export class KubeTransport {
       });
     };
     return new Promise((resolve, reject) => {
-      const send = url.protocol === 'http:' ? http.request : https.request;
-      const request = send(url, options, (response) => {
+      const send = options.protocol === 'http:' ? http.request : https.request;
+      const request = send(options, (response) => {
         observe(response.statusCode);
         exchange.responded(response);
         resolve(response);
@@ -551,16 +561,37 @@ class Exchange {
   }
 }
 
-/** Reads a response to its end, or its first `maxBytes` (the rest is dropped with the connection). */
-async function readBody(response: http.IncomingMessage, maxBytes: number): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of response as AsyncIterable<Buffer>) {
-    chunks.push(chunk);
-    size += chunk.length;
-    if (size >= maxBytes) break;
-  }
-  return Buffer.concat(chunks).subarray(0, maxBytes);
+/**
+ * Reads a response to its end, or its first `maxBytes` (the rest is dropped with the connection). With
+ * listeners rather than `for await`, whose async iterator costs promises on every request.
+ */
+function readBody(response: http.IncomingMessage, maxBytes: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const settle = (error: Error | undefined): void => {
+      response.off('data', onData).off('end', onEnd).off('error', onError).off('close', onClose);
+      if (error === undefined) resolve(Buffer.concat(chunks, size).subarray(0, maxBytes));
+      else reject(error);
+    };
+    const onData = (chunk: Buffer): void => {
+      chunks.push(chunk);
+      size += chunk.length;
+      if (size >= maxBytes) settle(undefined);
+    };
+    const onEnd = (): void => {
+      settle(undefined);
+    };
+    const onError = (error: Error): void => {
+      settle(error);
+    };
+    // Destroyed before its end (an abort, a cut connection) without an error event of its own.
+    const onClose = (): void => {
+      if (!response.complete)
+        settle(response.errored ?? new Error('the response ended before its last byte'));
+    };
+    response.on('data', onData).on('end', onEnd).on('error', onError).on('close', onClose);
+  });
 }
 
 /**
@@ -594,4 +625,80 @@ function isolated(hook: () => void): void {
   } catch {
     // An observer is for metrics; it must never break a request.
   }
+}
+
+/**
+ * The path of a request below a server whose URL has `pathPrefix`. A path of URL-safe characters (what
+ * every caller builds, with encodeURIComponent and URLSearchParams) goes as it is; anything else is
+ * normalised as a URL would normalise it (spaces and non-ASCII percent-encoded) rather than refused by
+ * node:http.
+ */
+function requestPath(pathPrefix: string, path: string): string {
+  const joined = pathPrefix + path;
+  if (/^[\w\-.~!$&'()*+,;=:@%/?]*$/.test(joined)) return joined;
+  const url = new URL(`http://host${joined}`);
+  return url.pathname + url.search;
+}
+
+/** The TLS credentials of a request, as the KubeConfig applied them. */
+interface TlsMaterial {
+  ca: https.RequestOptions['ca'];
+  cert: https.RequestOptions['cert'];
+  key: https.RequestOptions['key'];
+}
+
+/** Distinct credentials one agent tells apart; a process rotates its credentials a few times a day at most. */
+const MAX_TLS_MATERIALS = 16;
+
+/**
+ * An HTTPS agent whose connection pools are named by a short key. Node names a pool by concatenating the
+ * request's CA, client certificate and key PEMs (several KiB) when a request is added, when its socket is
+ * freed and when it is removed: a measurable share of the CPU of every request. Here the credentials are
+ * compared by content with those earlier requests carried and named by a number: requests with the same
+ * credentials share connections, a rotated certificate gets connections of its own.
+ */
+export class KubeHttpsAgent extends https.Agent {
+  readonly #materials: { material: TlsMaterial; id: number }[] = [];
+  #nextId = 0;
+
+  override getName(options: https.RequestOptions = {}): string {
+    return [
+      options.host ?? options.hostname ?? 'localhost',
+      options.port ?? '',
+      options.localAddress ?? '',
+      options.family ?? '',
+      options.servername ?? '',
+      options.rejectUnauthorized ?? '',
+      this.#materialId({ ca: options.ca, cert: options.cert, key: options.key }),
+    ].join(':');
+  }
+
+  #materialId(material: TlsMaterial): number {
+    const known = this.#materials.find((entry) => sameMaterial(entry.material, material));
+    if (known !== undefined) return known.id;
+    if (this.#materials.length >= MAX_TLS_MATERIALS) this.#materials.shift();
+    const id = this.#nextId++;
+    this.#materials.push({ material, id });
+    return id;
+  }
+}
+
+function sameMaterial(a: TlsMaterial, b: TlsMaterial): boolean {
+  return sameValue(a.ca, b.ca) && sameValue(a.cert, b.cert) && sameValue(a.key, b.key);
+}
+
+/**
+ * Equal PEM contents: strings and Buffers, or arrays of them, as the KubeConfig applies them (a new
+ * Buffer on every request). Anything else Node's TLS options take (a KeyObject, a key with its
+ * passphrase) is the same only when it is the same object.
+ */
+function sameValue(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a) && Array.isArray(b)) {
+    return a.length === b.length && a.every((item, i) => sameValue(item, b[i]));
+  }
+  const pem = (value: unknown): Buffer | undefined =>
+    typeof value === 'string' ? Buffer.from(value) : Buffer.isBuffer(value) ? value : undefined;
+  const [left, right] = [pem(a), pem(b)];
+  return left !== undefined && right !== undefined && left.equals(right);
 }
