@@ -215,9 +215,8 @@ function timedAtApi(api: AtApi) {
       // buildPod's controller owner reference names the At.
       const at = pod.metadata?.ownerReferences?.[0]?.name ?? '';
       createSent.set(at, Date.now());
-      const created = await api.createPod(namespace, pod, signal).catch(counting409);
+      await api.createPod(namespace, pod, signal).catch(counting409);
       createAnswered.set(at, Date.now());
-      return created;
     },
     getPod: (namespace, name, signal) => {
       counts.podLookups++;

@@ -2,7 +2,13 @@
  * The few API calls the reconciler makes, behind an interface so the reconcile flow reads as business
  * logic. All go through one runtime `KubeClient` (client-side rate limit, REST metrics, pooled connections).
  */
-import { isConflict, isNotFound, mergePatchStatus, type KubeClient } from '@loopwright/runtime';
+import {
+  ACCEPT_METADATA_ONLY,
+  isConflict,
+  isNotFound,
+  mergePatchStatus,
+  type KubeClient,
+} from '@loopwright/runtime';
 import type { At } from './generated/types.ts';
 import { AT_GROUP, AT_PLURAL, AT_VERSION, type Pod } from './resource.ts';
 
@@ -19,9 +25,10 @@ export interface AtApi {
   ): Promise<At>;
   /**
    * Rejects with AlreadyExists when the name is taken. Sent at `critical` priority: it completes a
-   * recorded claim, so it never queues behind other Ats' claims at the client's rate limiter.
+   * recorded claim, so it never queues behind other Ats' claims at the client's rate limiter. Nothing
+   * reads the created pod (its events reach the cache), so the API server answers with its metadata only.
    */
-  createPod(namespace: string, pod: Pod, signal?: AbortSignal): Promise<Pod>;
+  createPod(namespace: string, pod: Pod, signal?: AbortSignal): Promise<void>;
   /** A live read (not the cache); undefined when there is no such pod. */
   getPod(namespace: string, name: string, signal?: AbortSignal): Promise<Pod | undefined>;
   /** Deletes the pod if it is still the one with `uid`; a pod already gone is fine. */
@@ -39,12 +46,14 @@ export function kubeAtApi(client: KubeClient): AtApi {
         { status },
         { resourceVersion, fieldManager: FIELD_MANAGER, ...(signal ? { signal } : {}) },
       ),
-    createPod: (namespace, pod, signal) =>
-      client.requestJson<Pod>('POST', `${podsPath(namespace)}?fieldManager=${FIELD_MANAGER}`, {
+    createPod: async (namespace, pod, signal) => {
+      await client.requestJson('POST', `${podsPath(namespace)}?fieldManager=${FIELD_MANAGER}`, {
         body: pod,
+        accept: ACCEPT_METADATA_ONLY,
         priority: 'critical',
         ...(signal ? { signal } : {}),
-      }),
+      });
+    },
     getPod: async (namespace, name, signal) => {
       try {
         return await client.requestJson<Pod>(

@@ -107,7 +107,7 @@ class FakeAtApi implements AtApi {
     return Promise.resolve(structuredClone(this.at));
   }
 
-  createPod(namespace: string, pod: Pod): Promise<Pod> {
+  createPod(namespace: string, pod: Pod): Promise<void> {
     assert.equal(namespace, NS);
     this.calls.push({ method: 'createPod', pod });
     const error = this.createError;
@@ -118,7 +118,7 @@ class FakeAtApi implements AtApi {
       return Promise.reject(apiError(409, 'AlreadyExists', `pods "${name}" already exists`));
     const created = { ...pod, metadata: { ...pod.metadata, uid: `pod-uid-${this.#nextUid++}` } };
     this.pods.set(name, created);
-    return Promise.resolve(created);
+    return Promise.resolve();
   }
 
   getPod(namespace: string, name: string): Promise<Pod | undefined> {

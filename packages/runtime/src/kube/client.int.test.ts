@@ -16,7 +16,7 @@ import {
   isUnauthorized,
   type RestRequestObservation,
 } from '@loopwright/core';
-import { KubeClient } from './client.ts';
+import { ACCEPT_METADATA_ONLY, KubeClient } from './client.ts';
 import { mergePatch, mergePatchStatus, type ResourceRef } from './patch.ts';
 
 const kc = loadTestKubeConfig();
@@ -124,6 +124,28 @@ describe('KubeClient against the API server', () => {
     assert.equal(isInvalid(invalid), true);
     assert.equal((invalid as KubeApiError).status, 422);
     assert.ok((invalid as KubeApiError).details?.causes?.some((c) => c.field === 'metadata.name'));
+  });
+
+  it('a write accepting metadata only is answered with the metadata; its errors are still JSON Statuses', async () => {
+    const path = `/api/v1/namespaces/${namespace.name}/configmaps`;
+    const body = { metadata: { name: 'meta-only', labels: { a: 'b' } }, data: { big: 'x'.repeat(4096) } };
+    const created = await client.requestJson<Record<string, unknown>>('POST', path, {
+      body,
+      accept: ACCEPT_METADATA_ONLY,
+    });
+    assert.equal(created.kind, 'PartialObjectMetadata');
+    assert.equal(created.apiVersion, 'meta.k8s.io/v1');
+    const metadata = created.metadata as { name?: string; uid?: string; labels?: Record<string, string> };
+    assert.equal(metadata.name, 'meta-only');
+    assert.deepEqual(metadata.labels, { a: 'b' });
+    assert.ok(metadata.uid);
+    assert.equal(created.data, undefined, 'no data: only the metadata came back');
+
+    const again: unknown = await client
+      .requestJson('POST', path, { body, accept: ACCEPT_METADATA_ONLY })
+      .catch((e: unknown) => e);
+    assert.equal(isAlreadyExists(again), true);
+    assert.match((again as KubeApiError).message, /meta-only.*already exists/);
   });
 
   it('merge-patches status with optimistic concurrency: a stale resourceVersion gets Conflict', async () => {

@@ -38,6 +38,14 @@ export interface KubeFetchInit {
   signal?: AbortSignal;
 }
 
+/**
+ * An `accept` for a write of which only the answer's metadata matters (its name, uid, resourceVersion):
+ * the API server answers with the object's `PartialObjectMetadata`, so it encodes, and the client parses,
+ * a fraction of the object. An error still comes as a JSON `Status`, the second choice.
+ */
+export const ACCEPT_METADATA_ONLY =
+  'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json';
+
 /** Statuses whose responses never carry a body: `new Response(body, ...)` rejects them. */
 const nullBodyStatuses = new Set([101, 204, 205, 304]);
 
@@ -94,14 +102,27 @@ export class KubeClient {
    * A JSON request: sends `body` (serialised) with `contentType`, parses the JSON response, and throws
    * `KubeApiError` for any non-2xx status and any failure. `priority` orders it among requests waiting
    * for a rate-limiter token (`critical` for the write that completes a recorded claim, `background`
-   * for diagnostics).
+   * for diagnostics). `accept`: the `Accept` header, default `application/json` (see
+   * {@link ACCEPT_METADATA_ONLY}).
    */
   async requestJson<T>(
     method: string,
     path: string,
-    options: { body?: unknown; contentType?: string; signal?: AbortSignal; priority?: RequestPriority } = {},
+    options: {
+      body?: unknown;
+      contentType?: string;
+      accept?: string;
+      signal?: AbortSignal;
+      priority?: RequestPriority;
+    } = {},
   ): Promise<T> {
-    return this.#transport.requestJson<T>({ method, path, ...options });
+    const { accept, ...rest } = options;
+    return this.#transport.requestJson<T>({
+      method,
+      path,
+      ...rest,
+      ...(accept === undefined ? {} : { headers: { Accept: accept } }),
+    });
   }
 
   /** Request totals so far (a copy). */

@@ -1,4 +1,4 @@
-export { KubeClient, type KubeFetchInit } from './client.ts';
+export { ACCEPT_METADATA_ONLY, KubeClient, type KubeFetchInit } from './client.ts';
 export {
   KubeConfigError,
   describeContext,
