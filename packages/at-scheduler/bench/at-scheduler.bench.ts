@@ -10,8 +10,9 @@
  *   AT_BENCH_APISERVER_PROFILE=<dir>                    # kube-apiserver's Go profile of each window
  *
  * The limit: a Go program with client-go (bench/limit) that makes only the two writes a start needs, the
- * claim (the RUNNING status merge patch conditional on the At's resourceVersion) then the pod create with
- * buildPod()'s spec, with client-side rate limiting off, at the concurrency that started a burst of due
+ * claim (the RUNNING status merge patch conditional on the At's resourceVersion, with claimStatus()'s body:
+ * the controller's own, conditions included) then the pod create with buildPod()'s spec, with client-side
+ * rate limiting off, at the concurrency that started a burst of due
  * Ats fastest in a sweep at the beginning. The controller: at-scheduler in this process with the released
  * program's defaults (read from its option declarations; the environment may override them, as it does
  * the program's) and its real event recorder.

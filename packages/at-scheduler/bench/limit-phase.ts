@@ -1,11 +1,12 @@
 /**
  * The limit program's side of a run, and the sweep that picks its concurrency. Its Ats are created in a
  * fresh namespace as the controller's are; it is handed each At's resourceVersion as the create returned
- * it and the pod the controller would create for it (buildPod), and makes only the two writes of a start.
+ * it, the claim the controller would write (claimStatus) and the pod it would create (buildPod), and makes
+ * only the two writes of a start.
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { KubeClient } from '@loopwright/runtime';
-import { buildPod, podNameFor } from '../src/index.ts';
+import { buildPod, claimStatus, podNameFor } from '../src/index.ts';
 import { profileApiServer } from './apiserver-profile.ts';
 import { benchNamespace, createAts, windowSchedules, type SetUp } from './ats.ts';
 import { runLimitProgram, type LimitResult } from './limit-program.ts';
@@ -38,12 +39,16 @@ async function runLimit(context: LimitContext, concurrency: number, schedules: n
     kubeconfig: context.kubeconfigPath,
     namespace,
     concurrency,
-    ats: stored.map((at, i) => ({
-      name: at.metadata.name,
-      resourceVersion: at.metadata.resourceVersion,
-      scheduleMs: schedules[i] ?? 0,
-      pod: buildPod(at, podNameFor(at.metadata.name), { defaultImage: context.defaultImage }),
-    })),
+    ats: stored.map((at, i) => {
+      const podName = podNameFor(at.metadata.name);
+      return {
+        name: at.metadata.name,
+        resourceVersion: at.metadata.resourceVersion,
+        scheduleMs: schedules[i] ?? 0,
+        claim: claimStatus(at, podName, new Date()),
+        pod: buildPod(at, podName, { defaultImage: context.defaultImage }),
+      };
+    }),
   });
   return { results, startMs, createdMs, createMsPerAt: (createdMs - createStartMs) / schedules.length };
 }

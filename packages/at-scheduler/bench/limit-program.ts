@@ -33,8 +33,17 @@ export interface LimitInput {
   kubeconfig: string;
   namespace: string;
   concurrency: number;
-  /** `pod`: buildPod()'s output for the At, so the limit program creates the controller's pod. */
-  ats: { name: string; resourceVersion: string; scheduleMs: number; pod: Pod }[];
+  /**
+   * `claim`: claimStatus()'s output for the At and `pod`: buildPod()'s, so the limit program writes the
+   * controller's claim (its times set when sent) and creates the controller's pod.
+   */
+  ats: {
+    name: string;
+    resourceVersion: string;
+    scheduleMs: number;
+    claim: Record<string, unknown>;
+    pod: Pod;
+  }[];
 }
 
 /** One At as the limit program reports it; a time is 0 when its step was not reached. */

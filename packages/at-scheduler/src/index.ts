@@ -6,6 +6,11 @@ export type { At, AtSpec, AtStatus, AtStatusCondition } from './generated/types.
 export { atNameLabelValue, podNameFor } from './names.ts';
 export { buildPod } from './pod.ts';
 export { ConditionReason, ConditionType, EventReason } from './reasons.ts';
-export { createAtReconciler, type AtReconcilerOptions, type StartObservation } from './reconcile.ts';
+export {
+  claimStatus,
+  createAtReconciler,
+  type AtReconcilerOptions,
+  type StartObservation,
+} from './reconcile.ts';
 export * from './resource.ts';
 export { parseSchedule } from './schedule.ts';

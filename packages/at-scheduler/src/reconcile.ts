@@ -96,6 +96,76 @@ export function createAtReconciler(options: AtReconcilerOptions): Reconciler<At>
   };
 }
 
+/**
+ * The claim: the status write that records a start (RUNNING, the pod's name, since when) before the pod
+ * exists. A pure function of the At it is decided from and the time, so the bench's limit program sends
+ * the very same body as the controller.
+ */
+export function claimStatus(at: At, podName: string, now: Date): Record<string, unknown> {
+  const generation = at.metadata?.generation ?? 0;
+  const conditions = at.status?.conditions;
+  return {
+    phase: 'RUNNING',
+    podName,
+    startTime: now.toISOString(),
+    conditions: changeConditions(
+      conditions,
+      [
+        {
+          type: ConditionType.Scheduled,
+          status: 'True',
+          reason: ConditionReason.ScheduleReached,
+          message: `schedule ${at.spec.schedule} reached`,
+        },
+        {
+          type: ConditionType.Running,
+          status: 'True',
+          reason: ConditionReason.PodStarted,
+          message: `pod ${podName} runs the command`,
+        },
+        ...clearIfSet(
+          conditions,
+          ConditionType.PodNotOwned,
+          ConditionReason.PodNameFree,
+          `pod name ${podName} is free`,
+        ),
+        ...clearIfSet(
+          conditions,
+          ConditionType.InvalidSchedule,
+          ConditionReason.ScheduleValid,
+          'the schedule parses',
+        ),
+      ],
+      generation,
+      now,
+    ),
+    observedGeneration: generation,
+  };
+}
+
+/** `conditions` with each change set for `generation` (a changed status transitions at `now`). */
+function changeConditions(
+  conditions: readonly Condition[] | undefined,
+  changes: readonly ConditionChange[],
+  generation: number,
+  now: Date,
+): readonly Condition[] {
+  return changes.reduce<readonly Condition[]>(
+    (current, change) => setCondition(current, { ...change, observedGeneration: generation }, now),
+    conditions ?? [],
+  );
+}
+
+/** A change that sets `type` False, when it is True now; none otherwise. */
+function clearIfSet(
+  conditions: readonly Condition[] | undefined,
+  type: ConditionType,
+  reason: ConditionReason,
+  message: string,
+): ConditionChange[] {
+  return isConditionTrue(conditions, type) ? [{ type, status: 'False', reason, message }] : [];
+}
+
 /** One reconcile of one At: decide, then perform the step. */
 class Step {
   readonly #options: AtReconcilerOptions;
@@ -243,35 +313,7 @@ class Step {
 
   async #start(createPod: boolean, scheduleMs: number): Promise<Result> {
     const { namespace } = this.#at.metadata;
-    const recorded = await this.#patch({
-      phase: 'RUNNING',
-      podName: this.#podName,
-      startTime: new Date(this.#now()).toISOString(),
-      conditions: this.#conditions([
-        {
-          type: ConditionType.Scheduled,
-          status: 'True',
-          reason: ConditionReason.ScheduleReached,
-          message: `schedule ${this.#at.spec.schedule} reached`,
-        },
-        {
-          type: ConditionType.Running,
-          status: 'True',
-          reason: ConditionReason.PodStarted,
-          message: `pod ${this.#podName} runs the command`,
-        },
-        ...this.#clearIfSet(
-          ConditionType.PodNotOwned,
-          ConditionReason.PodNameFree,
-          `pod name ${this.#podName} is free`,
-        ),
-        ...this.#clearIfSet(
-          ConditionType.InvalidSchedule,
-          ConditionReason.ScheduleValid,
-          'the schedule parses',
-        ),
-      ]),
-    });
+    const recorded = await this.#patch(claimStatus(this.#at, this.#podName, new Date(this.#now())));
     this.#log.debug('recorded RUNNING; creating the pod', { pod: this.#podName });
     if (!createPod) {
       this.#log.warn(
@@ -432,18 +474,11 @@ class Step {
 
   /** `base`: the At whose conditions change; default the one this reconcile decided from. */
   #conditions(changes: readonly ConditionChange[], base: At = this.#at): readonly Condition[] {
-    const now = new Date(this.#now());
-    return changes.reduce<readonly Condition[]>(
-      (conditions, change) =>
-        setCondition(conditions, { ...change, observedGeneration: this.#view.generation }, now),
-      base.status?.conditions ?? [],
-    );
+    return changeConditions(base.status?.conditions, changes, this.#view.generation, new Date(this.#now()));
   }
 
   #clearIfSet(type: ConditionType, reason: ConditionReason, message: string): ConditionChange[] {
-    return isConditionTrue(this.#at.status?.conditions, type)
-      ? [{ type, status: 'False', reason, message }]
-      : [];
+    return clearIfSet(this.#at.status?.conditions, type, reason, message);
   }
 
   /**

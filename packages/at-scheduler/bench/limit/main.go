@@ -1,12 +1,14 @@
 // Command limit is the at-scheduler bench's baseline: the API server's own limit for starting Ats, as a Go
 // user would measure it with client-go. It makes only the two writes a start needs, in the controller's
-// order: the claim (a merge patch of the At's status subresource to RUNNING, conditional on the
-// resourceVersion the caller read), then the pod create. Nothing is read, cached, retried or recorded as an
-// Event; client-side rate limiting is off, so the API server alone sets the pace.
+// order and with the controller's bodies: the claim (a merge patch of the At's status subresource to
+// RUNNING, conditional on the resourceVersion the caller read), then the pod create. Nothing is read,
+// cached, retried or recorded as an Event; client-side rate limiting is off, so the API server alone sets
+// the pace.
 //
 // Usage: limit <input.json>; the input names the kubeconfig, the namespace, the concurrency and the Ats
-// (name, resourceVersion, scheduleMs and the pod to create, which the bench computes with the controller's
-// buildPod). Workers take the Ats in schedule order and wait until each is due. The output on stdout is one
+// (name, resourceVersion, scheduleMs, the claim's status and the pod to create, which the bench computes
+// with the controller's claimStatus and buildPod; the claim's times are set when it is sent). Workers take
+// the Ats in schedule order and wait until each is due. The output on stdout is one
 // JSON object with every At's timestamps (epoch milliseconds) or the error that stopped it.
 package main
 
@@ -49,10 +51,11 @@ type input struct {
 }
 
 type at struct {
-	Name            string     `json:"name"`
-	ResourceVersion string     `json:"resourceVersion"`
-	ScheduleMs      float64    `json:"scheduleMs"`
-	Pod             corev1.Pod `json:"pod"`
+	Name            string         `json:"name"`
+	ResourceVersion string         `json:"resourceVersion"`
+	ScheduleMs      float64        `json:"scheduleMs"`
+	Claim           map[string]any `json:"claim"`
+	Pod             corev1.Pod     `json:"pod"`
 }
 
 // result is one At's start; a timestamp stays 0 when the step it marks was not reached.
@@ -88,11 +91,7 @@ func (s *starter) start(ctx context.Context, a *at) result {
 	time.Sleep(time.Until(fromMs(a.ScheduleMs)))
 	claim, err := json.Marshal(map[string]any{
 		"metadata": map[string]any{"resourceVersion": a.ResourceVersion},
-		"status": map[string]any{
-			"phase":     "RUNNING",
-			"podName":   a.Pod.Name,
-			"startTime": time.Now().UTC().Format(time.RFC3339Nano),
-		},
+		"status":   claimedNow(a.Claim, time.Now()),
 	})
 	if err != nil {
 		return r.failed("claim", err)
@@ -111,6 +110,30 @@ func (s *starter) start(ctx context.Context, a *at) result {
 		return r.failed("create", err)
 	}
 	return r
+}
+
+// claimedNow is the controller's claim as if decided at now: startTime in milliseconds (JavaScript's
+// toISOString) and each condition's lastTransitionTime in seconds (metav1.Time), as the controller writes them.
+func claimedNow(claim map[string]any, now time.Time) map[string]any {
+	status := make(map[string]any, len(claim))
+	for k, v := range claim {
+		status[k] = v
+	}
+	now = now.UTC()
+	status["startTime"] = now.Format("2006-01-02T15:04:05.000Z07:00")
+	if conditions, ok := claim["conditions"].([]any); ok {
+		stamped := make([]any, len(conditions))
+		for i, c := range conditions {
+			condition := map[string]any{}
+			for k, v := range c.(map[string]any) {
+				condition[k] = v
+			}
+			condition["lastTransitionTime"] = now.Format(time.RFC3339)
+			stamped[i] = condition
+		}
+		status["conditions"] = stamped
+	}
+	return status
 }
 
 func (r result) failed(step string, err error) result {
