@@ -225,6 +225,19 @@ describe('KubeTransport requests', () => {
     client.close();
   });
 
+  it('a body cut off before its last byte is a network failure, not a short answer', async () => {
+    route = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '100' });
+      res.write('{"kind":');
+      setTimeout(() => res.socket?.destroy(), 20);
+    };
+    const client = transport();
+    const error = await rejection(client.request({ path: '/cut' }));
+    assert.equal(error.failure, KubeApiFailure.Network);
+    assert.equal(error.status, undefined);
+    client.close();
+  });
+
   it('a 2xx body that is not JSON is a decode failure', async () => {
     route = (_req, res) => res.writeHead(200).end('<html>login page</html>');
     const client = transport();

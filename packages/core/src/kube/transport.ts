@@ -570,7 +570,7 @@ function readBody(response: http.IncomingMessage, maxBytes: number): Promise<Buf
     const chunks: Buffer[] = [];
     let size = 0;
     const settle = (error: Error | undefined): void => {
-      response.off('data', onData).off('end', onEnd).off('error', onError).off('close', onClose);
+      response.off('data', onData).off('end', onEnd).off('error', onError);
       if (error === undefined) resolve(Buffer.concat(chunks, size).subarray(0, maxBytes));
       else reject(error);
     };
@@ -582,15 +582,11 @@ function readBody(response: http.IncomingMessage, maxBytes: number): Promise<Buf
     const onEnd = (): void => {
       settle(undefined);
     };
+    // A body cut off before its last byte (by the server, the deadline or an abort) ends in an error.
     const onError = (error: Error): void => {
       settle(error);
     };
-    // Destroyed before its end (an abort, a cut connection) without an error event of its own.
-    const onClose = (): void => {
-      if (!response.complete)
-        settle(response.errored ?? new Error('the response ended before its last byte'));
-    };
-    response.on('data', onData).on('end', onEnd).on('error', onError).on('close', onClose);
+    response.on('data', onData).on('end', onEnd).on('error', onError);
   });
 }
 
