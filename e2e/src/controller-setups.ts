@@ -8,7 +8,7 @@ import {
   applyCrds,
   controllerProgram,
   freeLoopbackPort,
-  readCrdDirectory,
+  readCrdFiles,
   startClusterApi,
   startFakeHcloud,
   workspaceControllers,
@@ -16,11 +16,10 @@ import {
 } from '@loopwright/testing';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
 
 /** The chart's CRDs, applied as the e2e suites' field manager, and served. */
 async function installCrds(admin: KubeConfig, controller: WorkspaceController): Promise<void> {
-  await applyCrds(admin, readCrdDirectory(join(controller.chartDir, 'crds')), {
+  await applyCrds(admin, readCrdFiles(controller.crdFiles), {
     fieldManager: 'loopwright-e2e',
   });
 }

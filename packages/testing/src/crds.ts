@@ -56,5 +56,10 @@ export async function applyCrds(
 
 /** The CRDs of a chart's `crds/` directory (its `*.yaml` files, sorted by name). */
 export function readCrdDirectory(dir: string): Crd[] {
-  return sortedYamlFiles(dir).map((file) => parse(readFileSync(file, 'utf8')) as Crd);
+  return readCrdFiles(sortedYamlFiles(dir));
+}
+
+/** The CRDs of these files, one per file, in their order (a workspace controller's `crdFiles`). */
+export function readCrdFiles(files: readonly string[]): Crd[] {
+  return files.map((file) => parse(readFileSync(file, 'utf8')) as Crd);
 }

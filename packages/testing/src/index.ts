@@ -26,7 +26,7 @@ export {
   type ClusterApi,
   type ClusterApiOptions,
 } from './cluster-api/start.ts';
-export { applyCrds, readCrdDirectory, type ApplyCrdsOptions, type Crd } from './crds.ts';
+export { applyCrds, readCrdDirectory, readCrdFiles, type ApplyCrdsOptions, type Crd } from './crds.ts';
 export { variablesRead } from './env-reads.ts';
 export { writeSecretVolume } from './secret-volume.ts';
 export * from './images/index.ts';
