@@ -19,7 +19,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { kubeAtApi, type AtApi } from './api.ts';
 import { createAtControllers, podCacheScope } from './controller.ts';
-import { loadAtCrd, type AtCrd } from './crd.ts';
+import { CRD_TESTS_FIELD_MANAGER, loadAtCrd, type AtCrd } from './crd.ts';
 import type { At } from './generated/types.ts';
 import type { StartObservation } from './reconcile.ts';
 import { UNCACHED_POD_RECHECK_MS } from './decide.ts';
@@ -32,7 +32,7 @@ const ATS = (ns: string): string => `/apis/cnat.programming-kubernetes.info/v1al
 const PODS = (ns: string): string => `/api/v1/namespaces/${ns}/pods`;
 const MERGE = 'application/merge-patch+json';
 /** The chart's CRD, server-side applied by the tests under a field manager of their own. */
-const CRD_APPLY = { fieldManager: 'at-scheduler-tests' };
+const CRD_APPLY = { fieldManager: CRD_TESTS_FIELD_MANAGER };
 
 interface Running {
   starts: StartObservation[];
