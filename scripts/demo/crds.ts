@@ -4,9 +4,8 @@
  * (cluster-api.ts).
  */
 import { isAlreadyExists, type KubeClient } from '@loopwright/runtime';
-import { readFileSync } from 'node:fs';
+import { readCrdFiles } from '@loopwright/testing';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { parse } from 'yaml';
 import { CONTROLLERS } from './workspace.ts';
 
 const CRDS = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
@@ -17,9 +16,7 @@ interface Crd {
 }
 
 function chartCrds(): Crd[] {
-  return CONTROLLERS.flatMap(({ crdFiles }) =>
-    crdFiles.map((file) => parse(readFileSync(file, 'utf8')) as Crd),
-  );
+  return CONTROLLERS.flatMap(({ crdFiles }) => readCrdFiles<Crd>(crdFiles));
 }
 
 async function createUnlessPresent(client: KubeClient, body: object): Promise<boolean> {

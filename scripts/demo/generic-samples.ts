@@ -4,7 +4,8 @@
  * watched until their `Ready` condition is True.
  */
 import { isAlreadyExists, isNotFound, type KubeClient } from '@loopwright/runtime';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readCrdFiles, sortedYamlFiles } from '@loopwright/testing';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { MANAGED_BY, NAMESPACE } from './names.ts';
@@ -42,24 +43,12 @@ export function samplePath(sample: Sample, crds: readonly CrdNames[]): { path: s
   };
 }
 
-function yamlFiles(dir: string): string[] {
-  try {
-    return readdirSync(dir)
-      .filter((file) => file.endsWith('.yaml'))
-      .sort()
-      .map((file) => join(dir, file));
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw error;
-  }
-}
-
 /** Creates every sample of the controllers without a scenario, labelled as the demo's. */
 export async function applyGenericSamples(client: KubeClient): Promise<AppliedSample[]> {
   const applied: AppliedSample[] = [];
   for (const controller of CONTROLLERS.filter(({ name }) => !SCENARIOS.includes(name))) {
-    const crds = controller.crdFiles.map((file) => parse(readFileSync(file, 'utf8')) as CrdNames);
-    for (const file of yamlFiles(join(controller.packageDir, 'samples'))) {
+    const crds = readCrdFiles<CrdNames>(controller.crdFiles);
+    for (const file of sortedYamlFiles(join(controller.packageDir, 'samples'))) {
       const sample = parse(readFileSync(file, 'utf8')) as Sample;
       const { path, namespaced } = samplePath(sample, crds);
       const body = {

@@ -59,7 +59,10 @@ export function readCrdDirectory(dir: string): Crd[] {
   return readCrdFiles(sortedYamlFiles(dir));
 }
 
-/** The CRDs of these files, one per file, in their order (a workspace controller's `crdFiles`). */
-export function readCrdFiles(files: readonly string[]): Crd[] {
-  return files.map((file) => parse(readFileSync(file, 'utf8')) as Crd);
+/**
+ * The CRDs of these files, one per file, in their order (a workspace controller's `crdFiles`); `T` names
+ * the fields the caller reads (the files are the charts' own, not checked against it).
+ */
+export function readCrdFiles<T = Crd>(files: readonly string[]): T[] {
+  return files.map((file) => parse(readFileSync(file, 'utf8')) as T);
 }

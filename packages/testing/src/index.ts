@@ -32,6 +32,7 @@ export { writeSecretVolume } from './secret-volume.ts';
 export * from './images/index.ts';
 export {
   controllerProgram,
+  sortedYamlFiles,
   workspaceControllers,
   type WorkspaceController,
 } from './workspace/controllers.ts';
