@@ -29,7 +29,8 @@
  * later paid more.
  *
  * Figures per contender: starts/s = Ats started / (last pod create answered - window open); lateness =
- * pod create answered - schedule; claim->create = claim answered -> pod create answered, with the part
+ * pod create answered - schedule, in three parts: due->claim sent (the wait for a worker, or a backlog),
+ * the claim's round trip, and claim->create = claim answered -> pod create answered, with the part
  * before the create was sent. For the controller, per start: status patches, pod creates, pod lookups,
  * 409s and Events created, counted from the window's opening until it stopped (with its Events flushed).
  * CPU per start, by process (this one, etcd, kube-apiserver, kube-controller-manager, the limit program),

@@ -162,12 +162,16 @@ export async function runControllerPhase(options: ControllerPhaseOptions): Promi
   const final = recorder.stats();
   const starts = schedules.flatMap((dueMs, i): Start[] => {
     const name = `at-${i}`;
+    const claimSentMs = timed.claimSent.get(name);
     const claimAnsweredMs = timed.claimAnswered.get(name);
     const createSentMs = timed.createSent.get(name);
     const createAnsweredMs = timed.createAnswered.get(name);
-    return claimAnsweredMs === undefined || createSentMs === undefined || createAnsweredMs === undefined
+    return claimSentMs === undefined ||
+      claimAnsweredMs === undefined ||
+      createSentMs === undefined ||
+      createAnsweredMs === undefined
       ? []
-      : [{ dueMs, claimAnsweredMs, createSentMs, createAnsweredMs }];
+      : [{ dueMs, claimSentMs, claimAnsweredMs, createSentMs, createAnsweredMs }];
   });
   return {
     setUp,
@@ -196,6 +200,7 @@ async function reconcileTotal(manager: Manager): Promise<number> {
 /** The controller's AtApi, recording when each At's claim and create were answered, and counting calls. */
 function timedAtApi(api: AtApi) {
   const counts = { statusPatches: 0, podCreates: 0, podLookups: 0, conflicts: 0 };
+  const claimSent = new Map<string, number>();
   const claimAnswered = new Map<string, number>();
   const createSent = new Map<string, number>();
   const createAnswered = new Map<string, number>();
@@ -206,6 +211,7 @@ function timedAtApi(api: AtApi) {
   const timed: AtApi = {
     patchAtStatus: async (namespace, name, status, resourceVersion, signal) => {
       counts.statusPatches++;
+      if (status.phase === 'RUNNING') claimSent.set(name, Date.now());
       const at = await api.patchAtStatus(namespace, name, status, resourceVersion, signal).catch(counting409);
       if (status.phase === 'RUNNING') claimAnswered.set(name, Date.now());
       return at;
@@ -227,6 +233,7 @@ function timedAtApi(api: AtApi) {
   return {
     api: timed,
     counts,
+    claimSent,
     claimAnswered,
     createSent,
     createAnswered,
