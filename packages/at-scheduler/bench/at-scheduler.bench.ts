@@ -69,10 +69,11 @@ out(
 const cpu = new CpuSampler();
 const binary = await ensureLimitProgram(out);
 
+/** What a phase gets of its control plane: the admin kubeconfig (object and file) and an admin client. */
+type BenchPlane = Pick<LimitContext, 'kc' | 'admin' | 'kubeconfigPath'>;
+
 /** A fresh control plane with the At CRD, for `use` alone. */
-async function withFreshPlane<T>(
-  use: (plane: { kc: KubeConfig; admin: KubeClient; kubeconfigPath: string }) => Promise<T>,
-): Promise<T> {
+async function withFreshPlane<T>(use: (plane: BenchPlane) => Promise<T>): Promise<T> {
   const plane = await startControlPlane();
   const kc = new KubeConfig();
   kc.loadFromFile(plane.kubeconfigPath);
@@ -86,11 +87,7 @@ async function withFreshPlane<T>(
   }
 }
 
-const limitContext = (plane: {
-  kc: KubeConfig;
-  admin: KubeClient;
-  kubeconfigPath: string;
-}): LimitContext => ({
+const limitContext = (plane: BenchPlane): LimitContext => ({
   ...plane,
   binary,
   defaultImage: settings.defaultImage,
