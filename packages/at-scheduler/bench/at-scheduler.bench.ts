@@ -13,16 +13,19 @@
  * claim (the RUNNING status merge patch conditional on the At's resourceVersion, with claimStatus()'s body:
  * the controller's own, conditions included) then the pod create with buildPod()'s spec, with client-side
  * rate limiting off, at the concurrency that started a burst of due
- * Ats fastest in a sweep at the beginning. The controller: at-scheduler in this process with the released
- * program's defaults (read from its option declarations; the environment may override them, as it does
- * the program's) and its real event recorder.
+ * Ats fastest in a sweep at the beginning. The informed limit program: the same, having first started
+ * client-go informers on what the controller caches (the namespace's Ats, and its pods by the controller's
+ * label selector) and with nothing done with their events: the writes of the limit, plus what any
+ * informer-based controller pays to be told, so the two ratios part the cost of watching from the rest.
+ * The controller: at-scheduler in this process with the released program's defaults (read from its option
+ * declarations; the environment may override them, as it does the program's) and its real event recorder.
  *
- * Each run, per N: the limit program and the controller each get a fresh namespace and N Ats due evenly
+ * Each run, per N: the three contenders each get a fresh namespace and N Ats due evenly
  * over a 10 s window. The window opens after a lead sized from the sweep's cost of creating an At (and for
  * the controller, from its client rate) for the set-up to finish: the Ats created, and for the controller
  * each At reconciled and then the controller idle (no reconcile, API call or Event for 1 s); each phase's
- * "set-up" line says whether it finished before its window. The two
- * never run at the same time, and which goes first alternates between runs. Each phase (and each point
+ * "set-up" line says whether it finished before its window. No two
+ * run at the same time, and which goes first rotates between runs. Each phase (and each point
  * of the sweep) gets a control plane of its own, started for it: on one long-lived control plane the API
  * server's CPU per start crept up over the bench (the limit program's from 4.1 to 6.5 ms over three
  * N = 10,000 runs, even with etcd compacted and defragmented before each phase), so whichever phase ran
@@ -37,7 +40,8 @@
  * from the window's opening to the last start: the two cores are shared, so it explains the ratio. And
  * for the controller, its event loop's delay and GC pauses over the same span: whether a lateness tail
  * is this process stalling or the server answering late.
- * Ratios are the controller's over the limit program's in the same run; min/median/max over the runs.
+ * Ratios are the controller's over the limit program's (the issue's figure), and over the informed limit
+ * program's, in the same run; min/median/max over the runs.
  */
 import { KubeConfig } from '@kubernetes/client-node';
 import { KubeClient } from '@loopwright/runtime';
@@ -47,9 +51,15 @@ import { formatSetUp } from './ats.ts';
 import { CpuSampler, formatCpuPerStart } from './cpu-sampler.ts';
 import { controllerSettings, runControllerPhase, type ControllerOutcome } from './controller-phase.ts';
 import { ensureLimitProgram } from './limit-program.ts';
-import { limitBurst, runLimitPhase, type LimitContext, type LimitOutcome } from './limit-phase.ts';
+import {
+  limitBurst,
+  runLimitPhase,
+  type LimitContext,
+  type LimitOutcome,
+  type LimitVariant,
+} from './limit-phase.ts';
+import { Ratios } from './ratios.ts';
 import { figuresOf, formatFigures, type Figures, type Start } from './starts.ts';
-import { spread } from './stats.ts';
 
 const numbers = (value: string): number[] => value.split(',').map((v) => Number(v.trim()));
 const COUNTS = numbers(process.env.AT_BENCH_COUNTS ?? '1000,2000,10000');
@@ -117,18 +127,16 @@ try {
   );
 
   for (const n of COUNTS) {
-    const throughputRatios: number[] = [];
-    const p99Ratios: number[] = [];
+    const ratios = { limit: new Ratios(), informed: new Ratios() };
     for (let run = 0; run < RUNS; run++) {
-      const limitFirst = run % 2 === 0;
-      out(`N=${n} run ${run + 1}/${RUNS} (${limitFirst ? 'limit program' : 'controller'} first)`);
-      const limitPhase = (): Promise<LimitOutcome> =>
+      const limitPhase = (variant: LimitVariant) => (): Promise<LimitOutcome> =>
         withFreshPlane((plane) =>
           runLimitPhase(limitContext(plane), {
             concurrency: best.concurrency,
             n,
             windowMs: WINDOW_MS,
             leadMs: 5000 + 2 * n * createMsPerAt,
+            variant,
           }),
         );
       const controllerPhase = (): Promise<ControllerOutcome> =>
@@ -144,29 +152,29 @@ try {
             leadMs: 10_000 + 3 * n * createMsPerAt + (settings.qps > 0 ? (1.5 * n * 1000) / settings.qps : 0),
           }),
         );
-      const [limit, controller] = limitFirst
-        ? [await limitPhase(), await controllerPhase()]
-        : await controllerPhase().then(async (c) => [await limitPhase(), c] as const);
-      const limitFigures = figuresOf(limit.starts, limit.setUp.windowOpenMs);
+      // Which goes first rotates between runs, so that none always runs on the freshest machine.
+      const names = ['limit program', 'informed limit program', 'controller'];
+      out(`N=${n} run ${run + 1}/${RUNS} (${rotate(names, run).join(', then ')})`);
+      const [limit, informed, controller] = await inTurn(
+        [limitPhase('writes only'), limitPhase('informed'), controllerPhase] as const,
+        run,
+      );
+      const limitFigures = reportLimit(`limit program c=${best.concurrency}`, limit, n);
+      const informedFigures = reportLimit(`informed limit program c=${best.concurrency}`, informed, n);
       const controllerFigures = figuresOf(controller.starts, controller.setUp.windowOpenMs);
-      out(`  limit program c=${best.concurrency}: ${formatFigures(limitFigures, n)}`);
-      out(`    ${formatSetUp(limit.setUp, false)}`);
-      out(`    ${windowCpu(limit.starts, limit.setUp.windowOpenMs)}`);
-      if (limit.failures.size > 0) out(`    failures: ${failures(limit.failures)}`);
       out(`  controller: ${formatFigures(controllerFigures, n)}`);
       out(`    ${formatSetUp(controller.setUp, true)}`);
       out(`    ${perStart(controller, controllerFigures)}`);
       out(`    ${controller.loop}`);
       out(`    ${windowCpu(controller.starts, controller.setUp.windowOpenMs)}`);
-      const throughput = controllerFigures.startsPerSecond / limitFigures.startsPerSecond;
-      const p99 = controllerFigures.lateness.p99 / limitFigures.lateness.p99;
-      throughputRatios.push(throughput);
-      p99Ratios.push(p99);
-      out(`  ratio: starts/s ${throughput.toFixed(2)}x, lateness p99 ${p99.toFixed(2)}x`);
+      out(`  ratio: ${ratios.limit.add(controllerFigures, limitFigures)}`);
+      out(`  against the informed limit program: ${ratios.informed.add(controllerFigures, informedFigures)}`);
     }
     out(
-      `N=${n} over ${RUNS} run(s), controller / limit program (min/median/max): ` +
-        `starts/s ${ratios(throughputRatios)}, lateness p99 ${ratios(p99Ratios)}`,
+      `N=${n} over ${RUNS} run(s), controller / limit program (min/median/max): ${ratios.limit.overRuns()}`,
+    );
+    out(
+      `N=${n} over ${RUNS} run(s), controller / informed limit program (min/median/max): ${ratios.informed.overRuns()}`,
     );
   }
 } finally {
@@ -179,9 +187,30 @@ function windowCpu(starts: readonly Start[], windowOpenMs: number): string {
   return formatCpuPerStart(cpu.between(windowOpenMs, lastMs), starts.length);
 }
 
-function ratios(values: number[]): string {
-  const { min, median, max } = spread(values);
-  return `${min.toFixed(2)}x / ${median.toFixed(2)}x / ${max.toFixed(2)}x`;
+/** `items` turned left `by` places. */
+function rotate<T>(items: readonly T[], by: number): T[] {
+  const k = by % items.length;
+  return [...items.slice(k), ...items.slice(0, k)];
+}
+
+/** Runs `phases` one at a time in the order `rotate(phases, first)`; resolves with the outcomes in `phases`' order. */
+async function inTurn<T extends readonly (() => Promise<unknown>)[]>(
+  phases: T,
+  first: number,
+): Promise<{ -readonly [K in keyof T]: Awaited<ReturnType<T[K]>> }> {
+  const outcomes: unknown[] = [];
+  for (const i of rotate([...phases.keys()], first)) outcomes[i] = await phases[i]?.();
+  return outcomes as { -readonly [K in keyof T]: Awaited<ReturnType<T[K]>> };
+}
+
+/** Prints a limit program's figures, set-up, CPU and failures; returns its figures. */
+function reportLimit(label: string, outcome: LimitOutcome, n: number): Figures {
+  const figures = figuresOf(outcome.starts, outcome.setUp.windowOpenMs);
+  out(`  ${label}: ${formatFigures(figures, n)}`);
+  out(`    ${formatSetUp(outcome.setUp, false)}`);
+  out(`    ${windowCpu(outcome.starts, outcome.setUp.windowOpenMs)}`);
+  if (outcome.failures.size > 0) out(`    failures: ${failures(outcome.failures)}`);
+  return figures;
 }
 
 function failures(counts: Map<string, number>): string {
@@ -193,7 +222,7 @@ function perStart(controller: ControllerOutcome, figures: Figures): string {
   const w = controller.work;
   return (
     `per start: ${per(w.reconciles)} reconciles, ${per(w.statusPatches)} status patches, ${per(w.podCreates)} pod creates, ` +
-    `${per(w.eventsCreated)} Events created, ${per(w.podLookups)} pod GETs, ${per(w.conflicts)} 409s; ` +
+    `${per(w.eventsCreated)} Events created (${per(w.eventsCreatedInWindow)} before the last start), ${per(w.podLookups)} pod GETs, ${per(w.conflicts)} 409s; ` +
     `Events dropped ${controller.eventsDropped}, failed ${controller.eventsFailed}`
   );
 }

@@ -58,6 +58,8 @@ export interface ControllerWork {
   /** Responses 409 (Conflict on a status patch, AlreadyExists on a create). */
   conflicts: number;
   eventsCreated: number;
+  /** Of those, the Events created before the last pod create was answered: written during the burst. */
+  eventsCreatedInWindow: number;
 }
 
 export interface ControllerOutcome {
@@ -152,6 +154,7 @@ export async function runControllerPhase(options: ControllerPhaseOptions): Promi
   const clientQps = settings.qps > 0 ? settings.qps : Infinity;
   const deadline = windowOpenMs + windowMs + Math.max(120_000, (3 * n * 2 * 1000) / clientQps);
   while (timed.createAnswered.size < n && Date.now() < deadline) await sleep(POLL_MS);
+  const eventsCreatedInWindow = eventsCreated() - atOpen.eventsCreated;
   const loopFigures = loop.stop();
   await profile?.stop(`controller-n${n}-${windowOpenMs}`);
   await apiServerProfile;
@@ -183,6 +186,7 @@ export async function runControllerPhase(options: ControllerPhaseOptions): Promi
       podLookups: timed.counts.podLookups - atOpen.podLookups,
       conflicts: timed.counts.conflicts - atOpen.conflicts,
       eventsCreated: final.created - atOpen.eventsCreated,
+      eventsCreatedInWindow,
     },
     eventsDropped: final.dropped,
     eventsFailed: final.failed,

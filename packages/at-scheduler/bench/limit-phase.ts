@@ -2,11 +2,13 @@
  * The limit program's side of a run, and the sweep that picks its concurrency. Its Ats are created in a
  * fresh namespace as the controller's are; it is handed each At's resourceVersion as the create returned
  * it, the claim the controller would write (claimStatus) and the pod it would create (buildPod), and makes
- * only the two writes of a start.
+ * only the two writes of a start. Informed, it first caches what the controller caches (its Ats, and its
+ * pods by label), as any informer-based controller must: the same writes, plus the watches' cost to the
+ * API server and to the program.
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { KubeClient } from '@loopwright/runtime';
-import { buildPod, claimStatus, podNameFor } from '../src/index.ts';
+import { POD_SELECTOR, buildPod, claimStatus, podNameFor } from '../src/index.ts';
 import { profileApiServer } from './apiserver-profile.ts';
 import { benchNamespace, createAts, windowSchedules, type SetUp } from './ats.ts';
 import { runLimitProgram, type LimitResult } from './limit-program.ts';
@@ -29,7 +31,15 @@ interface LimitRun {
   createMsPerAt: number;
 }
 
-async function runLimit(context: LimitContext, concurrency: number, schedules: number[]): Promise<LimitRun> {
+/** The limit program alone, or informed: with the controller's caches (see the module comment). */
+export type LimitVariant = 'writes only' | 'informed';
+
+async function runLimit(
+  context: LimitContext,
+  concurrency: number,
+  schedules: number[],
+  variant: LimitVariant,
+): Promise<LimitRun> {
   const startMs = Date.now();
   const namespace = await benchNamespace(context.kc, 'bench-limit');
   const createStartMs = Date.now();
@@ -39,6 +49,8 @@ async function runLimit(context: LimitContext, concurrency: number, schedules: n
     kubeconfig: context.kubeconfigPath,
     namespace,
     concurrency,
+    watch: variant === 'informed',
+    podSelector: POD_SELECTOR,
     ats: stored.map((at, i) => {
       const podName = podNameFor(at.metadata.name);
       return {
@@ -80,7 +92,7 @@ export async function limitBurst(
   n: number,
 ): Promise<BurstOutcome> {
   const due = Date.now();
-  const run = await runLimit(context, concurrency, new Array<number>(n).fill(due));
+  const run = await runLimit(context, concurrency, new Array<number>(n).fill(due), 'writes only');
   const started = run.results.filter((r) => !r.failedStep);
   const firstSent = Math.min(...run.results.map((r) => r.claimSentMs));
   const lastAnswered = Math.max(...started.map((r) => r.createAnsweredMs));
@@ -102,19 +114,20 @@ export interface LimitOutcome {
 /** `n` Ats due over `windowMs`, which opens `leadMs` from now. */
 export async function runLimitPhase(
   context: LimitContext,
-  options: { concurrency: number; n: number; windowMs: number; leadMs: number },
+  options: { concurrency: number; n: number; windowMs: number; leadMs: number; variant: LimitVariant },
 ): Promise<LimitOutcome> {
   const windowOpenMs = Date.now() + options.leadMs;
   const profile = profileApiServer(
     context.admin,
     process.env.AT_BENCH_APISERVER_PROFILE,
-    `apiserver-limit-n${options.n}-${windowOpenMs}`,
+    `apiserver-limit${options.variant === 'informed' ? '-informed' : ''}-n${options.n}-${windowOpenMs}`,
     windowOpenMs,
   );
   const run = await runLimit(
     context,
     options.concurrency,
     windowSchedules(options.n, windowOpenMs, options.windowMs),
+    options.variant,
   );
   await profile;
   return {

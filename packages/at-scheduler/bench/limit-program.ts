@@ -34,6 +34,12 @@ export interface LimitInput {
   namespace: string;
   concurrency: number;
   /**
+   * Cache the namespace's Ats, and its pods selected by `podSelector`, with client-go informers before
+   * starting: the watches a controller of Ats needs, received and cached, with no decision made from them.
+   */
+  watch: boolean;
+  podSelector: string;
+  /**
    * `claim`: claimStatus()'s output for the At and `pod`: buildPod()'s, so the limit program writes the
    * controller's claim (its times set when sent) and creates the controller's pod.
    */

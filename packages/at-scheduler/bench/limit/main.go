@@ -10,6 +10,11 @@
 // with the controller's claimStatus and buildPod; the claim's times are set when it is sent). Workers take
 // the Ats in schedule order and wait until each is due. The output on stdout is one
 // JSON object with every At's timestamps (epoch milliseconds) or the error that stopped it.
+//
+// With "watch" in the input it first starts client-go informers on what the controller caches (the
+// namespace's Ats, and its pods with the controller's label selector) and waits for them to sync. Their
+// events are received and cached, and nothing else: the API server serves the watches a controller
+// needs, and the program pays for receiving them, but no decision is made from them.
 package main
 
 import (
@@ -29,8 +34,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 )
 
@@ -47,6 +55,9 @@ type input struct {
 	Kubeconfig  string `json:"kubeconfig"`
 	Namespace   string `json:"namespace"`
 	Concurrency int    `json:"concurrency"`
+	// Watch: cache the Ats and the pods selected by PodSelector before starting (see the package comment).
+	Watch       bool   `json:"watch"`
+	PodSelector string `json:"podSelector"`
 	Ats         []at   `json:"ats"`
 }
 
@@ -177,6 +188,13 @@ func run(path string) (*output, error) {
 		ats:  dyn.Resource(atsResource).Namespace(in.Namespace),
 		pods: clientset.CoreV1().Pods(in.Namespace),
 	}
+	if in.Watch {
+		stop := make(chan struct{})
+		defer close(stop)
+		if err := startInformers(dyn, clientset, in.Namespace, in.PodSelector, stop); err != nil {
+			return nil, err
+		}
+	}
 
 	sort.SliceStable(in.Ats, func(i, j int) bool { return in.Ats[i].ScheduleMs < in.Ats[j].ScheduleMs })
 	results := make([]result, len(in.Ats))
@@ -196,6 +214,28 @@ func run(path string) (*output, error) {
 	}
 	workers.Wait()
 	return &output{Concurrency: in.Concurrency, Results: results}, nil
+}
+
+// startInformers starts the caches a controller of Ats keeps and returns once both have synced.
+func startInformers(dyn dynamic.Interface, clientset kubernetes.Interface, namespace, podSelector string, stop <-chan struct{}) error {
+	atFactory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(dyn, 0, namespace, nil)
+	podFactory := informers.NewSharedInformerFactoryWithOptions(clientset, 0,
+		informers.WithNamespace(namespace),
+		informers.WithTweakListOptions(func(options *metav1.ListOptions) { options.LabelSelector = podSelector }))
+	atInformer := atFactory.ForResource(atsResource).Informer()
+	podInformer := podFactory.Core().V1().Pods().Informer()
+	// A handler of each informer's events, as a controller registers one; this one decides nothing.
+	for _, informer := range []cache.SharedIndexInformer{atInformer, podInformer} {
+		if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{}); err != nil {
+			return err
+		}
+	}
+	atFactory.Start(stop)
+	podFactory.Start(stop)
+	if !cache.WaitForCacheSync(stop, atInformer.HasSynced, podInformer.HasSynced) {
+		return errors.New("the informers did not sync")
+	}
+	return nil
 }
 
 func main() {
