@@ -743,6 +743,16 @@ describe('KubeHttpsAgent connection pools', () => {
       agent.getName(options('ca', 'cert', { servername: 'kubernetes' })),
       agent.getName(options('ca', 'cert', { rejectUnauthorized: false })),
       agent.getName({ ...options('ca', 'cert'), ca: [pem('ca'), pem('second ca')] }),
+      // The rest of what Node names a pool by, which a KubeConfig does not set but a caller may.
+      agent.getName(options('ca', 'cert', { localAddress: '127.0.0.2' })),
+      agent.getName(options('ca', 'cert', { family: 6 })),
+      agent.getName(options('ca', 'cert', { ciphers: 'ECDHE-RSA-AES128-GCM-SHA256' })),
+      agent.getName(options('ca', 'cert', { minVersion: 'TLSv1.3' })),
+      agent.getName(options('ca', 'cert', { maxVersion: 'TLSv1.2' })),
+      agent.getName(options('ca', 'cert', { pfx: pem('pfx') })),
+      agent.getName(options('ca', 'cert', { crl: pem('crl') })),
+      agent.getName(options('ca', 'cert', { secureOptions: 4 })),
+      agent.getName(options('ca', 'cert', { sigalgs: 'ecdsa_secp256r1_sha256' })),
     ];
     assert.equal(new Set(names).size, names.length, names.join('\n'));
     // The first credentials are still known: a request with them reuses their pool.

@@ -649,24 +649,18 @@ const MAX_TLS_MATERIALS = 16;
 /**
  * An HTTPS agent whose connection pools are named by a short key. Node names a pool by concatenating the
  * request's CA, client certificate and key PEMs (several KiB) when a request is added, when its socket is
- * freed and when it is removed: a measurable share of the CPU of every request. Here the credentials are
- * compared by content with those earlier requests carried and named by a number: requests with the same
- * credentials share connections, a rotated certificate gets connections of its own.
+ * freed and when it is removed: a measurable share of the CPU of every request. Here the name is Node's
+ * own, from every option Node names a pool by, except that the credentials are compared by content with
+ * those earlier requests carried and named by a number: requests with the same credentials and TLS
+ * settings share connections, a rotated certificate gets connections of its own.
  */
 export class KubeHttpsAgent extends https.Agent {
   readonly #materials: { material: TlsMaterial; id: number }[] = [];
   #nextId = 0;
 
   override getName(options: https.RequestOptions = {}): string {
-    return [
-      options.host ?? options.hostname ?? 'localhost',
-      options.port ?? '',
-      options.localAddress ?? '',
-      options.family ?? '',
-      options.servername ?? '',
-      options.rejectUnauthorized ?? '',
-      this.#materialId({ ca: options.ca, cert: options.cert, key: options.key }),
-    ].join(':');
+    const { ca, cert, key, ...rest } = options;
+    return `${super.getName(rest)}:${this.#materialId({ ca, cert, key })}`;
   }
 
   #materialId(material: TlsMaterial): number {
