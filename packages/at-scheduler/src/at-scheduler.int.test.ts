@@ -3,13 +3,7 @@
  * no kubelet: `kubelet()` below plays its part by writing pod status through pods/status).
  */
 import { createMetrics } from '@loopwright/metrics';
-import {
-  applyCrds,
-  createTestNamespace,
-  eventually,
-  loadTestKubeConfig,
-  type TestNamespace,
-} from '@loopwright/testing';
+import { createTestNamespace, eventually, loadTestKubeConfig, type TestNamespace } from '@loopwright/testing';
 import { KubeConfig } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -19,7 +13,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { kubeAtApi, type AtApi } from './api.ts';
 import { createAtControllers, podCacheScope } from './controller.ts';
-import { CRD_TESTS_FIELD_MANAGER, loadAtCrd, type AtCrd } from './crd.ts';
+import { loadAtCrd, type AtCrd } from './crd.ts';
+import { installAtCrd } from './testing/crd.ts';
 import type { At } from './generated/types.ts';
 import type { StartObservation } from './reconcile.ts';
 import { UNCACHED_POD_RECHECK_MS } from './decide.ts';
@@ -32,7 +27,6 @@ const ATS = (ns: string): string => `/apis/cnat.programming-kubernetes.info/v1al
 const PODS = (ns: string): string => `/api/v1/namespaces/${ns}/pods`;
 const MERGE = 'application/merge-patch+json';
 /** The chart's CRD, server-side applied by the tests under a field manager of their own. */
-const CRD_APPLY = { fieldManager: CRD_TESTS_FIELD_MANAGER };
 
 interface Running {
   starts: StartObservation[];
@@ -168,7 +162,7 @@ describe('at-scheduler on a real control plane', () => {
   before(async () => {
     kc = loadTestKubeConfig();
     client = new KubeClient(kc, { rateLimit: false });
-    await applyCrds(kc, [loadAtCrd()], CRD_APPLY);
+    await installAtCrd(kc);
     ns = await createTestNamespace(kc, 'at');
     // Pod Security admission enforces the restricted profile here: every At pod below must pass it.
     await client.requestJson('PATCH', `/api/v1/namespaces/${ns.name}`, {
@@ -584,13 +578,13 @@ describe('at-scheduler on a real control plane', () => {
       };
     };
     delete loose.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.schedule.format;
-    await applyCrds(kc, [loose], CRD_APPLY);
+    await installAtCrd(kc, loose);
     try {
       await eventually(() => createAt('garbled', { schedule: 'next tuesday', command: 'true' }), {
         timeoutMs: 10_000,
       });
     } finally {
-      await applyCrds(kc, [crd], CRD_APPLY);
+      await installAtCrd(kc, crd);
     }
     await eventually(async () => {
       assert.equal(condition(await getAt('garbled'), 'InvalidSchedule'), 'True');
@@ -673,7 +667,7 @@ describe('at-scheduler restarted mid-run', () => {
   it('a new controller picks up the RUNNING At, records the outcome, and creates no second pod', async () => {
     const kc = loadTestKubeConfig();
     const client = new KubeClient(kc, { rateLimit: false });
-    await applyCrds(kc, [loadAtCrd()], CRD_APPLY);
+    await installAtCrd(kc);
     const ns = await createTestNamespace(kc, 'at-restart');
     try {
       const first = startController(kc, ns.name);
@@ -741,7 +735,7 @@ describe('two active controllers on the same Ats (no leader election)', () => {
   it('each At starts exactly once: the resourceVersion precondition lets one of them create the pod, and the other does not misreport it', async () => {
     const kc = loadTestKubeConfig();
     const client = new KubeClient(kc, { rateLimit: false });
-    await applyCrds(kc, [loadAtCrd()], CRD_APPLY);
+    await installAtCrd(kc);
     const ns = await createTestNamespace(kc, 'at-race');
     const first = startController(kc, ns.name);
     const second = startController(kc, ns.name);
@@ -807,7 +801,7 @@ describe('the at-scheduler program (src/main.ts)', () => {
   it('starts against KUBECONFIG, leads, serves /readyz and /metrics, runs an At, and exits 0 on SIGTERM', async () => {
     const kc = loadTestKubeConfig();
     const client = new KubeClient(kc, { rateLimit: false });
-    await applyCrds(kc, [loadAtCrd()], CRD_APPLY);
+    await installAtCrd(kc);
     const ns = await createTestNamespace(kc, 'at-main');
     const child = spawn(
       process.execPath,

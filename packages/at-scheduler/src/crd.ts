@@ -27,9 +27,6 @@ export interface AtCrd {
   };
 }
 
-/** The field manager under which the tests server-side apply the CRD. */
-export const CRD_TESTS_FIELD_MANAGER = 'at-scheduler-tests';
-
 export function loadAtCrd(): AtCrd {
   return parse(readFileSync(crdPath, 'utf8')) as AtCrd;
 }

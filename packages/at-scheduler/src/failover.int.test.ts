@@ -12,7 +12,7 @@
  * No kubelet: pods stay Pending and a started At stays RUNNING, and nothing deletes a pod, so the pods
  * listed at the end are every pod ever created.
  */
-import { applyCrds, createTestNamespace, eventually, loadTestKubeConfig } from '@loopwright/testing';
+import { createTestNamespace, eventually, loadTestKubeConfig } from '@loopwright/testing';
 import { KubeClient } from '@loopwright/runtime';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -20,7 +20,7 @@ import { createInterface } from 'node:readline';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { CRD_TESTS_FIELD_MANAGER, loadAtCrd } from './crd.ts';
+import { installAtCrd } from './testing/crd.ts';
 import { ConditionReason } from './reasons.ts';
 import type { At } from './generated/types.ts';
 import { AT_API_VERSION, AT_KIND, POD_SELECTOR, type Pod } from './resource.ts';
@@ -122,7 +122,7 @@ describe('at-scheduler leadership failover during a burst of starts', () => {
   it('loses at most the starts the killed leader had in flight; every other At runs exactly once', async (t) => {
     const kc = loadTestKubeConfig();
     const client = new KubeClient(kc, { rateLimit: false });
-    await applyCrds(kc, [loadAtCrd()], { fieldManager: CRD_TESTS_FIELD_MANAGER });
+    await installAtCrd(kc);
     const ns = await createTestNamespace(kc, 'at-failover');
     const replicas = [startReplica(ns.name, 'replica-a'), startReplica(ns.name, 'replica-b')];
     const diagnostics = (): string => replicas.map((r) => `${r.identity} stderr: ${r.stderr()}`).join('\n');
