@@ -166,6 +166,7 @@ try {
       out(`    ${formatSetUp(controller.setUp, true)}`);
       out(`    ${perStart(controller, controllerFigures)}`);
       out(`    ${controller.loop}`);
+      out(`    ${controller.gcInTail}`);
       out(`    ${windowCpu(controller.starts, controller.setUp.windowOpenMs)}`);
       out(`  ratio: ${ratios.limit.add(controllerFigures, limitFigures)}`);
       out(`  against the informed limit program: ${ratios.informed.add(controllerFigures, informedFigures)}`);

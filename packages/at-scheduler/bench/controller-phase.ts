@@ -19,7 +19,7 @@ import { CONTROLLER_NAME, createAtControllers, kubeAtApi, program, type AtApi } 
 import { profileApiServer } from './apiserver-profile.ts';
 import { benchNamespace, createAts, windowSchedules, type SetUp } from './ats.ts';
 import type { Start } from './starts.ts';
-import { monitorLoop } from './loop-monitor.ts';
+import { gcInTail, monitorLoop } from './loop-monitor.ts';
 import { startWindowProfile } from './window-profile.ts';
 
 /** The program's options that shape its throughput, by the flag the released program takes. */
@@ -71,6 +71,8 @@ export interface ControllerOutcome {
   eventsFailed: number;
   /** The event loop's delay and GC pauses from the window's opening to the last start. */
   loop: string;
+  /** How much of the slowest starts' lateness was this process's GC. */
+  gcInTail: string;
 }
 
 export interface ControllerPhaseOptions {
@@ -190,7 +192,11 @@ export async function runControllerPhase(options: ControllerPhaseOptions): Promi
     },
     eventsDropped: final.dropped,
     eventsFailed: final.failed,
-    loop: loopFigures,
+    loop: loopFigures.line,
+    gcInTail: gcInTail(
+      starts.map((start) => ({ startMs: start.dueMs, endMs: start.createAnsweredMs })),
+      loopFigures.pauses,
+    ),
   };
 }
 
