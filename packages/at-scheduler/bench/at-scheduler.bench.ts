@@ -153,11 +153,10 @@ try {
           }),
         );
       // Which goes first rotates between runs, so that none always runs on the freshest machine.
-      const names = ['limit program', 'informed limit program', 'controller'];
-      out(`N=${n} run ${run + 1}/${RUNS} (${rotate(names, run).join(', then ')})`);
-      const [limit, informed, controller] = await inTurn(
-        [limitPhase('writes only'), limitPhase('informed'), controllerPhase] as const,
+      const { limit, informed, controller } = await inTurn(
+        { limit: limitPhase('writes only'), informed: limitPhase('informed'), controller: controllerPhase },
         run,
+        (order) => out(`N=${n} run ${run + 1}/${RUNS} (${order.join(', then ')})`),
       );
       const limitFigures = reportLimit(`limit program c=${best.concurrency}`, limit, n);
       const informedFigures = reportLimit(`informed limit program c=${best.concurrency}`, informed, n);
@@ -194,14 +193,20 @@ function rotate<T>(items: readonly T[], by: number): T[] {
   return [...items.slice(k), ...items.slice(0, k)];
 }
 
-/** Runs `phases` one at a time in the order `rotate(phases, first)`; resolves with the outcomes in `phases`' order. */
-async function inTurn<T extends readonly (() => Promise<unknown>)[]>(
+/**
+ * Runs `phases` one at a time, in their order turned left `first` places (told to `announce` first);
+ * resolves with each phase's outcome under its name.
+ */
+async function inTurn<T extends Record<string, () => Promise<unknown>>>(
   phases: T,
   first: number,
-): Promise<{ -readonly [K in keyof T]: Awaited<ReturnType<T[K]>> }> {
-  const outcomes: unknown[] = [];
-  for (const i of rotate([...phases.keys()], first)) outcomes[i] = await phases[i]?.();
-  return outcomes as { -readonly [K in keyof T]: Awaited<ReturnType<T[K]>> };
+  announce: (order: string[]) => void,
+): Promise<{ [K in keyof T]: Awaited<ReturnType<T[K]>> }> {
+  const order = rotate(Object.keys(phases), first);
+  announce(order);
+  const outcomes: Record<string, unknown> = {};
+  for (const name of order) outcomes[name] = await phases[name]?.();
+  return outcomes as { [K in keyof T]: Awaited<ReturnType<T[K]>> };
 }
 
 /** Prints a limit program's figures, set-up, CPU and failures; returns its figures. */

@@ -58,7 +58,10 @@ export interface ControllerWork {
   /** Responses 409 (Conflict on a status patch, AlreadyExists on a create). */
   conflicts: number;
   eventsCreated: number;
-  /** Of those, the Events created before the last pod create was answered: written during the burst. */
+  /**
+   * Of those, the Events created by the time the bench saw the last pod create answered (it looks every
+   * POLL_MS): written during the burst.
+   */
   eventsCreatedInWindow: number;
 }
 

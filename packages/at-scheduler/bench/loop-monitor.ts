@@ -18,8 +18,8 @@ const GC_KINDS: Record<number, string> = {
   [constants.NODE_PERFORMANCE_GC_WEAKCB]: 'weakcb',
 };
 
-/** A GC pause of this process, in epoch ms. */
-export interface Pause {
+/** A span of time, in epoch ms: a GC pause of this process, or a start from due to create answered. */
+export interface Interval {
   startMs: number;
   endMs: number;
 }
@@ -27,7 +27,7 @@ export interface Pause {
 export interface LoopFigures {
   /** Event-loop delay p50/p99/max and GC pauses by kind (count, total, max). */
   line: string;
-  pauses: Pause[];
+  pauses: Interval[];
 }
 
 export interface LoopMonitor {
@@ -38,7 +38,7 @@ export function monitorLoop(): LoopMonitor {
   const delay = monitorEventLoopDelay({ resolution: 1 });
   delay.enable();
   const pauses = new Map<string, { count: number; totalMs: number; maxMs: number }>();
-  const intervals: Pause[] = [];
+  const intervals: Interval[] = [];
   const observer = new PerformanceObserver((list) => {
     for (const entry of list.getEntries() as (PerformanceEntry & { detail?: { kind?: number } })[]) {
       const startMs = performance.timeOrigin + entry.startTime;
@@ -71,11 +71,11 @@ export function monitorLoop(): LoopMonitor {
 }
 
 /**
- * Of the starts whose lateness is at least its p99 (`spans`: due -> create answered, epoch ms): how many
- * a GC pause of this process overlapped, and the share of their summed lateness spent in GC pauses.
+ * Of the slowest 1 % of starts (`spans`: due -> create answered), how many a GC pause of this process
+ * overlapped, and the share of their summed lateness spent in GC pauses.
  */
-export function gcInTail(spans: readonly Pause[], pauses: readonly Pause[]): string {
-  const lateness = (span: Pause): number => span.endMs - span.startMs;
+export function gcInTail(spans: readonly Interval[], pauses: readonly Interval[]): string {
+  const lateness = (span: Interval): number => span.endMs - span.startMs;
   const sorted = [...spans].sort((a, b) => lateness(b) - lateness(a));
   const tail = sorted.slice(0, Math.max(1, Math.ceil(sorted.length / 100)));
   let inGc = 0;
