@@ -730,6 +730,22 @@ describe('KubeHttpsAgent connection pools', () => {
     agent.destroy();
   });
 
+  it('leaves the options it names as they were, and names frozen or null-prototype ones alike', () => {
+    const agent = new KubeHttpsAgent();
+    const name = agent.getName(options('ca', 'cert'));
+    // As Node's addRequest passes them: a null-prototype copy, here without a key.
+    const given: Record<string, unknown> = { __proto__: null, ...options('ca', 'cert'), key: undefined };
+    delete given.key;
+    const ca = given.ca;
+    const withoutKey = agent.getName(given);
+    assert.notEqual(withoutKey, name);
+    assert.deepEqual(Object.keys(given), ['host', 'port', 'ca', 'cert']);
+    assert.equal(given.ca, ca);
+    assert.equal(agent.getName(Object.freeze(options('ca', 'cert'))), name);
+    assert.equal(agent.getName(Object.freeze({ ...given })), withoutKey);
+    agent.destroy();
+  });
+
   it('gives other credentials, servers or TLS settings a pool of their own', () => {
     const agent = new KubeHttpsAgent();
     const names = [
