@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { describe, it } from 'node:test';
 import { KubeApiError } from '@loopwright/core';
-import { createLogger, type LoggerOptions } from './logger.ts';
+import { createLogger, createSilentLogger, type LoggerOptions } from './logger.ts';
 import { SecretRegistry, isCredentialKey } from './redact.ts';
 
 /** A logger writing into memory; `lines()` waits for winston's async pipeline to flush. */
@@ -59,6 +59,42 @@ describe('createLogger', () => {
       (await jsonLines(byDefault)).map((e) => e.message),
       ['shown'],
     );
+  });
+
+  it('does not even write an entry of a disabled level into winston, from the logger or its children', async () => {
+    const counted = (logger: ReturnType<typeof createLogger>): (() => number) => {
+      let writes = 0;
+      const write = logger.write.bind(logger);
+      // A child writes through its parent's write: every entry of the tree passes here.
+      logger.write = (info) => {
+        writes += 1;
+        return write(info);
+      };
+      return () => writes;
+    };
+    const log = capture();
+    const writes = counted(log.logger);
+    const child = log.logger.child({ controller: 'c' }).child({ reconcileID: 'r' });
+    child.debug('decided', { action: 'wait' });
+    child.debug('one argument');
+    log.logger.verbose('root');
+    assert.equal(writes(), 0);
+    child.info('shown', { action: 'start' });
+    log.logger.level = 'debug';
+    child.debug('shown too');
+    assert.equal(writes(), 2);
+    assert.deepEqual(
+      (await jsonLines(log)).map((e) => [e.message, e.reconcileID]),
+      [
+        ['shown', 'r'],
+        ['shown too', 'r'],
+      ],
+    );
+
+    const silent = createSilentLogger();
+    const silentWrites = counted(silent);
+    silent.child({ controller: 'c' }).error('dropped');
+    assert.equal(silentWrites(), 0);
   });
 
   it('does not even format an entry below its level (reconciles log debug lines at every step)', async () => {
