@@ -35,6 +35,7 @@ export {
   isUnauthorized,
 } from './kube/classify.ts';
 export { TokenBucket, type RequestPriority, type TokenBucketOptions } from './kube/token-bucket.ts';
+export { REAPPLY_MS } from './kube/applied-config.ts';
 export {
   KubeTransport,
   type KubeRequest,

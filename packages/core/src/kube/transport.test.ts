@@ -6,6 +6,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { FakeClock } from '../fake-clock.ts';
 import { KubeApiError, KubeApiFailure } from './api-error.ts';
 import { isConflict, isNotFound, isTooManyRequests } from './classify.ts';
+import { REAPPLY_MS } from './applied-config.ts';
 import {
   BACKGROUND_QUIET_MS,
   KubeHttpsAgent,
@@ -74,6 +75,17 @@ function transport(options: KubeTransportOptions = {}, config = kc): KubeTranspo
   return new KubeTransport(config, { rateLimit: false, ...options });
 }
 
+/** Counts the calls of `config.applyToHTTPSOptions` from now on. */
+function countApplications(config: KubeConfig): () => number {
+  let calls = 0;
+  const apply = config.applyToHTTPSOptions.bind(config);
+  config.applyToHTTPSOptions = async (options) => {
+    calls += 1;
+    await apply(options);
+  };
+  return () => calls;
+}
+
 /** Resolves once `count` requests in total have reached the peer. */
 async function requestsArrived(count: number): Promise<void> {
   while (received.length < count) await new Promise<void>((resolve) => arrived.push(resolve));
@@ -125,17 +137,50 @@ describe('KubeTransport requests', () => {
     client.close();
   });
 
-  it('applies the KubeConfig per request, so a rotated token is used at once', async () => {
+  it('applies the KubeConfig once for the requests of REAPPLY_MS: a rotated token is used a second later at most', async () => {
     const rotating = kubeConfig(`http://${host}`, 'first');
-    const client = transport({}, rotating);
-    await client.request({ path: '/version' });
+    const applications = countApplications(rotating);
+    const clock = new FakeClock();
+    const client = transport({ clock }, rotating);
+    await Promise.all([client.request({ path: '/a' }), client.request({ path: '/b' })]);
     const user = rotating.getCurrentUser();
     assert.ok(user);
     (user as { token?: string }).token = 'second';
-    await client.request({ path: '/version' });
+    clock.step(REAPPLY_MS - 1);
+    await client.request({ path: '/c', headers: { Authorization: 'Bearer the-caller' } });
+    clock.step(1);
+    await client.request({ path: '/d', headers: { 'X-Caller': 'kept' } });
     assert.deepEqual(
-      received.map((r) => r.headers.authorization),
-      ['Bearer first', 'Bearer second'],
+      received.map((r) => [r.url, r.headers.authorization]),
+      [
+        ['/a', 'Bearer first'],
+        ['/b', 'Bearer first'],
+        // The KubeConfig's credentials go over the caller's, as client-node applies them.
+        ['/c', 'Bearer first'],
+        ['/d', 'Bearer second'],
+      ],
+    );
+    assert.equal(received[3]?.headers['x-caller'], 'kept');
+    assert.equal(applications(), 2);
+    client.close();
+  });
+
+  it('does not keep a failed application: the next request applies the KubeConfig again', async () => {
+    const failing = kubeConfig(`http://${host}`, 'token');
+    const apply = failing.applyToHTTPSOptions.bind(failing);
+    let fail = true;
+    failing.applyToHTTPSOptions = async (options) => {
+      if (fail) throw new Error('exec plugin failed');
+      await apply(options);
+    };
+    const client = transport({ clock: new FakeClock() }, failing);
+    const error = await rejection(client.request({ path: '/a' }));
+    assert.match(error.message, /exec plugin failed/);
+    fail = false;
+    await client.request({ path: '/b' });
+    assert.deepEqual(
+      received.map((r) => [r.url, r.headers.authorization]),
+      [['/b', 'Bearer token']],
     );
     client.close();
   });

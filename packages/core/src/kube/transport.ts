@@ -3,7 +3,8 @@
  * through one (generated API clients, raw JSON requests, informers' lists and watches, Lease renewals).
  *
  * Per request it applies the KubeConfig (`applyToHTTPSOptions`: CA, client certificate, bearer token
- * re-read or re-fetched by exec plugins, so rotating credentials keep working), waits for a token of the
+ * re-read or re-fetched by exec plugins, so rotating credentials keep working; one application serves
+ * the requests of a second, see {@link AppliedKubeConfig}), waits for a token of the
  * client-side rate limiter (client-go's QPS/Burst, with a {@link RequestPriority} among waiters), sends
  * it again when the server answers 429 or a 5xx with `Retry-After` (client-go's retry: after that
  * delay, at most 10 times, within the request's deadline), reports the outcome to an observer
@@ -18,6 +19,7 @@ import https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { realClock, sleep, type Clock, type Timer } from '../clock.ts';
 import { KubeApiError, type KubeRequestLine } from './api-error.ts';
+import { AppliedKubeConfig } from './applied-config.ts';
 import { LineDecoder } from './line-decoder.ts';
 import { TokenBucket, type RequestPriority } from './token-bucket.ts';
 
@@ -150,6 +152,7 @@ export class KubeTransport {
   /** Where requests go: the server's scheme, host and port, and its path (a prefix of every request's). */
   readonly #target: { protocol: string; hostname: string; port: string; pathPrefix: string };
   readonly #agent: http.Agent | undefined;
+  readonly #appliedConfig: AppliedKubeConfig;
   readonly #stats: KubeTransportStats = { requests: 0, throttledRequests: 0, rateLimiterWaitSeconds: 0 };
   /** Requests above `background` priority between their start and their response headers. */
   #busy = 0;
@@ -176,6 +179,7 @@ export class KubeTransport {
       pathPrefix: url.pathname.replace(/\/+$/, ''),
     };
     this.#clock = options.clock ?? realClock;
+    this.#appliedConfig = new AppliedKubeConfig(kubeConfig, this.#clock);
     const rateLimit = options.rateLimit ?? { qps: 20, burst: 30 };
     this.#limiter = rateLimit === false ? undefined : new TokenBucket({ ...rateLimit, clock: this.#clock });
     this.#observer = options.observer;
@@ -413,7 +417,7 @@ export class KubeTransport {
     const { protocol, hostname, port } = this.#target;
     const options: https.RequestOptions = { protocol, hostname, method, path, headers };
     if (port !== '') options.port = port;
-    await this.kubeConfig.applyToHTTPSOptions(options);
+    await this.#appliedConfig.applyTo(options);
     // TLS material stays on the request options: the agent pools connections per CA/certificate/key,
     // so a rotated client certificate gets a connection of its own.
     if (this.#agent !== undefined) options.agent = this.#agent;
