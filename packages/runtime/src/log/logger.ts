@@ -72,9 +72,10 @@ function enabledLevelsOnly(current: () => winston.Logger): winston.Logform.Forma
 
 /**
  * winston builds an entry and writes it through its stream pipeline before any format or transport
- * looks at the level (about 7 us a call, which reconciles make several times each), so the level
- * methods of `logger` and of its children (`child` derives from it) return at once when the level is
- * disabled or the logger silent. `logger.log(level, ...)` still goes the whole way, to
+ * looks at the level: 0.6-0.8 us a `debug` call in a tight loop here (1-1.5 us silent), and 3.5 % of
+ * the controller's busy time in a V8 profile of the at-scheduler bench, reconciles making several each.
+ * So the level methods of `logger` and of its children (`child` derives from it) return at once when
+ * the level is disabled or the logger silent (0.15-0.3 us; 0.03 us silent). `logger.log(level, ...)` still goes the whole way, to
  * `enabledLevelsOnly`.
  */
 function skipDisabledLevels(logger: winston.Logger): winston.Logger {
