@@ -4,10 +4,11 @@
  *
  * client-node's `applyToHTTPSOptions` reads the CA and certificate files again (synchronously: in a pod,
  * the service account's `ca.crt` on every request) or decodes their base64 data, and builds the
- * headers anew. Per request that cost the controller about 20 us of CPU, a tenth of what a request
- * costs it. client-go reads these once per transport and re-reads a token file once a minute; reusing
- * an application for a second keeps rotation almost immediate: a rotated token, certificate or CA is
- * used by the requests that start a second later at most.
+ * headers anew. Against a local TLS server that was about 20 us of the client's CPU per request, an
+ * eighth of what a request through the transport cost it (150 us). client-go reads these once per
+ * transport and re-reads a token file once a minute; reusing an application for a second keeps
+ * rotation almost immediate: a rotated token, certificate or CA is used by the requests that start a
+ * second later at most.
  */
 import type http from 'node:http';
 import type https from 'node:https';
