@@ -26,8 +26,6 @@ import { KubeApiError, KubeClient, Manager, createSilentLogger } from '@loopwrig
 const ATS = (ns: string): string => `/apis/cnat.programming-kubernetes.info/v1alpha1/namespaces/${ns}/ats`;
 const PODS = (ns: string): string => `/api/v1/namespaces/${ns}/pods`;
 const MERGE = 'application/merge-patch+json';
-/** The chart's CRD, server-side applied by the tests under a field manager of their own. */
-
 interface Running {
   starts: StartObservation[];
   /** The controller's pod cache (the label-selected informer it reads). */

@@ -708,9 +708,9 @@ function sameMaterial(a: TlsMaterial, b: TlsMaterial): boolean {
 }
 
 /**
- * Equal PEM contents: strings and Buffers, or arrays of them, as the KubeConfig applies them (a new
- * Buffer on every request). Anything else Node's TLS options take (a KeyObject, a key with its
- * passphrase) is the same only when it is the same object.
+ * Equal PEM contents: strings and Buffers, or arrays of them, as the KubeConfig applies them (new
+ * Buffers with every application, see AppliedKubeConfig). Anything else Node's TLS options take (a
+ * KeyObject, a key with its passphrase) is the same only when it is the same object.
  */
 function sameValue(a: unknown, b: unknown): boolean {
   if (a === b) return true;
