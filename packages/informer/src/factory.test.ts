@@ -5,9 +5,10 @@ import { controllerOwnerIndex, labelIndex } from './indexers.ts';
 import { ScriptedClient } from './test-helpers/scripted-client.ts';
 import type { KubeObject, ListWatchScope } from './types.ts';
 
-function setup() {
+function setup(transform?: (obj: KubeObject) => KubeObject) {
   const clients = new Map<string, ScriptedClient<KubeObject>>();
   const factory = new SharedInformerFactory({
+    ...(transform === undefined ? {} : { transform }),
     createClient: (scope: ListWatchScope) => {
       const client = new ScriptedClient<KubeObject>();
       clients.set(JSON.stringify(scope), client);
@@ -65,5 +66,87 @@ describe('SharedInformerFactory', () => {
       /different function/,
     );
     factory.stop();
+  });
+
+  describe("a scope's own transform", () => {
+    /** Appends `step` to the object's `steps` annotation: shows which transforms ran, in which order. */
+    const mark =
+      (step: string) =>
+      (obj: KubeObject): KubeObject => {
+        const annotations = obj.metadata?.annotations ?? {};
+        const steps = annotations['steps'];
+        return {
+          ...obj,
+          metadata: {
+            ...obj.metadata,
+            annotations: { steps: steps === undefined ? step : `${steps},${step}` },
+          },
+        };
+      };
+    const configMap = (name: string): KubeObject => ({
+      metadata: { name, namespace: 'ns', resourceVersion: '1' },
+    });
+
+    /** Starts the factory, lists one object per scope, and returns each scope's `steps`. */
+    async function listOne(factory: SharedInformerFactory, clients: Map<string, ScriptedClient<KubeObject>>) {
+      factory.start();
+      const synced = factory.waitForCacheSync();
+      for (const client of clients.values())
+        client.scriptList({ items: [configMap('a')], resourceVersion: '1' });
+      await synced;
+    }
+    const steps = (informer: { lister: { get(ns: string, name: string): KubeObject | undefined } }) =>
+      informer.lister.get('ns', 'a')?.metadata?.annotations?.['steps'];
+
+    it("runs after the factory's transform, on its scope only", async () => {
+      const { factory, clients } = setup(mark('common'));
+      const own = factory.forResource({ ...configMaps, namespace: 'ns', transform: mark('own') });
+      const other = factory.forResource({ ...configMaps, namespace: 'ns', labelSelector: 'app=x' });
+      await listOne(factory, clients);
+      assert.equal(steps(own), 'common,own');
+      assert.equal(steps(other), 'common');
+      factory.stop();
+    });
+
+    it('applies when a later request names it before start, and the same function may be named again', async () => {
+      const { factory, clients } = setup();
+      const own = mark('own');
+      const informer = factory.forResource({ ...configMaps, namespace: 'ns' });
+      assert.equal(factory.forResource({ ...configMaps, namespace: 'ns', transform: own }), informer);
+      assert.equal(factory.forResource({ ...configMaps, namespace: 'ns', transform: own }), informer);
+      await listOne(factory, clients);
+      assert.equal(steps(informer), 'own');
+      factory.stop();
+    });
+
+    it('refuses a different function, and a first one once the scope is cached', async () => {
+      const { factory, clients } = setup();
+      const informer = factory.forResource({ ...configMaps, namespace: 'ns', transform: mark('own') });
+      assert.throws(
+        () => factory.forResource({ ...configMaps, namespace: 'ns', transform: mark('own') }),
+        /^Error: informer for configmaps in ns already has a different transform/,
+      );
+      const plain = factory.forResource({ ...configMaps, labelSelector: 'app=x' });
+      await listOne(factory, clients);
+      assert.equal(steps(informer), 'own', 'the refused transform is not applied');
+      assert.throws(
+        () => factory.forResource({ ...configMaps, labelSelector: 'app=x', transform: mark('late') }),
+        /^Error: informer for configmaps in all namespaces \(app=x\) is already cached/,
+      );
+      assert.equal(steps(plain), undefined);
+      factory.stop();
+    });
+
+    it('may come with a scope first requested after start', async () => {
+      const { factory, clients } = setup();
+      factory.start();
+      const late = factory.forResource({ ...configMaps, namespace: 'ns', transform: mark('own') });
+      const synced = factory.waitForCacheSync();
+      for (const client of clients.values())
+        client.scriptList({ items: [configMap('a')], resourceVersion: '1' });
+      await synced;
+      assert.equal(steps(late), 'own');
+      factory.stop();
+    });
   });
 });

@@ -2,7 +2,7 @@ import type { KubeTransport } from '@loopwright/core';
 import type { Indexers } from './indexers.ts';
 import { Informer, type InformerSettings } from './informer.ts';
 import type { ResourceClient } from './list-watch.ts';
-import type { KubeObject, ListWatchScope } from './types.ts';
+import { resourceName, type KubeObject, type ListWatchScope } from './types.ts';
 
 /**
  * Options of {@link SharedInformerFactory}: where informers list and watch, plus settings applied to
@@ -22,6 +22,25 @@ export interface InformerRequest<T extends KubeObject = KubeObject> extends List
    * would silently corrupt one caller's lookups.
    */
   indexers?: Indexers<T>;
+  /**
+   * Applied to this scope's objects before they are cached, after the factory's own `transform`
+   * (controller-runtime's `ByObject.Transform`): e.g. keep only the fields the controllers read of an
+   * object they cache by the thousand. One function per scope, fixed before the informer starts: a
+   * request naming another function than an earlier one throws, and so does one naming a transform for
+   * a scope whose informer is already running (its cache holds untransformed objects). Requests that
+   * name none share the scope's transform: every reader of the scope gets the transformed objects, so
+   * it must keep whatever any of them reads (see the README).
+   */
+  transform?: (obj: T) => T;
+}
+
+type ObjectTransform = (obj: KubeObject) => KubeObject;
+
+/** What the factory keeps per scope. */
+interface Scope {
+  informer: Informer<KubeObject>;
+  indexers: Map<string, unknown>;
+  transform: ObjectTransform | undefined;
 }
 
 /**
@@ -32,8 +51,7 @@ export interface InformerRequest<T extends KubeObject = KubeObject> extends List
  */
 export class SharedInformerFactory {
   readonly #options: SharedInformerFactoryOptions;
-  readonly #informers = new Map<string, Informer<KubeObject>>();
-  readonly #indexers = new Map<string, Map<string, unknown>>();
+  readonly #scopes = new Map<string, Scope>();
   #started = false;
   #stopped = false;
 
@@ -45,30 +63,24 @@ export class SharedInformerFactory {
   forResource<T extends KubeObject = KubeObject>(request: InformerRequest<T>): Informer<T> {
     if (this.#stopped) throw new Error('informer factory was stopped');
     const key = scopeKey(request);
-    let informer = this.#informers.get(key) as Informer<T> | undefined;
-    if (informer === undefined) {
-      const scope: ListWatchScope = {
-        group: request.group,
-        version: request.version,
-        plural: request.plural,
-        ...(request.namespace === undefined ? {} : { namespace: request.namespace }),
-        ...(request.labelSelector === undefined ? {} : { labelSelector: request.labelSelector }),
-        ...(request.fieldSelector === undefined ? {} : { fieldSelector: request.fieldSelector }),
-      };
-      if ('transport' in this.#options) {
-        const { transport, ...settings } = this.#options;
-        informer = new Informer<T>({ ...(settings as InformerSettings<T>), transport, ...scope });
-      } else {
-        const { createClient, ...settings } = this.#options;
-        const client = createClient(scope) as ResourceClient<T>;
-        informer = new Informer<T>({ ...(settings as InformerSettings<T>), client });
-      }
-      this.#informers.set(key, informer as unknown as Informer<KubeObject>);
-      this.#indexers.set(key, new Map());
-      if (this.#started) informer.start();
+    let scope = this.#scopes.get(key);
+    const created = scope === undefined;
+    if (scope === undefined) {
+      scope = this.#createScope(request);
+      this.#scopes.set(key, scope);
     }
+    const informer = scope.informer as unknown as Informer<T>;
+    if (request.transform !== undefined) {
+      setTransform(
+        scope,
+        request,
+        request.transform as unknown as ObjectTransform,
+        created || !this.#started,
+      );
+    }
+    if (created && this.#started) informer.start();
     if (request.resyncMs !== undefined) informer.requestResync(request.resyncMs);
-    if (request.indexers !== undefined) this.#addIndexers(key, informer, request.indexers);
+    if (request.indexers !== undefined) this.#addIndexers(scope, informer, request.indexers);
     return informer;
   }
 
@@ -76,7 +88,7 @@ export class SharedInformerFactory {
   start(): void {
     if (this.#stopped) throw new Error('informer factory was stopped');
     this.#started = true;
-    for (const informer of this.#informers.values()) informer.start();
+    for (const { informer } of this.#scopes.values()) informer.start();
   }
 
   /**
@@ -84,22 +96,57 @@ export class SharedInformerFactory {
    * {@link Informer.waitForSync} (signal aborted, or stopped first).
    */
   async waitForCacheSync(signal?: AbortSignal): Promise<void> {
-    await Promise.all([...this.#informers.values()].map((informer) => informer.waitForSync(signal)));
+    await Promise.all([...this.#scopes.values()].map(({ informer }) => informer.waitForSync(signal)));
   }
 
   /** The informers requested so far that have not synced yet: what {@link waitForCacheSync} waits for. */
   unsyncedInformers(): Informer<KubeObject>[] {
-    return [...this.#informers.values()].filter((informer) => !informer.hasSynced());
+    return [...this.#scopes.values()]
+      .map(({ informer }) => informer)
+      .filter((informer) => !informer.hasSynced());
   }
 
   /** Stops every informer (quietly, see {@link Informer.stop}). Final. */
   stop(): void {
     this.#stopped = true;
-    for (const informer of this.#informers.values()) informer.stop();
+    for (const { informer } of this.#scopes.values()) informer.stop();
   }
 
-  #addIndexers<T extends KubeObject>(key: string, informer: Informer<T>, indexers: Indexers<T>): void {
-    const registered = this.#indexers.get(key) ?? new Map<string, unknown>();
+  #createScope(request: ListWatchScope): Scope {
+    const listWatch: ListWatchScope = {
+      group: request.group,
+      version: request.version,
+      plural: request.plural,
+      ...(request.namespace === undefined ? {} : { namespace: request.namespace }),
+      ...(request.labelSelector === undefined ? {} : { labelSelector: request.labelSelector }),
+      ...(request.fieldSelector === undefined ? {} : { fieldSelector: request.fieldSelector }),
+    };
+    const common = this.#options.transform;
+    // Looks the scope's own transform up per object, so one named by a later request (before start)
+    // applies as well. Called only once objects arrive, after `scope` is assigned.
+    const transform = (obj: KubeObject): KubeObject => {
+      const shared = common === undefined ? obj : common(obj);
+      return scope.transform === undefined ? shared : scope.transform(shared);
+    };
+    const scope: Scope = {
+      informer: this.#newInformer(listWatch, transform),
+      indexers: new Map(),
+      transform: undefined,
+    };
+    return scope;
+  }
+
+  #newInformer(listWatch: ListWatchScope, transform: ObjectTransform): Informer<KubeObject> {
+    if ('transport' in this.#options) {
+      const { transport, ...settings } = this.#options;
+      return new Informer({ ...settings, transform, transport, ...listWatch });
+    }
+    const { createClient, ...settings } = this.#options;
+    return new Informer({ ...settings, transform, client: createClient(listWatch) });
+  }
+
+  #addIndexers<T extends KubeObject>(scope: Scope, informer: Informer<T>, indexers: Indexers<T>): void {
+    const registered = scope.indexers;
     const fresh: Indexers<T> = {};
     for (const [name, indexFunc] of Object.entries(indexers)) {
       const existing = registered.get(name);
@@ -111,6 +158,31 @@ export class SharedInformerFactory {
     informer.addIndexers(fresh);
     for (const [name, indexFunc] of Object.entries(fresh)) registered.set(name, indexFunc);
   }
+}
+
+/** `settable`: the scope's informer has not started, so its cache holds no object yet. */
+function setTransform(
+  scope: Scope,
+  request: ListWatchScope,
+  transform: ObjectTransform,
+  settable: boolean,
+): void {
+  if (scope.transform === transform) return;
+  const name = describeScope(request);
+  if (scope.transform !== undefined)
+    throw new Error(`${name} already has a different transform (one per scope)`);
+  if (!settable) throw new Error(`${name} is already cached: name its transform before the factory starts`);
+  scope.transform = transform;
+}
+
+/** A scope as a reader would name it, e.g. `pods in ns (app=x)`. */
+function describeScope(scope: ListWatchScope): string {
+  const selectors = [scope.labelSelector, scope.fieldSelector].filter((s) => s !== undefined && s !== '');
+  return [
+    `informer for ${resourceName(scope)}`,
+    scope.namespace === undefined ? 'in all namespaces' : `in ${scope.namespace}`,
+    ...(selectors.length === 0 ? [] : [`(${selectors.join(', ')})`]),
+  ].join(' ');
 }
 
 function scopeKey(scope: ListWatchScope): string {

@@ -201,6 +201,73 @@ describe('Controller on a real API server', () => {
     }
   });
 
+  it("caches each watched scope through its own transform, after the Manager's", async () => {
+    /** Keeps the metadata only: the scope's own transform. */
+    const metadataOnly = <T extends KubeObject>(obj: T): T => ({ metadata: obj.metadata }) as T;
+    const primary = {
+      group: '',
+      version: 'v1',
+      plural: 'configmaps',
+      kind: 'ConfigMap',
+      namespace: ns.name,
+      labelSelector: 'suite=transform',
+      transform: metadataOnly,
+    };
+    const ownedScope = {
+      group: '',
+      version: 'v1',
+      plural: 'secrets',
+      namespace: ns.name,
+      labelSelector: 'suite=transform',
+    };
+    const reconciled: KubeObject[] = [];
+    const run = runController(kc, {
+      for: primary,
+      owns: [{ ...ownedScope, transform: metadataOnly }],
+      reconcile: ({ object }) => {
+        if (object !== undefined) reconciled.push(object);
+        return Promise.resolve();
+      },
+    });
+    try {
+      const owner = await core.createNamespacedConfigMap({
+        namespace: ns.name,
+        body: { metadata: { name: 'transformed', labels: { suite: 'transform' } }, data: { a: 'b' } },
+      });
+      await core.createNamespacedSecret({
+        namespace: ns.name,
+        body: {
+          metadata: {
+            name: 'transformed',
+            labels: { suite: 'transform' },
+            ownerReferences: [
+              {
+                apiVersion: 'v1',
+                kind: 'ConfigMap',
+                name: 'transformed',
+                uid: owner.metadata?.uid ?? '',
+                controller: true,
+              },
+            ],
+          },
+          stringData: { a: 'b' },
+        },
+      });
+      const secrets = run.witness(ownedScope);
+      await eventually(() => {
+        assert.equal(secrets.length, 1);
+        assert.ok(reconciled.length > 0);
+      });
+      for (const obj of [...reconciled, ...secrets.map(({ obj }) => obj)]) {
+        assert.deepEqual(Object.keys(obj), ['metadata'], 'the own transform ran');
+        assert.equal(obj.metadata?.managedFields, undefined, "the Manager's stripManagedFields ran too");
+        assert.equal(obj.metadata?.name, 'transformed');
+      }
+    } finally {
+      await run.stop();
+    }
+  });
+
   it('retries a failing reconcile with backoff until it succeeds, and forgets a terminal error', async () => {
     const attempts = new Map<string, number[]>();
     const run = runController(kc, {

@@ -1,4 +1,4 @@
-import type { KubeObject, ListWatchScope } from '@loopwright/informer';
+import type { InformerRequest, KubeObject, ListWatchScope } from '@loopwright/informer';
 import type { Logger } from 'winston';
 import type { Predicate } from './predicates.ts';
 
@@ -61,17 +61,25 @@ export interface PrimaryResource<T extends KubeObject = KubeObject> extends List
   kind: string;
   /** Which of its events reconcile (controller-runtime's `For(..., WithPredicates(...))`); default all. */
   predicate?: Predicate<T>;
+  /** This scope's own cache transform (see `InformerRequest.transform`); the Manager's `cacheTransform` runs first. */
+  transform?: InformerRequest<T>['transform'];
 }
 
 /** A resource whose controller owner is a primary object: its events reconcile that owner. */
 export interface OwnedResource<R extends KubeObject = KubeObject> extends ListWatchScope {
   /** Which of its events reconcile the owner (`Owns(..., WithPredicates(...))`); default all. */
   predicate?: Predicate<R>;
+  /**
+   * This scope's own cache transform (see `InformerRequest.transform`); the Manager's `cacheTransform`
+   * runs first. A method, so that `owns` may list resources of different types, each with its own.
+   */
+  transform?(obj: R): R;
 }
 
 /** A related resource whose events enqueue primary keys through `map`. */
 export interface Watch<R extends KubeObject = KubeObject> {
-  resource: ListWatchScope;
+  /** What to watch, and optionally its own cache transform (see `InformerRequest.transform`). */
+  resource: ListWatchScope & Pick<InformerRequest<R>, 'transform'>;
   /** The primary keys (`namespace/name`) an event on `obj` should reconcile. */
   map: (obj: R) => readonly string[];
   /** Which of its events are mapped (`Watches(..., WithPredicates(...))`); default all. */
