@@ -3,12 +3,20 @@
  * of --watch-namespace), each watching the Ats of its scope and only the pods this controller created
  * (label selector), so the cache never holds the cluster's other pods.
  */
-import type { ListWatchScope } from '@loopwright/informer';
+import type { InformerRequest } from '@loopwright/informer';
 import { Controller, type EventRecorder, type Manager } from '@loopwright/runtime';
 import type { AtApi } from './api.ts';
 import type { At } from './generated/types.ts';
 import { createAtReconciler, type StartObservation } from './reconcile.ts';
-import { AT_GROUP, AT_KIND, AT_PLURAL, AT_VERSION, POD_SELECTOR, type Pod } from './resource.ts';
+import {
+  AT_GROUP,
+  AT_KIND,
+  AT_PLURAL,
+  AT_VERSION,
+  keepPodFieldsRead,
+  POD_SELECTOR,
+  type Pod,
+} from './resource.ts';
 
 export interface AtControllerOptions {
   manager: Pick<Manager, 'factory'>;
@@ -24,13 +32,17 @@ export interface AtControllerOptions {
 
 export const CONTROLLER_NAME = 'at-scheduler';
 
-/** The pods one namespace scope caches and watches: only those this controller created. */
-export function podCacheScope(namespace: string | undefined): ListWatchScope {
+/**
+ * The pods one namespace scope caches and watches: only those this controller created, and of them
+ * only the fields it reads.
+ */
+export function podCacheScope(namespace: string | undefined): InformerRequest<Pod> {
   return {
     group: '',
     version: 'v1',
     plural: 'pods',
     labelSelector: POD_SELECTOR,
+    transform: keepPodFieldsRead,
     ...(namespace === undefined ? {} : { namespace }),
   };
 }
