@@ -15,7 +15,7 @@ import { Controller, ignoreStatusOnlyUpdates, type Predicate } from '@loopwright
 import type { NodeApi } from './api.ts';
 import { decideLifecycle } from './decide-lifecycle.ts';
 import type { NodeMapping } from './decide-node.ts';
-import type { Node } from './node.ts';
+import { keepNodeFieldsRead, type Node } from './node.ts';
 import { createLifecycleReconciler } from './reconcile-lifecycle.ts';
 import { createNodeReconciler } from './reconcile-node.ts';
 
@@ -53,7 +53,11 @@ export const lifecycleDecisionChanged: Predicate<Node> = {
 export function createCloudNodeControllers(
   options: CloudNodeControllerOptions,
 ): [Controller<Node>, Controller<Node>] {
-  const nodes = { ...NODES, ...(options.nodeSelector ? { labelSelector: options.nodeSelector } : {}) };
+  const nodes = {
+    ...NODES,
+    ...(options.nodeSelector ? { labelSelector: options.nodeSelector } : {}),
+    transform: keepNodeFieldsRead,
+  };
   const workers = options.workers ?? 16;
   return [
     new Controller<Node>({

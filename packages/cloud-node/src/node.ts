@@ -21,6 +21,23 @@ export interface Node extends KubeObject {
   status?: { conditions?: NodeCondition[]; addresses?: NodeAddress[] };
 }
 
+/**
+ * The Node cache's transform: keeps `metadata`, `spec` and, of `status`, the conditions and addresses,
+ * all the controllers read, and drops the rest of the status kubelet reports: above all `images` (up
+ * to 50 entries of names, digests and sizes, often most of a Node's bytes), then `nodeInfo`,
+ * `capacity`, `allocatable` and the volume lists. Writes are merge patches, which never send what the
+ * cache dropped. A new object, so that every cached Node has the same shape.
+ */
+export function keepNodeFieldsRead(node: Node): Node {
+  return {
+    apiVersion: node.apiVersion,
+    kind: node.kind,
+    metadata: node.metadata,
+    spec: node.spec,
+    status: { conditions: node.status?.conditions, addresses: node.status?.addresses },
+  };
+}
+
 export function hasTaint(node: Node, key: string): boolean {
   return node.spec?.taints?.some((t) => t.key === key) ?? false;
 }
