@@ -7,7 +7,7 @@ import { Informer, type EventHandlers } from './informer.ts';
 import { stripManagedFields } from './strip-managed-fields.ts';
 import { FakeClock, settle } from '@loopwright/core';
 import { configMap, recordingLogger, ScriptedClient } from './test-helpers/scripted-client.ts';
-import { sameHeapObject } from './test-helpers/v8-internals.ts';
+import { collectGarbage, sameHeapObject } from './test-helpers/v8-internals.ts';
 import type { KubeObject } from './types.ts';
 
 type Cm = KubeObject & { data?: Record<string, string> };
@@ -297,6 +297,31 @@ describe('Informer', () => {
     t.client.scriptList({ items: [withManaged], resourceVersion: '10' });
     await t.informer.waitForSync();
     assert.equal(t.informer.lister.get('default', 'a')?.metadata?.managedFields, undefined);
+    t.informer.stop();
+  });
+
+  it('holds no listed object that its transform replaced, once the list is cached and the watch runs', async () => {
+    const decoded: WeakRef<Cm>[] = [];
+    const t = setup({
+      transform: (obj) => {
+        decoded.push(new WeakRef(obj));
+        return { metadata: { ...obj.metadata } };
+      },
+    });
+    t.informer.start();
+    t.client.scriptList({ items: [configMap('a', '1'), configMap('b', '2')], resourceVersion: '10' });
+    await t.informer.waitForSync();
+    await t.client.watchNumber(0);
+    // A WeakRef keeps its target alive until the current job ends.
+    await new Promise((resolve) => setImmediate(resolve));
+    collectGarbage();
+    assert.equal(decoded.length, 2);
+    assert.deepEqual(
+      decoded.map((ref) => ref.deref()?.metadata?.name),
+      [undefined, undefined],
+      'the decoded list is garbage: only the transformed objects stay',
+    );
+    assert.equal(t.informer.lister.list().length, 2);
     t.informer.stop();
   });
 });

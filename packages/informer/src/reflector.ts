@@ -147,12 +147,8 @@ export class Reflector<T extends KubeObject> {
       let phase: 'list' | 'watch' = 'list';
       try {
         if (needList) {
-          const list = await this.#client.list(signal);
-          if (isAborted(signal)) return;
-          this.#sink.replace(list.items, list.resourceVersion);
-          this.#resourceVersion = list.resourceVersion;
+          if (!(await this.#listOnce(signal))) return;
           needList = false;
-          this.#resourceServed();
         }
         phase = 'watch';
         failure = await this.#watchOnce(signal);
@@ -177,6 +173,21 @@ export class Reflector<T extends KubeObject> {
       this.#report(failure, delayMs, needList);
       await sleep(this.#clock, delayMs, signal);
     }
+  }
+
+  /**
+   * Lists and replaces the cache; false when aborted. A method of its own so that the decoded list
+   * dies with this frame: as a local of `run`, which stays suspended while the watch runs, it was kept
+   * alive until the next list, every listed object with it, the ones the transform had replaced
+   * included (V8 keeps a suspended async function's out-of-scope locals).
+   */
+  async #listOnce(signal: AbortSignal): Promise<boolean> {
+    const list = await this.#client.list(signal);
+    if (isAborted(signal)) return false;
+    this.#sink.replace(list.items, list.resourceVersion);
+    this.#resourceVersion = list.resourceVersion;
+    this.#resourceServed();
+    return true;
   }
 
   /** Watches until the server ends the watch; a watch closed at once without events is a failure. */

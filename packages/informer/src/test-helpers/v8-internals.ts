@@ -1,5 +1,5 @@
 import { setFlagsFromString } from 'node:v8';
-import { runInThisContext } from 'node:vm';
+import { runInNewContext, runInThisContext } from 'node:vm';
 
 // V8's runtime functions answer what JavaScript cannot observe: whether two equal strings are one
 // string, whether an object is stored as a hash table. Code compiled after the flag is set may use
@@ -14,3 +14,8 @@ export const sameHeapObject = runInThisContext('(a, b) => %IsSameHeapObject(a, b
 
 /** False for a dictionary-mode object: V8 stores its properties in a hash table, costing more heap. */
 export const hasFastProperties = runInThisContext('(o) => %HasFastProperties(o)') as (o: object) => boolean;
+
+setFlagsFromString('--expose-gc');
+
+/** A full garbage collection, as `--expose-gc`'s `gc()`, without the flag on the command line. */
+export const collectGarbage = runInNewContext('gc') as () => void;
