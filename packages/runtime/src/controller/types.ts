@@ -78,8 +78,11 @@ export interface OwnedResource<R extends KubeObject = KubeObject> extends ListWa
 
 /** A related resource whose events enqueue primary keys through `map`. */
 export interface Watch<R extends KubeObject = KubeObject> {
-  /** What to watch, and optionally its own cache transform (see `InformerRequest.transform`). */
-  resource: ListWatchScope & Pick<InformerRequest<R>, 'transform'>;
+  /**
+   * What to watch, and optionally its own cache transform (see `InformerRequest.transform`; a method,
+   * as on `OwnedResource`).
+   */
+  resource: ListWatchScope & { transform?(obj: R): R };
   /** The primary keys (`namespace/name`) an event on `obj` should reconcile. */
   map: (obj: R) => readonly string[];
   /** Which of its events are mapped (`Watches(..., WithPredicates(...))`); default all. */
