@@ -1,0 +1,124 @@
+/**
+ * Heap per cached pod: at-scheduler's pod cache (`keepPodFieldsRead` after the Manager's
+ * `stripManagedFields`) against the Manager's transform alone, on pods the API server served.
+ *
+ *   node --conditions=development bench/pod-cache.bench.ts      # part of `pnpm bench`, about a minute
+ *   POD_CACHE_BENCH_PODS=5000, POD_CACHE_BENCH_RUNS=3           # the defaults
+ *
+ * One control plane with one At and that many pods of `buildPod()` owned by it. Each measurement is a
+ * process of its own (this file with `probe`), so that nothing one cache left behind is counted against
+ * the next: heapUsed after two full GCs, before and after an informer of the controller's pod scope
+ * synced, per pod. The two variants alternate, runs times.
+ */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { KubeConfig } from '@kubernetes/client-node';
+import { createSilentLogger, KubeClient, Manager } from '@loopwright/runtime';
+import { applyCrds, startControlPlane } from '@loopwright/testing';
+import { podCacheScope } from '../src/controller.ts';
+import { loadAtCrd } from '../src/crd.ts';
+import { buildPod } from '../src/pod.ts';
+import { benchNamespace, createAts } from './ats.ts';
+import { spread } from './stats.ts';
+
+const VARIANTS = {
+  /** The Manager's default transform alone, as every controller's cache without a transform of its own. */
+  stripManagedFields: false,
+  /** at-scheduler's pod cache. */
+  'stripManagedFields, then keepPodFieldsRead': true,
+} as const;
+type Variant = keyof typeof VARIANTS;
+
+if (process.argv[2] === 'probe') await probe();
+else await bench();
+
+async function bench(): Promise<void> {
+  const pods = Number(process.env['POD_CACHE_BENCH_PODS'] ?? 5000);
+  const runs = Number(process.env['POD_CACHE_BENCH_RUNS'] ?? 3);
+  console.log(`pod cache bench: heap per cached pod, ${pods} pods of buildPod(), ${runs} run(s) per variant`);
+  const plane = await startControlPlane();
+  const kc = new KubeConfig();
+  kc.loadFromFile(plane.kubeconfigPath);
+  const admin = new KubeClient(kc, { rateLimit: false });
+  try {
+    await applyCrds(kc, [loadAtCrd()], { fieldManager: 'at-scheduler-bench' });
+    const namespace = await benchNamespace(kc, 'bench-pod-cache');
+    const [at] = await createAts(admin, namespace, [Date.now() + 3_600_000]);
+    if (at === undefined) throw new Error('the At was not created');
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 32 }, async () => {
+        for (let i = next++; i < pods; i = next++) {
+          const pod = buildPod(at, `${at.metadata.name}-pod-${i}`, { defaultImage: 'busybox:1.37.0' });
+          await admin.requestJson('POST', `/api/v1/namespaces/${namespace}/pods`, { body: pod });
+        }
+      }),
+    );
+    const bytes = new Map<Variant, number[]>();
+    for (let run = 0; run < runs; run++)
+      for (const variant of Object.keys(VARIANTS) as Variant[]) {
+        const perPod = await measureInChild(plane.kubeconfigPath, namespace, variant, pods);
+        bytes.set(variant, [...(bytes.get(variant) ?? []), perPod]);
+      }
+    const [plain, kept] = Object.keys(VARIANTS).map((variant) => bytes.get(variant as Variant) ?? []);
+    for (const [variant, values] of bytes) {
+      const { min, median, max } = spread(values);
+      console.log(`  ${variant}: ${min} / ${median} / ${max} B per pod (min/median/max)`);
+    }
+    const ratios = (kept ?? []).map((value, run) => value / (plain?.[run] ?? Number.NaN));
+    const { min, median, max } = spread(ratios);
+    console.log(`  ratio, run by run: ${min.toFixed(2)}x / ${median.toFixed(2)}x / ${max.toFixed(2)}x`);
+  } finally {
+    await admin.close();
+    await plane.stop();
+  }
+}
+
+async function measureInChild(
+  kubeconfigPath: string,
+  namespace: string,
+  variant: Variant,
+  pods: number,
+): Promise<number> {
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    ['--expose-gc', '--conditions=development', import.meta.filename, 'probe'],
+    {
+      env: {
+        ...process.env,
+        PROBE_KUBECONFIG: kubeconfigPath,
+        PROBE_NAMESPACE: namespace,
+        PROBE_VARIANT: variant,
+      },
+    },
+  );
+  const { cached, bytesPerPod } = JSON.parse(stdout) as { cached: number; bytesPerPod: number };
+  if (cached !== pods) throw new Error(`the ${variant} cache holds ${cached} pods, not ${pods}`);
+  return bytesPerPod;
+}
+
+/** In the child: sync one pod informer as the controller's Manager builds it, and report its heap. */
+async function probe(): Promise<void> {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (gc === undefined) throw new Error('the probe needs --expose-gc');
+  const kc = new KubeConfig();
+  kc.loadFromFile(process.env['PROBE_KUBECONFIG'] ?? '');
+  const variant = process.env['PROBE_VARIANT'] as Variant;
+  const manager = new Manager({ kubeConfig: kc, logger: createSilentLogger(), health: false });
+  const heapUsed = (): number => {
+    gc();
+    gc();
+    return process.memoryUsage().heapUsed;
+  };
+  const scope = podCacheScope(process.env['PROBE_NAMESPACE']);
+  if (!VARIANTS[variant]) delete scope.transform;
+  const before = heapUsed();
+  const informer = manager.factory.forResource(scope);
+  manager.factory.start();
+  await manager.factory.waitForCacheSync();
+  const after = heapUsed();
+  const cached = informer.lister.list().length;
+  manager.factory.stop();
+  console.log(JSON.stringify({ cached, bytesPerPod: Math.round((after - before) / cached) }));
+  process.exit(0);
+}
