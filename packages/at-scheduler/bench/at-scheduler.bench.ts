@@ -43,14 +43,11 @@
  * Ratios are the controller's over the limit program's (the issue's figure), and over the informed limit
  * program's, in the same run; min/median/max over the runs.
  */
-import { KubeConfig } from '@kubernetes/client-node';
-import { KubeClient } from '@loopwright/runtime';
-import { applyCrds, startControlPlane } from '@loopwright/testing';
-import { loadAtCrd } from '../src/crd.ts';
 import { formatSetUp } from './ats.ts';
 import { CpuSampler, formatCpuPerStart } from './cpu-sampler.ts';
 import { controllerSettings, runControllerPhase, type ControllerOutcome } from './controller-phase.ts';
 import { ensureLimitProgram } from './limit-program.ts';
+import { withFreshPlane, type BenchPlane } from './plane.ts';
 import {
   limitBurst,
   runLimitPhase,
@@ -78,24 +75,6 @@ out(
 
 const cpu = new CpuSampler();
 const binary = await ensureLimitProgram(out);
-
-/** What a phase gets of its control plane: the admin kubeconfig (object and file) and an admin client. */
-type BenchPlane = Pick<LimitContext, 'kc' | 'admin' | 'kubeconfigPath'>;
-
-/** A fresh control plane with the At CRD, for `use` alone. */
-async function withFreshPlane<T>(use: (plane: BenchPlane) => Promise<T>): Promise<T> {
-  const plane = await startControlPlane();
-  const kc = new KubeConfig();
-  kc.loadFromFile(plane.kubeconfigPath);
-  const admin = new KubeClient(kc, { rateLimit: false });
-  try {
-    await applyCrds(kc, [loadAtCrd()], { fieldManager: 'at-scheduler-bench' });
-    return await use({ kc, admin, kubeconfigPath: plane.kubeconfigPath });
-  } finally {
-    await admin.close();
-    await plane.stop();
-  }
-}
 
 const limitContext = (plane: BenchPlane): LimitContext => ({
   ...plane,

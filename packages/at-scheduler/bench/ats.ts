@@ -26,6 +26,19 @@ export function formatSetUp(setUp: SetUp, controller: boolean): string {
 /** How many creates are in flight at once while Ats are set up. */
 const CREATE_CONCURRENCY = 32;
 
+/** `create(i)` for each i below `count`, {@link CREATE_CONCURRENCY} at a time. */
+export async function forEachConcurrently(
+  count: number,
+  create: (i: number) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: CREATE_CONCURRENCY }, async () => {
+      for (let i = next++; i < count; i = next++) await create(i);
+    }),
+  );
+}
+
 /** An At as the API server returned it from the create. */
 export type StoredAt = At & {
   metadata: { name: string; namespace: string; uid: string; resourceVersion: string };
@@ -43,22 +56,17 @@ export async function createAts(
   schedules: readonly number[],
 ): Promise<StoredAt[]> {
   const stored = new Array<StoredAt>(schedules.length);
-  let next = 0;
   const path = `/apis/${AT_GROUP}/${AT_VERSION}/namespaces/${namespace}/${AT_PLURAL}`;
-  await Promise.all(
-    Array.from({ length: CREATE_CONCURRENCY }, async () => {
-      for (let i = next++; i < schedules.length; i = next++) {
-        stored[i] = await client.requestJson<StoredAt>('POST', path, {
-          body: {
-            apiVersion: AT_API_VERSION,
-            kind: AT_KIND,
-            metadata: { name: `at-${i}` },
-            spec: { schedule: new Date(schedules[i] ?? 0).toISOString(), command: 'true' },
-          },
-        });
-      }
-    }),
-  );
+  await forEachConcurrently(schedules.length, async (i) => {
+    stored[i] = await client.requestJson<StoredAt>('POST', path, {
+      body: {
+        apiVersion: AT_API_VERSION,
+        kind: AT_KIND,
+        metadata: { name: `at-${i}` },
+        spec: { schedule: new Date(schedules[i] ?? 0).toISOString(), command: 'true' },
+      },
+    });
+  });
   return stored;
 }
 

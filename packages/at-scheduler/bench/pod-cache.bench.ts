@@ -13,12 +13,11 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
-import { createSilentLogger, KubeClient, Manager } from '@loopwright/runtime';
-import { applyCrds, startControlPlane } from '@loopwright/testing';
+import { createSilentLogger, Manager } from '@loopwright/runtime';
 import { podCacheScope } from '../src/controller.ts';
-import { loadAtCrd } from '../src/crd.ts';
 import { buildPod } from '../src/pod.ts';
-import { benchNamespace, createAts } from './ats.ts';
+import { benchNamespace, createAts, forEachConcurrently } from './ats.ts';
+import { withFreshPlane } from './plane.ts';
 import { spread } from './stats.ts';
 
 const VARIANTS = {
@@ -36,28 +35,18 @@ async function bench(): Promise<void> {
   const pods = Number(process.env['POD_CACHE_BENCH_PODS'] ?? 5000);
   const runs = Number(process.env['POD_CACHE_BENCH_RUNS'] ?? 3);
   console.log(`pod cache bench: heap per cached pod, ${pods} pods of buildPod(), ${runs} run(s) per variant`);
-  const plane = await startControlPlane();
-  const kc = new KubeConfig();
-  kc.loadFromFile(plane.kubeconfigPath);
-  const admin = new KubeClient(kc, { rateLimit: false });
-  try {
-    await applyCrds(kc, [loadAtCrd()], { fieldManager: 'at-scheduler-bench' });
+  await withFreshPlane(async ({ admin, kc, kubeconfigPath }) => {
     const namespace = await benchNamespace(kc, 'bench-pod-cache');
     const [at] = await createAts(admin, namespace, [Date.now() + 3_600_000]);
     if (at === undefined) throw new Error('the At was not created');
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: 32 }, async () => {
-        for (let i = next++; i < pods; i = next++) {
-          const pod = buildPod(at, `${at.metadata.name}-pod-${i}`, { defaultImage: 'busybox:1.37.0' });
-          await admin.requestJson('POST', `/api/v1/namespaces/${namespace}/pods`, { body: pod });
-        }
-      }),
-    );
+    await forEachConcurrently(pods, async (i) => {
+      const pod = buildPod(at, `${at.metadata.name}-pod-${i}`, { defaultImage: 'busybox:1.37.0' });
+      await admin.requestJson('POST', `/api/v1/namespaces/${namespace}/pods`, { body: pod });
+    });
     const bytes = new Map<Variant, number[]>();
     for (let run = 0; run < runs; run++)
       for (const variant of Object.keys(VARIANTS) as Variant[]) {
-        const perPod = await measureInChild(plane.kubeconfigPath, namespace, variant, pods);
+        const perPod = await measureInChild(kubeconfigPath, namespace, variant, pods);
         bytes.set(variant, [...(bytes.get(variant) ?? []), perPod]);
       }
     const [plain, kept] = Object.keys(VARIANTS).map((variant) => bytes.get(variant as Variant) ?? []);
@@ -68,10 +57,7 @@ async function bench(): Promise<void> {
     const ratios = (kept ?? []).map((value, run) => value / (plain?.[run] ?? Number.NaN));
     const { min, median, max } = spread(ratios);
     console.log(`  ratio, run by run: ${min.toFixed(2)}x / ${median.toFixed(2)}x / ${max.toFixed(2)}x`);
-  } finally {
-    await admin.close();
-    await plane.stop();
-  }
+  });
 }
 
 async function measureInChild(

@@ -61,7 +61,10 @@ export interface PrimaryResource<T extends KubeObject = KubeObject> extends List
   kind: string;
   /** Which of its events reconcile (controller-runtime's `For(..., WithPredicates(...))`); default all. */
   predicate?: Predicate<T>;
-  /** This scope's own cache transform (see `InformerRequest.transform`); the Manager's `cacheTransform` runs first. */
+  /**
+   * This scope's own cache transform (see `InformerRequest.transform`); the Manager's `cacheTransform`
+   * runs first.
+   */
   transform?: InformerRequest<T>['transform'];
 }
 

@@ -75,8 +75,8 @@ function enabledLevelsOnly(current: () => winston.Logger): winston.Logform.Forma
  * looks at the level: 0.6-0.8 us a `debug` call in a tight loop here (1-1.5 us silent), and 3.5 % of
  * the controller's busy time in a V8 profile of the at-scheduler bench, reconciles making several each.
  * So the level methods of `logger` and of its children (`child` derives from it) return at once when
- * the level is disabled or the logger silent (0.15-0.3 us; 0.03 us silent). `logger.log(level, ...)` still goes the whole way, to
- * `enabledLevelsOnly`.
+ * the level is disabled or the logger silent (0.15-0.3 us; 0.03 us silent).
+ * `logger.log(level, ...)` still goes the whole way, to `enabledLevelsOnly`.
  */
 function skipDisabledLevels(logger: winston.Logger): winston.Logger {
   const methods = logger as unknown as Record<string, winston.LeveledLogMethod>;
