@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -14,8 +14,11 @@ describe('CRD types', () => {
     });
   }
 
-  it('maps every supported schema construct', () => {
+  it('maps every supported schema construct', (t) => {
     const dir = mkdtempSync(join(tmpdir(), 'crd-types-'));
+    t.after(() => {
+      rmSync(dir, { recursive: true, force: true });
+    });
     const path = join(dir, 'widgets.yaml');
     const schema = {
       type: 'object',
@@ -71,8 +74,11 @@ describe('CRD types', () => {
     );
   });
 
-  it('refuses a schema type it cannot express instead of guessing', () => {
+  it('refuses a schema type it cannot express instead of guessing', (t) => {
     const dir = mkdtempSync(join(tmpdir(), 'crd-types-'));
+    t.after(() => {
+      rmSync(dir, { recursive: true, force: true });
+    });
     const path = join(dir, 'bad.yaml');
     const schema = {
       type: 'object',

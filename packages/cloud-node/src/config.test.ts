@@ -1,7 +1,7 @@
 import { parseProgram, type Configuration } from '@loopwright/runtime';
 import { writeSecretVolume } from '@loopwright/testing';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -44,8 +44,11 @@ describe('cloud-node options', () => {
     assert.match(problem(['--watch-namespace=a'], TOKEN), /^--watch-namespace: unknown argument$/);
   });
 
-  it("HCCM's variables and flags; a flag wins over its variable", () => {
+  it("HCCM's variables and flags; a flag wins over its variable", (t) => {
     const dir = mkdtempSync(join(tmpdir(), 'cloud-node-config-'));
+    t.after(() => {
+      rmSync(dir, { recursive: true, force: true });
+    });
     const tokenFile = writeSecretVolume(dir, { token: 'file-token\n' }).token ?? '';
     const { config } = parse(['--node-monitor-period', '250ms', '--node-status-update-frequency= 1m30s '], {
       HCLOUD_TOKEN_FILE: tokenFile,

@@ -7,15 +7,18 @@
 import { startFakeHcloud } from '@loopwright/testing';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { program } from './config.ts';
 
 const MAIN = new URL('./main.ts', import.meta.url).pathname;
 const dir = mkdtempSync(join(tmpdir(), 'cloud-node-main-'));
+after(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
 const kubeconfig = join(dir, 'kubeconfig');
 writeFileSync(
   kubeconfig,

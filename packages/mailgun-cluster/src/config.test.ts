@@ -1,7 +1,7 @@
 import { parseProgram, type Configuration } from '@loopwright/runtime';
 import { writeSecretVolume } from '@loopwright/testing';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -44,8 +44,11 @@ describe('mailgun-cluster options', () => {
     assert.equal(standard.leaderElectionId, 'mailgun-cluster');
   });
 
-  it('reads Go durations, flags first, and the key from a file', () => {
+  it('reads Go durations, flags first, and the key from a file', (t) => {
     const dir = mkdtempSync(join(tmpdir(), 'mailgun-config-'));
+    t.after(() => {
+      rmSync(dir, { recursive: true, force: true });
+    });
     const keyFile = writeSecretVolume(dir, { 'api-key': 'key-from-file\n' })['api-key'] ?? '';
     const { config } = parse(['--mailgun-timeout=5s', '--mailgun-api-key-file', keyFile], {
       ...valid,

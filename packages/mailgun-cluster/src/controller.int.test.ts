@@ -19,7 +19,7 @@ import {
   type TestNamespace,
 } from '@loopwright/testing';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -518,9 +518,12 @@ describe('Mailgun failures', () => {
 });
 
 describe('the API key from a Secret volume', () => {
-  it('a corrected key is used at the next attempt, without a restart', async () => {
+  it('a corrected key is used at the next attempt, without a restart', async (t) => {
     const { objects, peer, namespace } = await setup('mailgun-key-file');
     const volume = mkdtempSync(join(tmpdir(), 'mailgun-key-'));
+    t.after(() => {
+      rmSync(volume, { recursive: true, force: true });
+    });
     const keyFile = writeSecretVolume(volume, { 'api-key': 'key-revoked-0000' })['api-key'] ?? '';
     const controller = run(
       controllerEnv(peer, namespace.name, { MAILGUN_API_KEY: '', MAILGUN_API_KEY_FILE: keyFile }),

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ensureHelmBinary } from './binary.ts';
@@ -34,9 +34,16 @@ export class HelmError extends Error {
 
 // helm keeps repositories, plugins and a registry config under XDG dirs; tests must neither read the
 // developer's ~/.config/helm nor write into it, so every run of this process shares one private home.
+// It is removed when the process exits.
 let helmHome: string | undefined;
 function isolatedEnv(): Record<string, string> {
-  helmHome ??= mkdtempSync(join(tmpdir(), 'loopwright-helm-'));
+  if (helmHome === undefined) {
+    const home = mkdtempSync(join(tmpdir(), 'loopwright-helm-'));
+    process.once('exit', () => {
+      rmSync(home, { recursive: true, force: true });
+    });
+    helmHome = home;
+  }
   return {
     HELM_CACHE_HOME: join(helmHome, 'cache'),
     HELM_CONFIG_HOME: join(helmHome, 'config'),
