@@ -289,6 +289,7 @@ describe('decide: RUNNING At', () => {
       outcome: 'Succeeded',
       exitCode: 0,
       reason: 'Completed',
+      conditionReason: 'Completed',
       message: 'done',
     });
     assert.deepEqual(decide(running, owned('Succeeded'), AFTER), {
@@ -296,6 +297,7 @@ describe('decide: RUNNING At', () => {
       outcome: 'Succeeded',
       exitCode: 0,
       reason: ConditionReason.Completed,
+      conditionReason: ConditionReason.Completed,
       message: '',
     });
   });
@@ -307,6 +309,7 @@ describe('decide: RUNNING At', () => {
       outcome: 'Failed',
       exitCode: 3,
       reason: 'Error',
+      conditionReason: 'Error',
       message: 'boom',
     });
     const evicted = owned('Failed', { reason: 'Evicted', message: 'node low on memory' });
@@ -314,14 +317,68 @@ describe('decide: RUNNING At', () => {
       type: 'finish',
       outcome: 'Failed',
       reason: 'Evicted',
+      conditionReason: 'Evicted',
       message: 'node low on memory',
     });
     assert.deepEqual(decide(running, owned('Failed'), AFTER), {
       type: 'finish',
       outcome: 'Failed',
       reason: ConditionReason.Failed,
+      conditionReason: ConditionReason.Failed,
       message: '',
     });
+  });
+
+  it('passes on any reported reason in status, and on a condition only one the API server accepts', () => {
+    // A runtime or another kubelet may report any text; the condition falls back to the outcome's own
+    // reason, or the status write would be rejected and the At stay RUNNING.
+    const failed = owned('Failed', { reason: 'Node-Shutdown x', message: 'node shut down' });
+    assert.deepEqual(decide(running, failed, AFTER), {
+      type: 'finish',
+      outcome: 'Failed',
+      reason: 'Node-Shutdown x',
+      conditionReason: ConditionReason.Failed,
+      message: 'node shut down',
+    });
+    const crashed = owned('Failed', { terminated: { exitCode: 137, reason: 'killed by runtime' } });
+    assert.deepEqual(decide(running, crashed, AFTER), {
+      type: 'finish',
+      outcome: 'Failed',
+      exitCode: 137,
+      reason: 'killed by runtime',
+      conditionReason: ConditionReason.Failed,
+      message: '',
+    });
+    const completed = owned('Succeeded', { terminated: { exitCode: 0, reason: 'completed.ok' } });
+    assert.deepEqual(decide(running, completed, AFTER), {
+      type: 'finish',
+      outcome: 'Succeeded',
+      exitCode: 0,
+      reason: 'completed.ok',
+      conditionReason: ConditionReason.Completed,
+      message: '',
+    });
+    const tooLong = 'R'.repeat(1025);
+    const long = owned('Failed', { terminated: { exitCode: 1, reason: tooLong } });
+    assert.equal((decide(running, long, AFTER) as { conditionReason: string }).conditionReason, 'Failed');
+  });
+
+  it('an empty reported reason counts as none', () => {
+    const failed = owned('Failed', { terminated: { exitCode: 2, reason: '' }, reason: 'Evicted' });
+    assert.deepEqual(decide(running, failed, AFTER), {
+      type: 'finish',
+      outcome: 'Failed',
+      exitCode: 2,
+      reason: 'Evicted',
+      conditionReason: 'Evicted',
+      message: '',
+    });
+    const succeeded = owned('Succeeded', { terminated: { exitCode: 0, reason: '' } });
+    assert.equal((decide(running, succeeded, AFTER) as { reason: string }).reason, ConditionReason.Completed);
+    assert.equal(
+      (decide(running, owned('Failed', { reason: '' }), AFTER) as { reason: string }).reason,
+      'Failed',
+    );
   });
 
   it('a pod missing from the cache past the grace is looked up live before anything is concluded', () => {
@@ -363,6 +420,7 @@ describe('decide: RUNNING At', () => {
       outcome: 'Succeeded',
       exitCode: 0,
       reason: 'Completed',
+      conditionReason: 'Completed',
       message: '',
     });
   });
@@ -382,6 +440,7 @@ describe('decide: RUNNING At', () => {
         type: 'finish',
         outcome: 'Failed',
         reason: ConditionReason.PodDisappeared,
+        conditionReason: ConditionReason.PodDisappeared,
         message: '',
       },
     );

@@ -7,7 +7,7 @@
  * (written before the pod is created), no path creates a pod again; a recorded pod that is gone ends
  * the At as Failed/PodDisappeared instead.
  */
-import { findCondition, isConditionTrue } from '@loopwright/runtime';
+import { findCondition, isConditionReason, isConditionTrue } from '@loopwright/runtime';
 import type { AtSpec, AtStatus } from './generated/types.ts';
 import { ConditionReason, ConditionType } from './reasons.ts';
 import type { Pod } from './resource.ts';
@@ -84,7 +84,20 @@ export type Action =
   | { type: 'start'; createPod: boolean; scheduleMs: number }
   /** The cache does not show the pod: GET it from the API server and decide again with the answer. */
   | { type: 'lookupPod' }
-  | { type: 'finish'; outcome: 'Succeeded' | 'Failed'; exitCode?: number; reason: string; message: string }
+  | {
+      type: 'finish';
+      outcome: 'Succeeded' | 'Failed';
+      exitCode?: number;
+      /** `status.reason`: the container's or the pod's own word, as reported. */
+      reason: string;
+      /**
+       * The reason of the outcome's condition: `reason` when a condition may carry it, otherwise the
+       * outcome's own (a runtime may report any text, and a condition the API server rejects would
+       * leave the At RUNNING).
+       */
+      conditionReason: string;
+      message: string;
+    }
   /** The pod name is taken by a pod this At does not control: report it (once per generation), check again later. */
   | { type: 'podNotOwned'; report: boolean; retryAfterMs: number }
   /** spec.schedule does not parse: report it once per generation; wait for a spec change. */
@@ -231,6 +244,7 @@ function decideRunning(at: AtView, pod: ObservedPod, nowMs: number): Action {
         type: 'finish',
         outcome: 'Failed',
         reason: ConditionReason.PodDisappeared,
+        conditionReason: ConditionReason.PodDisappeared,
         message:
           'the recorded pod no longer exists and did not report completion (deleted, evicted, or never created because the controller stopped between recording and creating it); it is not re-created',
       };
@@ -240,6 +254,7 @@ function decideRunning(at: AtView, pod: ObservedPod, nowMs: number): Action {
         type: 'finish',
         outcome: 'Failed',
         reason: ConditionReason.PodDisappeared,
+        conditionReason: ConditionReason.PodDisappeared,
         message: 'the recorded pod was replaced by a pod this At does not control; it is not re-created',
       };
     case 'owned':
@@ -250,25 +265,34 @@ function decideRunning(at: AtView, pod: ObservedPod, nowMs: number): Action {
 function finishedPod(pod: Extract<ObservedPod, { kind: 'owned' }>): Action | undefined {
   const terminated = pod.terminated;
   if (pod.phase === 'Succeeded') {
+    const reason = reported(terminated?.reason) ?? ConditionReason.Completed;
     return {
       type: 'finish',
       outcome: 'Succeeded',
       exitCode: terminated?.exitCode ?? 0,
-      reason: terminated?.reason ?? ConditionReason.Completed,
+      reason,
+      conditionReason: isConditionReason(reason) ? reason : ConditionReason.Completed,
       message: terminated?.message ?? '',
     };
   }
   if (pod.phase === 'Failed') {
+    const reason = reported(terminated?.reason) ?? reported(pod.reason) ?? ConditionReason.Failed;
     const action: Action = {
       type: 'finish',
       outcome: 'Failed',
-      reason: terminated?.reason ?? pod.reason ?? ConditionReason.Failed,
+      reason,
+      conditionReason: isConditionReason(reason) ? reason : ConditionReason.Failed,
       message: terminated?.message ?? pod.message ?? '',
     };
     if (terminated) action.exitCode = terminated.exitCode;
     return action;
   }
   return undefined;
+}
+
+/** A reason as reported, or undefined when there is none to report (absent or empty). */
+function reported(reason: string | undefined): string | undefined {
+  return reason === '' ? undefined : reason;
 }
 
 /**

@@ -222,6 +222,9 @@ function podOf(
     ownerUid?: string;
     uid?: string;
     terminated?: { exitCode: number; reason?: string; message?: string };
+    /** The pod's own, as the kubelet reports an eviction or a node shutdown. */
+    reason?: string;
+    message?: string;
   } = {},
 ): Pod {
   return {
@@ -242,6 +245,8 @@ function podOf(
     },
     status: {
       ...(phase === undefined ? {} : { phase }),
+      ...(options.reason === undefined ? {} : { reason: options.reason }),
+      ...(options.message === undefined ? {} : { message: options.message }),
       ...(options.terminated
         ? { containerStatuses: [{ name: 'command', state: { terminated: options.terminated } }] }
         : {}),
@@ -723,6 +728,20 @@ describe('reconcile: RUNNING', () => {
       ['True', 'Error, exit code 3: boom'],
     );
     assert.equal(conditionOf(w, ConditionType.Running)?.reason, 'Error');
+    assert.deepEqual(eventsOf(w), [['Warning', EventReason.Failed, 'RunCommand']]);
+  });
+
+  it('a reported reason no condition may carry is kept in status.reason; the conditions say Failed', async () => {
+    const w = world(anAt({}, running));
+    w.cache.set(POD_NAME, podOf('Failed', { reason: 'Node-Shutdown x', message: 'node shut down' }));
+    await w.reconcile();
+    const status = w.api.at.status;
+    assert.deepEqual([status?.phase, status?.outcome, status?.reason], ['DONE', 'Failed', 'Node-Shutdown x']);
+    assert.deepEqual(
+      [conditionOf(w, ConditionType.Failed)?.reason, conditionOf(w, ConditionType.Failed)?.message],
+      [ConditionReason.Failed, 'Node-Shutdown x: node shut down'],
+    );
+    assert.equal(conditionOf(w, ConditionType.Running)?.reason, ConditionReason.Failed);
     assert.deepEqual(eventsOf(w), [['Warning', EventReason.Failed, 'RunCommand']]);
   });
 

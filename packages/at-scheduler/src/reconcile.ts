@@ -437,12 +437,15 @@ class Step {
         {
           type: ConditionType.Running,
           status: 'False',
-          reason: succeeded ? ConditionReason.Completed : action.reason,
+          reason: succeeded ? ConditionReason.Completed : action.conditionReason,
           message: detail,
         },
-        succeeded
-          ? { type: ConditionType.Succeeded, status: 'True', reason: action.reason, message: detail }
-          : { type: ConditionType.Failed, status: 'True', reason: action.reason, message: detail },
+        {
+          type: succeeded ? ConditionType.Succeeded : ConditionType.Failed,
+          status: 'True',
+          reason: action.conditionReason,
+          message: detail,
+        },
       ]),
     });
     this.#log.info('finished', { outcome: action.outcome, exitCode: action.exitCode, reason: action.reason });

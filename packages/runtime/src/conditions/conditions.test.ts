@@ -4,6 +4,7 @@ import { registerSecret } from '../log/redact.ts';
 import {
   InvalidConditionError,
   findCondition,
+  isConditionReason,
   isConditionTrue,
   removeCondition,
   setCondition,
@@ -228,12 +229,15 @@ describe('setCondition', () => {
     };
 
     it('accepts CamelCase reasons with digits, underscores, commas and colons inside', () => {
-      for (const reason of ['A', 'Ready', 'ready', 'Pod2Started', 'Snake_Case', 'With,Comma:Colon_', 'x1'])
+      for (const reason of ['A', 'Ready', 'ready', 'Pod2Started', 'Snake_Case', 'With,Comma:Colon_', 'x1']) {
         assert.equal(setCondition(undefined, { ...valid, reason }, t0)[0]?.reason, reason);
+        assert.equal(isConditionReason(reason), true, reason);
+      }
       assert.equal(
         setCondition(undefined, { ...valid, reason: 'R'.repeat(1024) }, t0)[0]?.reason.length,
         1024,
       );
+      assert.equal(isConditionReason('R'.repeat(1024)), true);
     });
 
     it('rejects reasons the API server would reject', () => {
@@ -247,9 +251,12 @@ describe('setCondition', () => {
         'Has-Dash',
         'Dotted.Reason',
         'Ümlaut',
-      ])
+      ]) {
         rejects({ ...valid, reason }, /reason/);
+        assert.equal(isConditionReason(reason), false, reason);
+      }
       rejects({ ...valid, reason: 'R'.repeat(1025) }, /reason/);
+      assert.equal(isConditionReason('R'.repeat(1025)), false);
     });
 
     it('accepts CamelCase and prefixed types', () => {

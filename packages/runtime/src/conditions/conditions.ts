@@ -41,6 +41,16 @@ const REASON_PATTERN = /^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$/;
 const STATUSES: readonly string[] = ['True', 'False', 'Unknown'] satisfies ConditionStatus[];
 
 /**
+ * Whether `reason` is one the API server accepts on a condition: CamelCase (letters, digits, `_`, `,`,
+ * `:`), at most 1024 characters. A reason a controller passes on from elsewhere (a pod's, a third-party
+ * API's) must be checked with it first: an invalid one throws {@link InvalidConditionError}, and the
+ * status write it belonged to is never made.
+ */
+export function isConditionReason(reason: string): boolean {
+  return reason.length <= CONDITION_REASON_MAX_LENGTH && REASON_PATTERN.test(reason);
+}
+
+/**
  * A condition the API server would reject (and with it the whole status write). Type, status and
  * reason are a controller's own constants, so this is a bug to fix, reported before the request.
  */
@@ -138,7 +148,7 @@ function validate(input: ConditionInput): void {
     );
   if (!STATUSES.includes(status))
     problems.push(`status ${JSON.stringify(status)} must be one of True, False, Unknown`);
-  if (reason.length > CONDITION_REASON_MAX_LENGTH || !REASON_PATTERN.test(reason))
+  if (!isConditionReason(reason))
     problems.push(
       `reason ${JSON.stringify(reason)} must be CamelCase (${REASON_PATTERN.source}) of at most ${CONDITION_REASON_MAX_LENGTH} characters`,
     );

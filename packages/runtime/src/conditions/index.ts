@@ -1,6 +1,7 @@
 export {
   InvalidConditionError,
   findCondition,
+  isConditionReason,
   isConditionTrue,
   removeCondition,
   setCondition,
