@@ -313,7 +313,7 @@ describe('parseProgram: standard options', () => {
       [
         [],
         { LEADER_ELECT_LEASE_DURATION: '15500ms' },
-        /^LEADER_ELECT_LEASE_DURATION: expected whole seconds/,
+        /^LEADER_ELECT_LEASE_DURATION: expected whole seconds \(the Lease stores seconds\), got 15.5s$/,
       ],
       [
         [],

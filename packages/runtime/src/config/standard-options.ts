@@ -148,7 +148,10 @@ export function checkStandard(
   const name = (key: keyof StandardOptions, other: keyof StandardOptions = key): string =>
     setBy[key] ?? setBy[other] ?? options[key].flag;
   if (leaseDuration % 1000 !== 0)
-    throw new ConfigError(name('leaseDuration'), 'expected whole seconds (the Lease stores seconds)');
+    throw new ConfigError(
+      name('leaseDuration'),
+      `expected whole seconds (the Lease stores seconds), got ${leaseDuration / 1000}s`,
+    );
   if (leaseDuration <= renewDeadline)
     throw new ConfigError(
       name('renewDeadline', 'leaseDuration'),
