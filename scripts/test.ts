@@ -17,7 +17,9 @@ const knip = spawnSync('pnpm', ['exec', 'knip', '--no-progress'], { stdio: 'inhe
 if (knip.status !== 0) console.error('Knip found unused files, exports or dependencies: run `pnpm knip`.\n');
 
 const args = ['run-many', '-t', 'typecheck', 'lint', 'test', ...process.argv.slice(2)];
-if (process.env.CI) args.push('--output-style=static');
+// The totals are read from each task's output, and Nx prints a passing task's only in the static style
+// (its default hides it, in a terminal or not): without it the summary would count only failures.
+if (!args.some((arg) => arg.startsWith('--output-style'))) args.push('--output-style=static');
 // pnpm exports this to scripts; Nx runs each target with a nested `pnpm run`, which, seeing it,
 // engine-checks every workspace package against the system Node and floods the log with warnings.
 const env = { ...process.env };
