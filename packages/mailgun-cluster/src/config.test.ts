@@ -66,6 +66,17 @@ describe('mailgun-cluster options', () => {
     assert.equal(config.mailgunApiKey.source, '--mailgun-api-key-file');
   });
 
+  it('a base URL may carry a path (a proxy), but not the /v3 mailgun.js adds', () => {
+    assert.equal(
+      parse([], { ...valid, MAILGUN_URL: 'http://127.0.0.1:8080/mailgun/' }).config.mailgunUrl,
+      'http://127.0.0.1:8080/mailgun',
+    );
+    assert.equal(
+      parse([], { ...valid, MAILGUN_URL: 'https://example.com/v3proxy' }).config.mailgunUrl,
+      'https://example.com/v3proxy',
+    );
+  });
+
   it('a bad value is one line naming it, never echoing the key', () => {
     const cases: [Record<string, string>, RegExp][] = [
       [{ MAILGUN_DOMAIN: '' }, /^--mailgun-domain \/ MAILGUN_DOMAIN: required: the Mailgun sending domain/],
@@ -77,6 +88,14 @@ describe('mailgun-cluster options', () => {
       ],
       [{ MAIL_RECIPIENT: 'key-abc123' }, /^MAIL_RECIPIENT: expected an email address, got "key-abc123"$/],
       [{ MAILGUN_URL: 'ftp://x' }, /^MAILGUN_URL: expected an http\(s\) URL/],
+      [
+        { MAILGUN_URL: 'https://api.mailgun.net/v3' },
+        /^MAILGUN_URL: expected an http\(s\) URL without \/v3, such as https:\/\/api.eu.mailgun.net, got "https:\/\/api.mailgun.net\/v3"$/,
+      ],
+      [
+        { MAILGUN_URL: 'http://127.0.0.1:8080/proxy/V3/' },
+        /^MAILGUN_URL: expected an http\(s\) URL without \/v3/,
+      ],
       [{ MAILGUN_TIMEOUT: '0s' }, /^MAILGUN_TIMEOUT: expected a duration from 1s to 10m/],
       [{ MAILGUN_TIMEOUT: '30' }, /^MAILGUN_TIMEOUT: expected a duration/],
       [

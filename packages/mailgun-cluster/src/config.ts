@@ -2,9 +2,33 @@
  * mailgun-cluster's options: its own; the standard ones (kubeconfig, leader election, servers, workers,
  * `--watch-namespace`...) come from the runtime. `--help` and the README table are generated from here.
  */
-import { ConfigError, defineProgram, duration, httpUrl, option, secret, text } from '@loopwright/runtime';
+import {
+  ConfigError,
+  defineProgram,
+  duration,
+  httpUrl,
+  option,
+  secret,
+  text,
+  type ValueKind,
+} from '@loopwright/runtime';
 
 const DEFAULT_URL = 'https://api.mailgun.net';
+
+const anyHttpUrl = httpUrl('https://api.eu.mailgun.net');
+/**
+ * mailgun.js appends `/v3/...` itself: a base URL that already ends in `/v3` would make every send a
+ * 404, which would be taken for Mailgun refusing each object's mail. A path before it (a proxy's) is
+ * kept.
+ */
+const mailgunBaseUrl: ValueKind<string> = {
+  ...anyHttpUrl,
+  expected: 'an http(s) URL without /v3, such as https://api.eu.mailgun.net',
+  parse: (raw) => {
+    const url = anyHttpUrl.parse(raw);
+    return url === undefined || /\/v3$/i.test(new URL(url).pathname.replace(/\/+$/, '')) ? undefined : url;
+  },
+};
 
 export const program = defineProgram({
   name: 'mailgun-cluster',
@@ -36,7 +60,7 @@ export const program = defineProgram({
       }),
       { flag: '--mail-recipient', description: 'the address every request mail goes to', required: true },
     ),
-    mailgunUrl: option(httpUrl('https://api.eu.mailgun.net'), {
+    mailgunUrl: option(mailgunBaseUrl, {
       flag: '--mailgun-url',
       description: 'Mailgun API base URL without /v3; EU accounts: https://api.eu.mailgun.net',
       default: DEFAULT_URL,
