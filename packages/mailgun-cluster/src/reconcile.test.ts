@@ -490,7 +490,7 @@ describe('createRequestReconciler', () => {
         type: 'Warning',
         reason: EventReason.Unauthorized,
         action: 'SendRequestMail',
-        note: 'Mailgun answered 401: check the API key (MAILGUN_API_KEY) and the domain',
+        note: "sending the request mail: 401: check the API key (MAILGUN_API_KEY, or the file MAILGUN_API_KEY_FILE names: the chart's Secret) and the domain",
       });
       const logged = entries.find((e) => e.message === 'Mailgun rejected the API key; retrying slowly');
       assert.deepEqual(

@@ -301,7 +301,7 @@ class Reconcile<T extends RequestObject> {
           type: 'Warning',
           reason: EventReason.Unauthorized,
           action: SEND_ACTION,
-          note: 'Mailgun answered 401: check the API key (MAILGUN_API_KEY) and the domain',
+          note: `${error.message}: check the API key (MAILGUN_API_KEY, or the file MAILGUN_API_KEY_FILE names: the chart's Secret) and the domain`,
         });
         log.error('Mailgun rejected the API key; retrying slowly', {
           reason: EventReason.Unauthorized,
