@@ -11,7 +11,7 @@ function setup(options: { random?: () => number } = {}) {
   const client = new ScriptedClient<KubeObject>();
   const replaced: { names: string[]; resourceVersion: string }[] = [];
   const applied: ObjectEvent<KubeObject>[] = [];
-  const metrics = { errors: [] as string[], relists: 0 };
+  const metrics = { started: [] as string[], errors: [] as string[], relists: 0 };
   const errors: Error[] = [];
   const logger = recordingLogger();
   const reflector = new Reflector<KubeObject>({
@@ -24,6 +24,7 @@ function setup(options: { random?: () => number } = {}) {
       apply: (event) => applied.push(event),
     },
     metrics: {
+      started: (resource) => metrics.started.push(resource),
       watchError: (resource, reason) => metrics.errors.push(`${resource}:${reason}`),
       relist: () => metrics.relists++,
     },
@@ -103,6 +104,7 @@ describe('Reflector', () => {
     assert.equal(second.request.resourceVersion, '20');
     assert.equal(t.client.listCalls, 1);
     assert.deepEqual(t.metrics.errors, []);
+    assert.deepEqual(t.metrics.started, ['configmaps'], 'reported once, at the start, not per watch');
     t.abort.abort();
     await t.done;
   });

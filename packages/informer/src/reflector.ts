@@ -141,6 +141,7 @@ export class Reflector<T extends KubeObject> {
 
   /** Runs until `signal` aborts. Never rejects. */
   async run(signal: AbortSignal): Promise<void> {
+    this.#safely(() => this.#metrics.started?.(this.#client.resource));
     let needList = true;
     while (!signal.aborted) {
       let failure: Failure | undefined;

@@ -77,6 +77,11 @@ export interface Logger {
 
 /** Structural metric hooks; wire them to counters in @loopwright/metrics. Must not throw. */
 export interface InformerMetrics {
+  /**
+   * The reflector for `resource` started, before its first list: a place to create the resource's
+   * series at zero, so a rate over them sees the first failure too.
+   */
+  started?(resource: string): void;
   /** A list or watch attempt failed; `reason` is a {@link FailureReason}. */
   watchError?(resource: string, reason: string): void;
   /** A full relist started because the watch's resourceVersion expired (410 Gone). */

@@ -21,6 +21,10 @@ const metricReason: Record<FailureReason, InformerWatchErrorReason> = {
 /** Connects the informer's metric hook to the `loopwright_informer_*` families. */
 export function informerMetricsHook(metrics: InformerMetrics): InformerHook {
   return {
+    // Every informer's series exist from its start, so `increase()` over them sees the first failure.
+    started: (resource) => {
+      metrics.forResource(resource);
+    },
     watchError: (resource, reason) => {
       metrics
         .forResource(resource)
