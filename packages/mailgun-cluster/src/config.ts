@@ -78,7 +78,8 @@ export const program = defineProgram({
     }),
     unauthorizedRetryDelay: option(duration('1s', '24h'), {
       flag: '--mailgun-unauthorized-retry-delay',
-      description: 'wait after a 401 before trying again: an operator has to fix the key first',
+      description:
+        'wait after a 401, 403 or 404 before trying again: an operator has to fix the key, domain or URL first',
       default: '5m',
     }),
   },

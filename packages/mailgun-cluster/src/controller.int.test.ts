@@ -508,6 +508,24 @@ describe('Mailgun failures', () => {
     await expectExactlyOneMail(peer, objects, 'unauthorized');
   });
 
+  it('404 (a domain the account lacks): Misconfigured condition and Event, retried slowly, never taken for a refused mail', async () => {
+    const { objects, peer } = ctx;
+    const before = peer.messageRequests();
+    peer.injectFaults({ status: 404, body: { message: 'Domain not found: mg.example.com' } });
+    await objects.createPair('misconfigured');
+    await eventually(async () => {
+      const condition = (await objects.getMailgunCluster('misconfigured')).status?.conditions?.find(
+        (c) => c.type === 'RequestSent',
+      );
+      assert.equal(condition?.reason, 'Misconfigured');
+      assert.match(condition.message ?? '', /Domain not found/);
+      assert.ok((await warningReasons('misconfigured')).includes('Misconfigured'));
+    });
+    // The fault was one answer: the retry after MAILGUN_UNAUTHORIZED_RETRY_DELAY sends, with no spec change.
+    await expectExactlyOneMail(peer, objects, 'misconfigured');
+    assert.equal(peer.messageRequests() - before, 2);
+  });
+
   // [name, fault, messages requests: a second send only when the first provably or settledly failed]
   const retryable = [
     ['429', { status: 429 }, 2],

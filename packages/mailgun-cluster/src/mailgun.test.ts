@@ -17,7 +17,17 @@ describe('classifyMailgunFailure', () => {
     ],
     [
       '404 unknown domain',
-      apiError(404, 'Not Found', 'Domain not found'),
+      apiError(404, 'Not Found', 'Domain not found: mg.example.com'),
+      { kind: 'misconfigured', maybeSent: false },
+    ],
+    [
+      '403 sandbox recipient not authorised',
+      apiError(403, 'Forbidden', 'Domain mg.example.com is not allowed to send'),
+      { kind: 'misconfigured', maybeSent: false },
+    ],
+    [
+      '422 unprocessable input',
+      apiError(422, 'Unprocessable Entity'),
       { kind: 'rejected', maybeSent: false },
     ],
     ['401', apiError(401, 'Unauthorized', 'Forbidden'), { kind: 'unauthorized', maybeSent: false }],

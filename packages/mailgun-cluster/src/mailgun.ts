@@ -8,8 +8,12 @@ import { REQUEST_TAG, messageFields, type RequestMail } from './mail.ts';
 
 /**
  * How a failure is handled:
- * - `rejected`: Mailgun refused the input (4xx other than 401/429): retrying the same spec cannot help;
+ * - `rejected`: Mailgun refused the input (4xx other than 401/403/404/429): retrying the same spec
+ *   cannot help;
  * - `unauthorized`: 401 (bad or revoked API key): retry slowly, an operator must act;
+ * - `misconfigured`: 403 or 404 (a domain the account does not have, a URL that is not Mailgun's API, a
+ *   recipient or sending right the account lacks): the controller's configuration, not the object's
+ *   spec, is refused, so no edit of the object could help: retry slowly, an operator must act;
  * - `retryable`: 429, 5xx, network errors and timeouts: retry with exponential backoff.
  *
  * `maybeSent` says whether Mailgun may have accepted the mail anyway: true for 5xx, timeouts and
@@ -17,7 +21,7 @@ import { REQUEST_TAG, messageFields, type RequestMail } from './mail.ts';
  * was not queued); false when the request provably never got through (4xx answers, refused
  * connections, DNS failures).
  */
-export type FailureKind = 'rejected' | 'unauthorized' | 'retryable';
+export type FailureKind = 'rejected' | 'unauthorized' | 'misconfigured' | 'retryable';
 
 export class MailgunError extends Error {
   override readonly name = 'MailgunError';
@@ -70,6 +74,8 @@ export function classifyMailgunFailure(error: unknown, what: string): MailgunErr
 function fromStatus(statusCode: number | undefined, message: string, cause: unknown): MailgunError {
   if (statusCode === 401)
     return new MailgunError(message, { kind: 'unauthorized', maybeSent: false, statusCode, cause });
+  if (statusCode === 403 || statusCode === 404)
+    return new MailgunError(message, { kind: 'misconfigured', maybeSent: false, statusCode, cause });
   if (statusCode === 429)
     return new MailgunError(message, { kind: 'retryable', maybeSent: false, statusCode, cause });
   if (statusCode !== undefined && statusCode >= 400 && statusCode < 500)

@@ -8,6 +8,8 @@ export const EventReason = {
   Rejected: 'Rejected',
   /** Warning: Mailgun answered 401: the API key or domain is wrong. */
   Unauthorized: 'Unauthorized',
+  /** Warning: Mailgun answered 403 or 404: the domain, URL or account is wrong; the note carries its answer. */
+  Misconfigured: 'Misconfigured',
 } as const;
 
 export const ConditionType = {
@@ -26,6 +28,7 @@ export const RequestSentReason = {
   ConfirmingDelivery: 'ConfirmingDelivery',
   Rejected: 'Rejected',
   Unauthorized: 'Unauthorized',
+  Misconfigured: 'Misconfigured',
   MailgunUnavailable: 'MailgunUnavailable',
 } as const;
 

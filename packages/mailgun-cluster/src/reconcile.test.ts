@@ -20,7 +20,7 @@ import { LOOKUP_SKEW_MS } from './decide.ts';
 import type { MailgunCluster, MailgunMachine } from './generated/types.ts';
 import { mailgunClusterKind, mailgunMachineKind } from './kinds.ts';
 import type { RequestMail } from './mail.ts';
-import { MailgunError } from './mailgun.ts';
+import { MailgunError, type FailureKind } from './mailgun.ts';
 import { ConditionType, EventReason, PausedReason, ReadyReason, RequestSentReason } from './reasons.ts';
 import { createRequestReconciler, type RequestKind } from './reconcile.ts';
 import {
@@ -218,11 +218,7 @@ function condition(object: RequestObject, type: string): StoredCondition | undef
   return object.status?.conditions?.find((c) => c.type === type);
 }
 
-function failure(
-  kind: 'rejected' | 'unauthorized' | 'retryable',
-  maybeSent: boolean,
-  statusCode: number | undefined,
-) {
+function failure(kind: FailureKind, maybeSent: boolean, statusCode: number | undefined) {
   return new MailgunError(`sending the request mail: ${statusCode ?? 'network failure'}`, {
     kind,
     maybeSent,
@@ -501,6 +497,35 @@ describe('createRequestReconciler', () => {
       api.sends.push('<id-1@mg.example.com>');
       await reconcile();
       assert.equal(api.object.status?.messageID, '<id-1@mg.example.com>');
+    });
+
+    it('403 or 404: Misconfigured, the attempt released, a Warning Event with the answer, the next try after the unauthorized delay', async () => {
+      for (const statusCode of [403, 404]) {
+        const { api, reconcile } = clusterSetup();
+        api.sends.push(failure('misconfigured', false, statusCode));
+        assert.deepEqual(await reconcile(), { requeueAfterMs: UNAUTHORIZED_RETRY_MS });
+        const requestSent = condition(api.object, ConditionType.RequestSent);
+        assert.deepEqual(
+          [requestSent?.status, requestSent?.reason],
+          ['False', RequestSentReason.Misconfigured],
+        );
+        assert.match(
+          requestSent?.message ?? '',
+          new RegExp(`^sending the request mail: ${statusCode}: check MAILGUN_DOMAIN`),
+        );
+        assert.equal(api.object.status?.sendAttempt, undefined);
+        assert.deepEqual(api.callsOf('event')[0]?.event, {
+          type: 'Warning',
+          reason: EventReason.Misconfigured,
+          action: 'SendRequestMail',
+          note: `sending the request mail: ${statusCode}: check MAILGUN_DOMAIN, MAILGUN_URL and what the account may send`,
+        });
+        // Once the configuration is fixed, the retry claims afresh and sends.
+        api.sends.push('<id-1@mg.example.com>');
+        await reconcile();
+        assert.equal(api.callsOf('findAcceptedMail').length, 0);
+        assert.equal(api.object.status?.messageID, '<id-1@mg.example.com>');
+      }
     });
 
     it('429 or a refused connection: MailgunUnavailable, the attempt released, the reconcile fails for a retry with backoff', async () => {

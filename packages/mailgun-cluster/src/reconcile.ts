@@ -310,6 +310,22 @@ class Reconcile<T extends RequestObject> {
         });
         return { requeueAfterMs: retryAfterMs };
       }
+      case 'misconfigured': {
+        const retryAfterMs = this.#options.unauthorizedRetryMs;
+        this.#api.event(this.#regarding(), {
+          type: 'Warning',
+          reason: EventReason.Misconfigured,
+          action: SEND_ACTION,
+          note: `${error.message}: check MAILGUN_DOMAIN, MAILGUN_URL and what the account may send`,
+        });
+        log.error("Mailgun refused the controller's configuration; retrying slowly", {
+          reason: EventReason.Misconfigured,
+          error: error.message,
+          statusCode: error.statusCode,
+          retryAfterMs,
+        });
+        return { requeueAfterMs: retryAfterMs };
+      }
       case 'retryable':
         // Logged and counted as a failed reconcile; the queue's backoff holds the sends apart.
         throw error;

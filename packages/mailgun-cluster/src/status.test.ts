@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { MailgunError } from './mailgun.ts';
+import { MailgunError, type FailureKind } from './mailgun.ts';
 import { ConditionType, PausedReason, ReadyReason, RequestSentReason } from './reasons.ts';
 import type { RequestStatus } from './resource.ts';
 import {
@@ -217,11 +217,7 @@ describe('conditions', () => {
   });
 
   it('RequestSent after a failure: what happened and whether the mail may be out', () => {
-    const failure = (
-      kind: 'rejected' | 'unauthorized' | 'retryable',
-      maybeSent: boolean,
-      statusCode?: number,
-    ) =>
+    const failure = (kind: FailureKind, maybeSent: boolean, statusCode?: number) =>
       failureCondition(new MailgunError(`answer ${statusCode}`, { kind, maybeSent, statusCode }), observed);
     assert.deepEqual(failure('rejected', false, 400), {
       type: ConditionType.RequestSent,
@@ -231,6 +227,14 @@ describe('conditions', () => {
       observedGeneration: 3,
     });
     assert.equal(failure('unauthorized', false, 401).reason, RequestSentReason.Unauthorized);
+    assert.deepEqual(failure('misconfigured', false, 404), {
+      type: ConditionType.RequestSent,
+      status: 'False',
+      reason: RequestSentReason.Misconfigured,
+      message:
+        'answer 404: check MAILGUN_DOMAIN, MAILGUN_URL and what the account may send; the mail itself was not refused',
+      observedGeneration: 3,
+    });
     assert.equal(failure('unauthorized', false, 401).status, 'False');
     assert.doesNotMatch(
       failure('unauthorized', false, 401).message ?? '',

@@ -113,6 +113,14 @@ export function failureCondition(error: MailgunError, observed: Observed): Condi
         message: 'Mailgun answered 401 Unauthorized: check the API key and domain',
         observedGeneration,
       };
+    case 'misconfigured':
+      return {
+        type: ConditionType.RequestSent,
+        status: 'False',
+        reason: RequestSentReason.Misconfigured,
+        message: `${error.message}: check MAILGUN_DOMAIN, MAILGUN_URL and what the account may send; the mail itself was not refused`,
+        observedGeneration,
+      };
     case 'retryable':
       return error.maybeSent
         ? {
