@@ -131,11 +131,61 @@ describe('controller generator', () => {
 
   it('without a built-in owned kind, no owned-object integration test', async () => {
     await controllerGenerator(tree, { ...widget, owns: 'cluster.x-k8s.io/v1beta2/Cluster' });
-    assert.doesNotMatch(read(tree, 'packages/widget-sync/src/widget-sync.int.test.ts'), /owned/);
+    assert.doesNotMatch(
+      read(tree, 'packages/widget-sync/src/widget-sync.int.test.ts'),
+      /a change of an owned/,
+    );
     assert.match(
       read(tree, 'packages/widget-sync/src/resource.ts'),
       /group: 'cluster\.x-k8s\.io', version: 'v1beta2', plural: 'clusters'/,
     );
+  });
+
+  it('an owned custom kind: the integration test installs a minimal CRD of it first; the READMEs ask for it in the cluster', async () => {
+    await controllerGenerator(tree, {
+      ...widget,
+      owns: 'Pod,cluster.x-k8s.io/v1beta2/Cluster,a.example.com/v2/Policy',
+    });
+    const test = read(tree, 'packages/widget-sync/src/widget-sync.int.test.ts');
+    assert.match(test, /scope: 'Namespaced',/);
+    assert.match(
+      test,
+      /const OWNED_CRDS = \[\n {2}anyFieldsCrd\('cluster\.x-k8s\.io', 'v1beta2', 'Cluster', 'clusters'\),\n {2}anyFieldsCrd\('a\.example\.com', 'v2', 'Policy', 'policies'\),\n\];/,
+    );
+    assert.match(test, /'x-kubernetes-preserve-unknown-fields': true/);
+    // Before the controller starts, after the chart's CRD.
+    const [chartCrd, owned, started] = [
+      test.indexOf('readCrdDirectory(CRD_DIR)'),
+      test.indexOf('await applyCrds(kc, missing'),
+      test.indexOf('controller = startController('),
+    ];
+    assert.ok(chartCrd > 0 && chartCrd < owned && owned < started, `${chartCrd} ${owned} ${started}`);
+    assert.match(
+      read(tree, 'packages/widget-sync/README.md'),
+      /The CRDs of the custom kinds it owns must be installed in the cluster too[^]*`clusters\.cluster\.x-k8s\.io`, `policies\.a\.example\.com`/,
+    );
+    assert.match(
+      read(tree, 'charts/widget-sync/README.md'),
+      /\(`clusters\.cluster\.x-k8s\.io`, `policies\.a\.example\.com`\) are\nnot in `crds\/`: they must be installed in the cluster/,
+    );
+
+    await controllerGenerator(tree, {
+      ...widget,
+      name: 'gizmo-sync',
+      clusterScoped: true,
+      owns: 'a.example.com/v2/Policy',
+    });
+    assert.match(read(tree, 'packages/gizmo-sync/src/gizmo-sync.int.test.ts'), /scope: 'Cluster',/);
+  });
+
+  it('built-in owned kinds only: no CRD of theirs is installed, nothing asked of the cluster', async () => {
+    await controllerGenerator(tree, { ...widget, owns: 'Pod,Deployment' });
+    assert.doesNotMatch(
+      read(tree, 'packages/widget-sync/src/widget-sync.int.test.ts'),
+      /OWNED_CRDS|isNotFound/,
+    );
+    assert.doesNotMatch(read(tree, 'packages/widget-sync/README.md'), /custom kinds/);
+    assert.doesNotMatch(read(tree, 'charts/widget-sync/README.md'), /custom kinds/);
   });
 
   it('adds the package to the root tsconfig.json references, after the existing ones', async () => {
@@ -160,6 +210,72 @@ describe('controller generator', () => {
       });
       assert.equal(fresh.listChanges().length, before);
     }
+  });
+
+  it('refuses the name of a workspace project elsewhere (e2e, scripts), or of a top-level directory, writing nothing', async () => {
+    const cases: { write: Record<string, string>; name: string; message: string }[] = [
+      {
+        write: { 'e2e/package.json': JSON.stringify({ name: '@loopwright/e2e' }) },
+        name: 'e2e',
+        message: 'name: @loopwright/e2e is already the workspace project in e2e; pick another name',
+      },
+      {
+        write: { 'scripts/package.json': JSON.stringify({ name: '@loopwright/scripts' }) },
+        name: 'scripts',
+        message: 'name: @loopwright/scripts is already the workspace project in scripts; pick another name',
+      },
+      {
+        // The project's name, wherever it lives.
+        write: { 'tools/lint/package.json': JSON.stringify({ name: '@loopwright/widget-sync' }) },
+        name: 'widget-sync',
+        message:
+          'name: @loopwright/widget-sync is already the workspace project in tools/lint; pick another name',
+      },
+      {
+        write: { 'docs/index.md': '# Docs' },
+        name: 'docs',
+        message: 'name: docs already exists at the workspace root; pick another name',
+      },
+    ];
+    for (const { write, name, message } of cases) {
+      const fresh = workspace();
+      // Nx finds the package.json projects of the pnpm workspace, as in the repository.
+      fresh.write('pnpm-workspace.yaml', 'packages:\n  - packages/*\n  - e2e\n  - scripts\n  - tools/*\n');
+      for (const [path, content] of Object.entries(write)) fresh.write(path, content);
+      const before = fresh.listChanges().map((change) => change.path);
+      await assert.rejects(controllerGenerator(fresh, { ...widget, name }), {
+        name: 'InvalidOptionError',
+        message,
+      });
+      assert.deepEqual(
+        fresh.listChanges().map((change) => change.path),
+        before,
+      );
+    }
+  });
+
+  it('keeps the root tsconfig.json as it is laid out, one reference per line: one line added', async () => {
+    const layout = [
+      '{',
+      '  "files": [],',
+      '  "references": [',
+      '    { "path": "packages/core/tsconfig.build.json" },',
+      '    { "path": "packages/runtime/tsconfig.build.json" }',
+      '  ]',
+      '}',
+      '',
+    ];
+    tree.write('tsconfig.json', layout.join('\n'));
+    await controllerGenerator(tree, widget);
+    assert.equal(
+      read(tree, 'tsconfig.json'),
+      [
+        ...layout.slice(0, 4),
+        '    { "path": "packages/runtime/tsconfig.build.json" },',
+        '    { "path": "packages/widget-sync/tsconfig.build.json" }',
+        ...layout.slice(5),
+      ].join('\n'),
+    );
   });
 
   it('refuses invalid options before writing anything', async () => {

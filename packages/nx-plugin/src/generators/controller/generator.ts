@@ -7,12 +7,39 @@
  *
  * Nx loads this file with Node's own type stripping (no build step, no transpiler).
  */
-import { formatFiles, generateFiles, updateJson, type GeneratorCallback, type Tree } from '@nx/devkit';
+import {
+  formatFiles,
+  generateFiles,
+  getProjects,
+  updateJson,
+  type GeneratorCallback,
+  type Tree,
+} from '@nx/devkit';
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { InvalidOptionError, templateVariables, type ControllerOptions } from './names.ts';
+import { templateCodeIdentifiers, templatesIdentifiers } from './identifiers.ts';
+import {
+  InvalidOptionError,
+  templateVariables,
+  type ControllerOptions,
+  type TemplateNames,
+} from './names.ts';
+import { withReference } from './tsconfig-references.ts';
 
 const FILES = join(import.meta.dirname, 'files');
+
+/** The names the templates use, and those the generated package exports, read from the templates. */
+function templateNames(): TemplateNames {
+  const exported = templateCodeIdentifiers(
+    readFileSync(join(FILES, 'package/src/index.ts.template'), 'utf8'),
+  );
+  return {
+    used: new Set(templatesIdentifiers(FILES)),
+    // Those a kind could be named (PascalCase): `StatusPatch`, not `CONTROLLER_NAME`.
+    exported: new Set([...exported].filter((identifier) => /^[A-Z][A-Za-z0-9]*$/.test(identifier))),
+  };
+}
 
 /** Template directory -> where it lands, for a controller named `name`. */
 function destinations(name: string): readonly { from: string; to: string }[] {
@@ -27,10 +54,18 @@ export default async function controllerGenerator(
   tree: Tree,
   options: ControllerOptions,
 ): Promise<GeneratorCallback> {
-  const variables = templateVariables(options);
-  const { name } = variables;
+  const variables = templateVariables(options, templateNames());
+  const { name, packageName } = variables;
   for (const taken of [`packages/${name}`, `charts/${name}`])
     if (tree.exists(taken)) throw new InvalidOptionError(`name: ${taken} already exists; pick another name`);
+  // A second project of the same name stops every Nx command ("defined in multiple locations").
+  const project = getProjects(tree).get(packageName);
+  if (project)
+    throw new InvalidOptionError(
+      `name: ${packageName} is already the workspace project in ${project.root || '.'}; pick another name`,
+    );
+  if (tree.exists(name))
+    throw new InvalidOptionError(`name: ${name} already exists at the workspace root; pick another name`);
 
   for (const { from, to } of destinations(name)) generateFiles(tree, join(FILES, from), to, variables);
   addProjectReference(tree, `packages/${name}/tsconfig.build.json`);
@@ -45,12 +80,19 @@ export default async function controllerGenerator(
   };
 }
 
-/** `tsc -b` at the root builds every package through the root tsconfig.json's references. */
+/**
+ * `tsc -b` at the root builds every package through the root tsconfig.json's references. One line is
+ * added after the last reference, as the others are written; a file laid out otherwise is rewritten.
+ */
 function addProjectReference(tree: Tree, path: string): void {
-  updateJson<{ references?: { path: string }[] }>(tree, 'tsconfig.json', (tsconfig) => ({
-    ...tsconfig,
-    references: [...(tsconfig.references ?? []), { path }],
-  }));
+  const text = tree.read('tsconfig.json', 'utf-8') ?? '{}';
+  const edited = withReference(text, path);
+  if (edited !== undefined) tree.write('tsconfig.json', edited);
+  else
+    updateJson<{ references?: { path: string }[] }>(tree, 'tsconfig.json', (tsconfig) => ({
+      ...tsconfig,
+      references: [...(tsconfig.references ?? []), { path }],
+    }));
 }
 
 function run(cwd: string, command: string, args: string[]): void {

@@ -2,8 +2,10 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
   BUILT_IN_KINDS,
+  GENERATED_TYPES_IMPORTS,
   InvalidOptionError,
   defaultShortName,
+  kindTypeName,
   ownedExample,
   ownedKinds,
   pluralOf,
@@ -39,12 +41,15 @@ describe('templateVariables', () => {
       group: 'widgets.example.com',
       version: 'v1alpha1',
       kind: 'Widget',
+      kindType: 'Widget',
+      kindImport: 'Widget',
       singular: 'widget',
       plural: 'widgets',
       shortName: 'wdgt',
       namespaced: true,
       scope: 'Namespaced',
       owns: [],
+      customOwns: [],
       constantPrefix: 'WIDGET',
       title: 'Widget',
       ownedExample: undefined,
@@ -122,6 +127,35 @@ describe('templateVariables', () => {
         { kind },
         `--kind: expected a PascalCase kind (a capital letter first, then letters and digits), e.g. Widget; got "${kind}"`,
       );
+  });
+
+  it('a kind named like an identifier of the templates: its type imported as <Kind>Object', () => {
+    const names = { used: new Set(['Controller', 'Date', 'DateObject']), exported: new Set<string>() };
+    const typeNames = (kind: string) =>
+      (({ kindType, kindImport }) => ({ kindType, kindImport }))(
+        templateVariables({ ...widget, kind }, names),
+      );
+    assert.deepEqual(typeNames('Controller'), {
+      kindType: 'ControllerObject',
+      kindImport: 'Controller as ControllerObject',
+    });
+    assert.deepEqual(typeNames('Date'), { kindType: 'DateObject2', kindImport: 'Date as DateObject2' });
+    assert.deepEqual(typeNames('Widget'), { kindType: 'Widget', kindImport: 'Widget' });
+    assert.equal(kindTypeName('DateObject', names.used), 'DateObjectObject');
+  });
+
+  it("refuses a kind the package exports for something else, and the generated types' import", () => {
+    const names = { used: new Set<string>(), exported: new Set(['StatusPatch']) };
+    assert.throws(() => templateVariables({ ...widget, kind: 'StatusPatch' }, names), {
+      name: 'InvalidOptionError',
+      message:
+        '--kind: "StatusPatch" is also the name of something else the generated package exports (its src/index.ts), beside the kind\'s type; pick another kind',
+    });
+    assert.deepEqual(GENERATED_TYPES_IMPORTS, ['ObjectMeta']);
+    refused(
+      { kind: 'ObjectMeta' },
+      '--kind: "ObjectMeta" is the name of the type the generated src/generated/types.ts imports for the kind\'s metadata; pick another kind',
+    );
   });
 
   it('refuses a --plural that is no DNS label', () => {

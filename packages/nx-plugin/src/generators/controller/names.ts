@@ -37,12 +37,24 @@ export interface TemplateVariables {
   group: string;
   version: string;
   kind: string;
+  /**
+   * The kind's TypeScript type as the package's code names it: the kind, unless the templates use that
+   * name for something else (the runtime's `Controller`, the global `Date`...): then `<Kind>Object`.
+   */
+  kindType: string;
+  /** What the package's code imports from its generated types: `Widget`, or `Date as DateObject`. */
+  kindImport: string;
   singular: string;
   plural: string;
   shortName: string;
   namespaced: boolean;
   scope: 'Namespaced' | 'Cluster';
   owns: OwnedKind[];
+  /**
+   * The owned kinds that are not built in (`group/version/Kind`): a cluster needs their CRDs, which are
+   * not the chart's; the integration test installs a minimal one of each that its API server lacks.
+   */
+  customOwns: OwnedKind[];
   /** The kind in UPPER_SNAKE_CASE, the prefix of the package's constants (`WIDGET_GROUP`). */
   constantPrefix: string;
   /** The kind's words for headings (`WidgetSet` -> `Widget Set`). */
@@ -61,6 +73,20 @@ export interface OwnedExample {
   /** A minimal valid object of the kind without metadata, as a TypeScript object literal. */
   body: string;
 }
+
+/** What the generator's TypeScript templates name (identifiers.ts reads them from the templates). */
+export interface TemplateNames {
+  /** Every identifier of the templates' code: imported, declared or global. */
+  used: ReadonlySet<string>;
+  /** The names the generated package's index.ts exports besides the kind's types (`StatusPatch`...). */
+  exported: ReadonlySet<string>;
+}
+
+/**
+ * What the generated src/generated/types.ts imports (`pnpm generate`, scripts/crd-types.ts): a kind of
+ * that name would clash with it there.
+ */
+export const GENERATED_TYPES_IMPORTS: readonly string[] = ['ObjectMeta'];
 
 /** An option the generator refuses; the message is one line naming the option. */
 export class InvalidOptionError extends Error {
@@ -97,7 +123,10 @@ const SHORT_NAME = /^[a-z][a-z0-9]{1,4}$/;
 /** The words of a PascalCase kind; a run of capitals is one word (`HTTPRoute` -> HTTP, Route), digits end a word. */
 const KIND_WORDS = /[A-Z]+(?![a-z])[0-9]*|[A-Z][a-z0-9]*/g;
 
-export function templateVariables(options: ControllerOptions): TemplateVariables {
+export function templateVariables(
+  options: ControllerOptions,
+  names: TemplateNames = { used: new Set(), exported: new Set() },
+): TemplateVariables {
   const name = checked('name', options.name, DNS_LABEL.test(options.name) && options.name.length <= 63, {
     expected: "a DNS label (lower-case letters, digits and '-', a letter first, at most 63 characters)",
     example: 'widget-sync',
@@ -114,6 +143,15 @@ export function templateVariables(options: ControllerOptions): TemplateVariables
     expected: 'a PascalCase kind (a capital letter first, then letters and digits)',
     example: 'Widget',
   });
+  if (names.exported.has(kind))
+    throw new InvalidOptionError(
+      `--kind: "${kind}" is also the name of something else the generated package exports (its src/index.ts), beside the kind's type; pick another kind`,
+    );
+  if (GENERATED_TYPES_IMPORTS.includes(kind))
+    throw new InvalidOptionError(
+      `--kind: "${kind}" is the name of the type the generated src/generated/types.ts imports for the kind's metadata; pick another kind`,
+    );
+  const kindType = kindTypeName(kind, names.used);
   const singular = kind.toLowerCase();
   const plural =
     options.plural === undefined
@@ -138,16 +176,30 @@ export function templateVariables(options: ControllerOptions): TemplateVariables
     group,
     version,
     kind,
+    kindType,
+    kindImport: kindType === kind ? kind : `${kind} as ${kindType}`,
     singular,
     plural,
     shortName,
     namespaced,
     scope: namespaced ? 'Namespaced' : 'Cluster',
     owns,
+    customOwns: owns.filter((owned) => !BUILT_IN_KINDS.includes(owned)),
     ownedExample: ownedExample(owns),
     constantPrefix: words.map((word) => word.toUpperCase()).join('_'),
     title: words.join(' '),
   };
+}
+
+/**
+ * The kind itself when the templates use no identifier of that name, else `<Kind>Object` (or with a
+ * number when even that is taken): the name the package's code gives the kind's type.
+ */
+export function kindTypeName(kind: string, used: ReadonlySet<string>): string {
+  if (!used.has(kind)) return kind;
+  let candidate = `${kind}Object`;
+  for (let n = 2; used.has(candidate); n += 1) candidate = `${kind}Object${n}`;
+  return candidate;
 }
 
 /** English plural of a lower-case kind, as Kubernetes resources are named. */
