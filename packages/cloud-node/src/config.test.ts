@@ -116,7 +116,7 @@ describe('cloud-node options', () => {
       'x notin (y)',
     ])
       assert.equal(parse([], { ...TOKEN, NODE_SELECTOR: selector }).config.nodeSelector, selector);
-    for (const selector of ['!a=b', 'a b', 'a in b', 'pool in (a,b'])
+    for (const selector of ['!a=b', 'a b', 'a in b', 'pool in (a,b', 'a/b/c=d', 'x=-bad-'])
       assert.match(
         problem([], { ...TOKEN, NODE_SELECTOR: selector }),
         /^NODE_SELECTOR: expected a label selector/,

@@ -9,29 +9,12 @@ import {
   defineProgram,
   duration,
   httpUrl,
+  labelSelector,
   oneOf,
   option,
   secret,
   text,
-  type ValueKind,
 } from '@loopwright/runtime';
-
-const SELECTOR_TERM =
-  /^\s*(!?[A-Za-z0-9][-A-Za-z0-9_./]*)\s*(?:(==|=|!=)\s*([-A-Za-z0-9_.]*)|\s(in|notin)\s*\(\s*([-A-Za-z0-9_.]*(\s*,\s*[-A-Za-z0-9_.]*)*)\s*\))?\s*$/;
-
-/** A Kubernetes label selector (equality and set based); passed to the API as the Nodes' list/watch filter. */
-const labelSelector: ValueKind<string> = {
-  placeholder: '<selector>',
-  expected: 'a label selector such as "node-role.kubernetes.io/worker" or "pool in (a,b),!legacy"',
-  parse: (raw) => {
-    // Split on commas outside parentheses.
-    for (const term of raw.split(/,(?![^(]*\))/)) {
-      const match = SELECTOR_TERM.exec(term);
-      if (!match || (match[1]?.startsWith('!') === true && match[2] !== undefined)) return undefined;
-    }
-    return raw;
-  },
-};
 
 export const program = defineProgram({
   // The executable's (its package's) name; its controllers' names are theirs.

@@ -16,6 +16,7 @@ export {
   type BindAddress,
   type ValueKind,
 } from './kinds.ts';
+export { labelSelector } from './label-selector.ts';
 export {
   option,
   secret,

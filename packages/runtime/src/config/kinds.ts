@@ -1,7 +1,7 @@
 /**
  * What an option's value may be: each kind parses the raw text of a flag or environment variable and
  * says, for `--help`, the README tables and error messages, what it expects. Controllers define their
- * own kinds (a label selector, an email address) with the same interface.
+ * own kinds (an email address) with the same interface.
  */
 import { parseDuration } from './duration.ts';
 
