@@ -39,11 +39,13 @@ describe('cloud-node process start-up while the Hetzner API fails', () => {
   let stdout = '';
   let exitCode: number | null | undefined;
   let healthPort: number;
+  let metricsPort: number;
 
   before(async () => {
     fake = await startFakeHcloud();
     kube = new KubeClient(loadTestKubeConfig(), { rateLimit: false });
     healthPort = await freeLoopbackPort();
+    metricsPort = await freeLoopbackPort();
   });
 
   after(async () => {
@@ -91,7 +93,8 @@ describe('cloud-node process start-up while the Hetzner API fails', () => {
         HCLOUD_TOKEN: fake.token,
         HCLOUD_ENDPOINT: fake.url,
         HEALTH_PROBE_BIND_ADDRESS: `127.0.0.1:${healthPort}`,
-        METRICS_BIND_ADDRESS: '0',
+        // Apart from the probes, as the chart has them (8080, 8081).
+        METRICS_BIND_ADDRESS: `127.0.0.1:${metricsPort}`,
         LEADER_ELECT: 'false',
         NODE_SELECTOR: `${RUN_LABEL}=${RUN}`,
         POD_NAME: POD,
@@ -119,6 +122,9 @@ describe('cloud-node process start-up while the Hetzner API fails', () => {
       },
       { timeoutMs: 15_000 },
     );
+    // What start-up counted is scraped while it waits, on the metrics address.
+    const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+    assert.match(metrics, /^hcloud_api_requests_total\{[^}]*code="503"[^}]*\} 1$/m);
     while (fake.faults.pending() > 0) {
       assert.notEqual(await readyz(), 200, 'never ready while the API fails');
       assert.equal(exitCode, undefined, `exited while the API fails:\n${stdout}`);

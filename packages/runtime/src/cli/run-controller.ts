@@ -39,8 +39,9 @@ export interface ControllerRun<O extends OptionSet> extends Configuration<O> {
   readonly signal: AbortSignal;
   /**
    * For start-up work before the Manager runs: serves `/healthz` (ok) and `/readyz` (not ready, with
-   * these named checks) at the probe address, and `/metrics` when it shares that address. Close it
-   * before returning.
+   * these named checks) at the probe address, and `/metrics` at the metrics address (the same server
+   * when they share one), so what start-up counts is scraped while it waits. Close it before
+   * returning: the Manager binds the same addresses.
    */
   serveStartupProbes(readyz: Readonly<Record<string, HealthCheck>>): Promise<HealthServer | undefined>;
   /** A start-up failure: one line on stderr, exit 1. */
@@ -134,17 +135,41 @@ export async function runController<O extends OptionSet>(
     signal,
     fail: (message) => fail(message),
     serveStartupProbes: async (readyz) => {
-      if (servers.health === false) return undefined;
-      const server = await startHealthServer({
-        port: servers.health.port,
-        ...(servers.health.host ? { host: servers.health.host } : {}),
-        serve: servers.metricsServer === undefined ? 'all' : 'probes',
-        registry: manager.metrics.registry,
-        isReady: () => false,
-        checks: { readyz },
-      }).catch((error: unknown) => fail(error instanceof Error ? error.message : String(error)));
-      logger.info('serving /healthz and /readyz (not ready) during start-up', { port: server.port });
-      return server;
+      const started: HealthServer[] = [];
+      const listen = async (
+        address: BindAddressOption | undefined,
+        serve: 'all' | 'probes' | 'metrics',
+      ): Promise<void> => {
+        if (address === undefined || address === false) return;
+        const server = await startHealthServer({
+          port: address.port,
+          ...(address.host ? { host: address.host } : {}),
+          serve,
+          registry: manager.metrics.registry,
+          isReady: () => false,
+          checks: { readyz },
+        }).catch(async (error: unknown) => {
+          await Promise.all(started.map((other) => other.close()));
+          return fail(error instanceof Error ? error.message : String(error));
+        });
+        started.push(server);
+        logger.info(
+          serve === 'metrics'
+            ? 'serving /metrics during start-up'
+            : 'serving /healthz and /readyz (not ready) during start-up',
+          { port: server.port },
+        );
+      };
+      await listen(servers.health, servers.metricsServer === undefined ? 'all' : 'probes');
+      await listen(servers.metricsServer, 'metrics');
+      const [first] = started;
+      if (first === undefined) return undefined;
+      return {
+        port: first.port,
+        close: async () => {
+          await Promise.all(started.map((server) => server.close()));
+        },
+      };
     },
   };
   try {
