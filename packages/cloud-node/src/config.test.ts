@@ -62,6 +62,9 @@ describe('cloud-node options', () => {
     });
     assert.equal(config.hcloudToken.value(), 'file-token');
     assert.equal(config.hcloudToken.source, 'HCLOUD_TOKEN_FILE');
+    // As HCCM's LookupEnvWithFile: with both set, HCLOUD_TOKEN wins and the file is not read.
+    const both = parse([], { HCLOUD_TOKEN: 'env-token', HCLOUD_TOKEN_FILE: tokenFile }).config.hcloudToken;
+    assert.deepEqual([both.value(), both.source], ['env-token', 'HCLOUD_TOKEN']);
     assert.equal(config.hcloudEndpoint, 'http://127.0.0.1:1/v1');
     assert.equal(config.hcloudNetwork, 'k8s');
     assert.equal(config.addressFamily, 'dualstack');
@@ -77,6 +80,11 @@ describe('cloud-node options', () => {
       [[], {}, /^HCLOUD_TOKEN \/ HCLOUD_TOKEN_FILE: required/],
       [[], { HCLOUD_TOKEN: 'has space' }, /^HCLOUD_TOKEN: expected an API token without whitespace$/],
       [[], { HCLOUD_TOKEN_FILE: '/missing' }, /^HCLOUD_TOKEN_FILE: cannot read "\/missing": ENOENT$/],
+      [
+        [],
+        { HCLOUD_TOKEN: 'has space', HCLOUD_TOKEN_FILE: '/missing' },
+        /^HCLOUD_TOKEN: expected an API token/,
+      ],
       [[], { ...TOKEN, HCLOUD_ENDPOINT: 'ftp://x' }, /^HCLOUD_ENDPOINT: expected an http\(s\) URL/],
       [
         [],

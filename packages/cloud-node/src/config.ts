@@ -30,6 +30,8 @@ export const program = defineProgram({
       description: 'the Hetzner Cloud API token (read-only suffices)',
       expected: 'an API token without whitespace',
       valid: (token) => /^\S+$/.test(token),
+      // HCCM reads HCLOUD_TOKEN_FILE only when HCLOUD_TOKEN is unset: a deployment that sets both starts.
+      whenBothSet: 'variable',
     }),
     hcloudEndpoint: option(httpUrl(DEFAULT_ENDPOINT), {
       flag: '--hcloud-endpoint',

@@ -74,6 +74,11 @@ export interface SecretOption {
   /** The error's "expected ..." part for a malformed value (which is never echoed). */
   readonly expected: string;
   readonly valid: (value: string) => boolean;
+  /**
+   * Both variables set: `refuse` (the default: exit 2 naming both), or `variable` (the value itself
+   * wins and the file is not read, as a program this one replaces did it: HCCM's LookupEnvWithFile).
+   */
+  readonly whenBothSet: 'refuse' | 'variable';
 }
 
 export function secret(spec: {
@@ -81,6 +86,7 @@ export function secret(spec: {
   readonly description: string;
   readonly expected: string;
   readonly valid: (value: string) => boolean;
+  readonly whenBothSet?: 'refuse' | 'variable';
 }): SecretOption {
   const fileVariable = variableOf(spec.fileFlag);
   return {
@@ -91,6 +97,7 @@ export function secret(spec: {
     description: spec.description,
     expected: spec.expected,
     valid: spec.valid,
+    whenBothSet: spec.whenBothSet ?? 'refuse',
   };
 }
 

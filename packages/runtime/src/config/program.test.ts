@@ -159,6 +159,43 @@ describe('parseProgram: own options', () => {
 });
 
 describe('parseProgram: secrets', () => {
+  it("whenBothSet 'variable': the value itself wins over the file variable, which is not read; a file flag still wins", () => {
+    const replacing = defineProgram({
+      name: 'replacing',
+      packageJson: new URL('file:///unused/package.json'),
+      workers: 1,
+      namespaced: true,
+      options: {
+        token: secret({
+          fileFlag: '--api-token-file',
+          description: 'the API token',
+          expected: 'a token without whitespace',
+          valid: (value) => !/\s/.test(value),
+          whenBothSet: 'variable',
+        }),
+      },
+    });
+    const tokenOf = (argv: string[], env: Env) => {
+      const parsed = parseProgram(replacing, argv, env);
+      assert.equal(parsed.action, 'run');
+      const { token } = (parsed).config;
+      return [token.value(), token.source];
+    };
+    const missing = join(dir, 'not-there');
+    assert.deepEqual(tokenOf([], { API_TOKEN: 'from-variable', API_TOKEN_FILE: missing }), [
+      'from-variable',
+      'API_TOKEN',
+    ]);
+    assert.deepEqual(tokenOf([], { API_TOKEN: ' ', API_TOKEN_FILE: tokenFile }), [
+      'token-from-file',
+      'API_TOKEN_FILE',
+    ]);
+    assert.deepEqual(tokenOf(['--api-token-file', tokenFile], { API_TOKEN: 'from-variable' }), [
+      'token-from-file',
+      '--api-token-file',
+    ]);
+  });
+
   it('from the file named by the flag or variable, else from the variable; the flag wins', () => {
     const fromFile = parse([], { COUNT: '3', API_TOKEN_FILE: tokenFile }).config.token;
     assert.deepEqual([fromFile.value(), fromFile.source], ['token-from-file', 'API_TOKEN_FILE']);

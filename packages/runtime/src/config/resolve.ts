@@ -80,10 +80,12 @@ function resolveSecret(
   env: Env,
 ): { value: Secret; setBy: string } {
   const { variable, fileFlag, fileVariable } = declared;
-  const file = raw(fileFlag, fileVariable, flags, env);
+  const given = raw(fileFlag, fileVariable, flags, env);
   const direct = env[variable]?.trim() || undefined;
-  if (file?.name === fileVariable && direct !== undefined)
+  const bothVariables = given?.name === fileVariable && direct !== undefined;
+  if (bothVariables && declared.whenBothSet === 'refuse')
     throw new ConfigError(fileVariable, `set either ${variable} or ${fileVariable}, not both`);
+  const file = bothVariables ? undefined : given;
   if (file !== undefined) {
     const secret = new FileSecret({
       path: file.text,
