@@ -178,7 +178,7 @@ describe('parseProgram: secrets', () => {
     const tokenOf = (argv: string[], env: Env) => {
       const parsed = parseProgram(replacing, argv, env);
       assert.equal(parsed.action, 'run');
-      const { token } = (parsed).config;
+      const { token } = parsed.config;
       return [token.value(), token.source];
     };
     const missing = join(dir, 'not-there');
