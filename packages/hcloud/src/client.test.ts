@@ -294,19 +294,38 @@ describe('HcloudClient errors and retries', () => {
     );
   });
 
-  it('retries 5xx with jittered exponential backoff, then succeeds', async (t) => {
+  it('retries 502 bad_gateway and 504 timeout with jittered exponential backoff, then succeeds', async (t) => {
     const { fake, client, clock, metrics } = await setup(t, { client: { retryBaseDelayMs: 400 } });
     fake.servers.add();
-    fake.faults.next({ status: 503, times: 2 });
-    fake.faults.next({ status: 500 });
+    fake.faults.next({ status: 502, times: 2 });
+    fake.faults.next({ status: 504 });
     assert.equal((await client.listServers()).length, 1);
     assert.equal(fake.requests.count(), 4);
     assert.equal(clock.armedDelays.length, 3);
     assertBackoff(clock.armedDelays, 400);
     assert.deepEqual(
       metrics.requests.map(({ code }) => code),
-      ['503', '503', '500', '200'],
+      ['502', '502', '504', '200'],
     );
+  });
+
+  it('does not retry 500, 503, maintenance or locked: retries would pile onto an incident (as hcloud-go)', async (t) => {
+    const { fake, client, clock } = await setup(t);
+    for (const fault of [
+      { status: 500 },
+      { status: 503 },
+      { status: 503, code: 'maintenance' },
+      { status: 423, code: 'locked' },
+    ]) {
+      fake.requests.clear();
+      clock.armedDelays.length = 0;
+      fake.faults.next({ ...fault, times: 5 });
+      const error = await rejection(client.listLocations());
+      assert.deepEqual([error.status, isRetryable(error)], [fault.status, false]);
+      assert.equal(fake.requests.count(), 1, `${JSON.stringify(fault)} is not retried`);
+      assert.deepEqual(clock.armedDelays, []);
+      fake.faults.clear();
+    }
   });
 
   it('treats a non-JSON 502 as invalid_response with the status, retries it and gives up after maxRetries', async (t) => {
@@ -323,11 +342,11 @@ describe('HcloudClient errors and retries', () => {
     assert.equal((await client.listLocations()).length, 6);
   });
 
-  it('retries the transient API codes (conflict, locked, maintenance) but never 401, 403, 404 or invalid_input', async (t) => {
+  it('retries the transient API codes (conflict, bad_gateway, timeout) but never 401, 403, 404 or invalid_input', async (t) => {
     const { fake, client, clock } = await setup(t);
     fake.faults.next({ status: 409, code: 'conflict' });
-    fake.faults.next({ status: 423, code: 'locked' });
-    fake.faults.next({ status: 503, code: 'maintenance' });
+    fake.faults.next({ status: 502, code: 'bad_gateway' });
+    fake.faults.next({ status: 504, code: 'timeout' });
     await client.listLocations();
     assert.equal(fake.requests.count(), 4);
 
@@ -365,15 +384,15 @@ describe('HcloudClient errors and retries', () => {
     ]);
   });
 
-  it('reports a refused connection as network_error after retries', async (t) => {
+  it('reports a refused connection as network_error at once, without retries (as hcloud-go)', async (t) => {
     const { fake, clock } = await setup(t);
     const closed = await startFakeHcloud();
     await closed.close();
     const client = new HcloudClient({ token: fake.token, endpoint: closed.url, clock, maxRetries: 2 });
     const error = await rejection(client.listLocations());
-    assert.deepEqual([error.code, error.status, isRetryable(error)], ['network_error', undefined, true]);
+    assert.deepEqual([error.code, error.status, isRetryable(error)], ['network_error', undefined, false]);
     assert.match(error.message, /ECONNREFUSED/);
-    assert.equal(clock.armedDelays.length, 2);
+    assert.equal(clock.armedDelays.length, 0);
   });
 
   it('fails with code aborted when the signal fires, also during a wait', async (t) => {

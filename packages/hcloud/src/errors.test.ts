@@ -6,19 +6,25 @@ const error = (status: number | undefined, code: string): HcloudError =>
   new HcloudError({ status, code, message: code });
 
 describe('error classification', () => {
-  it('retries exactly 5xx, 429, network errors, timeouts and the transient API codes', () => {
+  it("retries exactly what hcloud-go's retry policy retries", () => {
     const retryable = [
-      error(500, 'server_error'),
       error(502, 'invalid_response'),
+      error(504, 'invalid_response'),
+      error(502, 'bad_gateway'),
       error(504, 'timeout'),
-      error(503, 'maintenance'),
       error(409, 'conflict'),
-      error(423, 'locked'),
       error(429, 'rate_limit_exceeded'),
-      error(undefined, 'network_error'),
+      error(429, 'invalid_response'),
       error(undefined, 'timeout'),
     ];
     const final = [
+      error(500, 'server_error'),
+      error(500, 'invalid_response'),
+      error(503, 'unavailable'),
+      error(503, 'invalid_response'),
+      error(503, 'maintenance'),
+      error(423, 'locked'),
+      error(undefined, 'network_error'),
       error(400, 'invalid_input'),
       error(401, 'unauthorized'),
       error(403, 'forbidden'),

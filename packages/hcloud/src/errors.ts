@@ -14,6 +14,8 @@ export type HcloudErrorCode =
   | 'conflict'
   | 'locked'
   | 'server_error'
+  /** 502 from the API itself: its backend did not answer; hcloud-go retries it. */
+  | 'bad_gateway'
   /** From the API (with a `status`), or the client's when no full answer arrived within `timeoutMs` (`status` undefined). */
   | 'timeout'
   | 'maintenance'
@@ -83,24 +85,21 @@ export function isUnauthorized(error: unknown): boolean {
 }
 
 const retryableCodes: ReadonlySet<string> = new Set([
-  'network_error',
   'timeout',
   'rate_limit_exceeded',
   'conflict',
-  'locked',
-  'maintenance',
-  'unavailable',
-  'server_error',
+  'bad_gateway',
 ]);
 
 /**
- * A later attempt may succeed: 5xx, 429, network errors, timeouts and the transient API codes `conflict`,
- * `locked`, `maintenance`, `unavailable`, `server_error`, `timeout`. Never other 4xx (401, 403, 404,
- * `invalid_input`), an abort, or a malformed 2xx body (a schema change does not heal by retrying).
+ * What hcloud-go's retry policy retries (`retryPolicy`): a timeout (the client's, or the API's code), 429
+ * / `rate_limit_exceeded`, `conflict`, `bad_gateway`, and a gateway's own 502 or 504 (not the API's JSON).
+ * Nothing else: not `server_error`, 503 `unavailable`, `maintenance` or `locked` (Hetzner does not want
+ * those retried at once: retries would pile onto an incident), nor a refused or reset connection, any
+ * other 4xx, an abort, or a malformed 2xx body. The caller's own backoff (cloud-node's sweeps) covers them.
  */
 export function isRetryable(error: unknown): boolean {
   if (!(error instanceof HcloudError)) return false;
-  if (error.code === 'aborted') return false;
-  if (retryableCodes.has(error.code)) return true;
-  return error.status !== undefined && (error.status >= 500 || error.status === 429);
+  if (retryableCodes.has(error.code) || error.status === 429) return true;
+  return error.code === 'invalid_response' && (error.status === 502 || error.status === 504);
 }

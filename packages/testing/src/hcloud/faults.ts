@@ -42,6 +42,7 @@ const defaultCodes: Record<number, string> = {
   423: 'locked',
   429: 'rate_limit_exceeded',
   500: 'server_error',
+  502: 'bad_gateway',
   503: 'unavailable',
   504: 'timeout',
 };
