@@ -43,6 +43,10 @@ async function fake(
   };
 }
 
+interface ErrorBody {
+  error: { code: string; message: string };
+}
+
 interface ListBody {
   servers: { id: number; name: string }[];
   meta: { pagination: Record<string, number | null> };
@@ -147,6 +151,24 @@ describe('fake hcloud: filters', () => {
       [off.id, starting.id],
     );
     assert.equal((await get('/servers?status=sleeping')).status, 400);
+  });
+
+  it('sorts by id, name or created, ascending or descending, later keys breaking ties; else invalid_input', async (t) => {
+    const { api, get } = await fake(t);
+    const b = api.servers.add({ name: 'b' });
+    const a = api.servers.add({ name: 'a' });
+    const b2 = api.servers.add({ name: 'b' });
+    const ids = async (query: string) =>
+      ((await get(`/servers?${query}`)).body as ListBody).servers.map((s) => s.id);
+    assert.deepEqual(await ids(''), [b.id, a.id, b2.id], 'by id without sort');
+    assert.deepEqual(await ids('sort=id:desc'), [b2.id, a.id, b.id]);
+    assert.deepEqual(await ids('sort=name'), [a.id, b.id, b2.id]);
+    assert.deepEqual(await ids('sort=name:desc&sort=id:desc'), [b2.id, b.id, a.id]);
+    assert.deepEqual(await ids('sort=id:asc&per_page=2&page=2'), [b2.id], 'sorted before paging');
+    for (const bad of ['bogus', 'id:up', 'name:asc:x']) {
+      const answer = await get(`/servers?sort=${bad}`);
+      assert.deepEqual([answer.status, (answer.body as ErrorBody).error.code], [400, 'invalid_input'], bad);
+    }
   });
 });
 
@@ -286,6 +308,24 @@ describe('fake hcloud: faults and request log', () => {
       api.requests.entries.map((entry) => entry.status),
       [0, 200],
     );
+  });
+
+  it('charges and logs a request whose client gave up before the answer, as the real API did the work', async (t) => {
+    const { api, get } = await fake(t);
+    api.faults.latency(200);
+    await assert.rejects(
+      fetch(`${api.url}/locations`, {
+        headers: { Authorization: `Bearer ${api.token}` },
+        signal: AbortSignal.timeout(20),
+      }),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    api.faults.latency(0);
+    assert.deepEqual(
+      api.requests.entries.map((entry) => [entry.path, entry.status]),
+      [['/v1/locations', 200]],
+    );
+    assert.equal((await get('/locations')).headers.get('RateLimit-Remaining'), '3598');
   });
 
   it('switches every request to 401 and back', async (t) => {

@@ -97,6 +97,42 @@ function paginate<T>(items: readonly T[], query: URLSearchParams): { page: T[]; 
   };
 }
 
+/**
+ * `items` in the order the repeated `sort` parameters ask for (`id`, `name`, `created`, each optionally
+ * `:asc` or `:desc`; the first decides, later ones break ties), else by id as the API lists them.
+ * Anything else is 400 `invalid_input`, as the API answers it.
+ */
+function sorted<T extends { id: number; name: string; created?: string }>(
+  items: readonly T[],
+  query: URLSearchParams,
+  fields: readonly ('id' | 'name' | 'created')[],
+): T[] {
+  const keys = query.getAll('sort').map((raw) => {
+    const [field = '', direction = 'asc', ...rest] = raw.split(':');
+    if (
+      !(fields as readonly string[]).includes(field) ||
+      !['asc', 'desc'].includes(direction) ||
+      rest.length > 0
+    )
+      throw invalidInput(
+        'sort',
+        `invalid sort value '${raw}'; allowed: ${fields.join(', ')} with :asc or :desc`,
+      );
+    return { field: field as 'id' | 'name' | 'created', sign: direction === 'desc' ? -1 : 1 };
+  });
+  const compare = (a: T, b: T, field: 'id' | 'name' | 'created'): number => {
+    const [x, y] = [a[field] ?? '', b[field] ?? ''];
+    return x < y ? -1 : x > y ? 1 : 0;
+  };
+  return [...items].sort((a, b) => {
+    for (const { field, sign } of keys) {
+      const order = compare(a, b, field);
+      if (order !== 0) return sign * order;
+    }
+    return a.id - b.id;
+  });
+}
+
 function labelFilter(query: URLSearchParams): (labels: Readonly<Record<string, string>>) => boolean {
   const selector = query.get('label_selector');
   if (selector === null) return () => true;
@@ -120,7 +156,7 @@ function notFound(resource: string): ApiError {
 
 /**
  * Starts a fake Hetzner Cloud API on 127.0.0.1 (or `options.host`; random port) serving, in the real wire format:
- * `GET /v1/servers` (`name`, `label_selector`, repeated `status`, `page`, `per_page`; `sort` ignored),
+ * `GET /v1/servers` (`name`, `label_selector`, repeated `status`, repeated `sort`, `page`, `per_page`),
  * `GET /v1/servers/{id}`, `GET /v1/locations` (`name`), `GET /v1/locations/{id}`, `GET /v1/networks`
  * (`name`, `label_selector`) and `GET /v1/networks/{id}`. Everything else is 404 `not_found`.
  */
@@ -164,13 +200,17 @@ export async function startFakeHcloud(options: FakeHcloudOptions = {}): Promise<
             (statuses.length === 0 || statuses.includes(server.status)) &&
             matchesLabels(server.labels),
         );
-      const { page, meta } = paginate(matching, query);
+      const { page, meta } = paginate(sorted(matching, query, ['id', 'name', 'created']), query);
       return { status: 200, body: { servers: page, meta } };
     }
     if (path === '/v1/locations') {
       const name = query.get('name');
       const { page, meta } = paginate(
-        FAKE_HCLOUD_LOCATIONS.filter((l) => name === null || l.name === name),
+        sorted(
+          FAKE_HCLOUD_LOCATIONS.filter((l) => name === null || l.name === name),
+          query,
+          ['id', 'name'],
+        ),
         query,
       );
       return { status: 200, body: { locations: page, meta } };
@@ -181,7 +221,10 @@ export async function startFakeHcloud(options: FakeHcloudOptions = {}): Promise<
       const matching = networks
         .list()
         .filter((n) => (name === null || n.name === name) && matchesLabels(n.labels));
-      const { page, meta } = paginate(matching.map(networkJson), query);
+      const { page, meta } = paginate(
+        sorted(matching, query, ['id', 'name', 'created']).map(networkJson),
+        query,
+      );
       return { status: 200, body: { networks: page, meta } };
     }
     const single = /^\/v1\/(servers|locations|networks)\/([^/]+)$/.exec(path);
@@ -210,6 +253,7 @@ export async function startFakeHcloud(options: FakeHcloudOptions = {}): Promise<
     body: unknown,
     headers: Record<string, string>,
   ): void {
+    if (response.destroyed) return;
     const text = typeof body === 'string' ? body : JSON.stringify(body);
     response.writeHead(status, {
       'Content-Type': typeof body === 'string' ? 'text/html' : 'application/json',
@@ -247,14 +291,16 @@ export async function startFakeHcloud(options: FakeHcloudOptions = {}): Promise<
         }, faults.latencyMs);
         latencyTimers.add(timer);
       });
-      if (response.destroyed) return;
+      // A client that gave up still cost the API the request: it is answered into the void, charged
+      // and logged like any other.
     }
     let status: number;
     const fault = faults.take(path);
     if (fault) {
       status = fault.status;
-      if (fault.reset) request.socket.resetAndDestroy();
-      else sendFault(response, fault);
+      if (fault.reset) {
+        if (!response.destroyed) request.socket.resetAndDestroy();
+      } else sendFault(response, fault);
     } else if (faults.isUnauthorized || request.headers.authorization !== `Bearer ${token}`) {
       status = 401;
       send(
