@@ -426,6 +426,86 @@ describe('LeaderElector: cancel and release', () => {
     assert.equal(a.elector.getLeader(), '');
   });
 
+  it('keeps renewing while the stopped work drains, so no standby can start before it has ended', async () => {
+    const clock = new FakeClock();
+    const store = new MemoryLeaseStore();
+    let finishWork: () => void = () => undefined;
+    const a = startCandidate(clock, store, 'a', {
+      releaseOnCancel: true,
+      callbacks: {
+        onStartedLeading: () =>
+          new Promise<void>((resolve) => {
+            finishWork = resolve;
+          }),
+        onStoppedLeading: () => undefined,
+      },
+    });
+    await clock.advance(4_000);
+    a.controller.abort();
+    const writesAtCancel = store.writes.length;
+    // Three lease durations of draining: a standby watching the record would never see it unchanged.
+    await clock.advance(45_000);
+    const renewals = store.writes.slice(writesAtCancel);
+    assert.equal(renewals.length, 22, 'a renewal every retry period while the work drains');
+    assert.ok(renewals.every((write) => write.record.holderIdentity === 'a'));
+    assert.equal(a.elector.isLeader(), true);
+    const b = startCandidate(clock, store, 'b');
+    await clock.advance(20_000);
+    assert.equal(b.elector.isLeader(), false, 'the standby waits while the draining leader renews');
+
+    finishWork();
+    assert.equal(await a.done, 'resolved');
+    assert.equal(a.elector.isLeader(), false);
+    await clock.advance(3_000);
+    assert.equal(b.elector.isLeader(), true, 'the standby takes the released lease at its next attempt');
+    b.controller.abort();
+    await b.done;
+  });
+
+  it('a renewal failing while the work drains is a loss: no release, no more waiting for the work', async () => {
+    const clock = new FakeClock();
+    const store = new MemoryLeaseStore();
+    const events: string[] = [];
+    const a = startCandidate(clock, store, 'a', {
+      releaseOnCancel: true,
+      callbacks: {
+        onStartedLeading: () => new Promise<void>(() => undefined),
+        onStoppedLeading: () => events.push('stopped'),
+      },
+    });
+    await clock.advance(4_000); // renewed at t = 4 s
+    a.controller.abort();
+    a.lock.faults.update = 'fail';
+    a.lock.faults.get = 'fail';
+    await clock.advance(9_999);
+    assert.equal(a.settled(), false);
+    await clock.advance(1); // last renewal + renewDeadline
+    assert.equal(await a.done, 'resolved');
+    assert.deepEqual(events, ['stopped']);
+    assert.equal(store.record?.holderIdentity, 'a', 'not released: the work may still run');
+  });
+
+  it('work that ends by rejecting after it was told to stop has stopped, not failed', async () => {
+    const clock = new FakeClock();
+    const store = new MemoryLeaseStore();
+    const a = startCandidate(clock, store, 'a', {
+      releaseOnCancel: true,
+      callbacks: {
+        onStartedLeading: (signal) =>
+          new Promise<void>((_resolve, reject) => {
+            signal.addEventListener('abort', () => {
+              reject(signal.reason as Error);
+            });
+          }),
+        onStoppedLeading: () => undefined,
+      },
+    });
+    await clock.advance(2_000);
+    a.controller.abort();
+    assert.equal(await a.done, 'resolved');
+    assert.equal(store.record?.holderIdentity, '');
+  });
+
   it('without releaseOnCancel: leaves the lease as last renewed', async () => {
     const clock = new FakeClock();
     const store = new MemoryLeaseStore();

@@ -15,9 +15,10 @@ export interface LeaderCallbacks {
   /**
    * This candidate became the leader: start the guarded work. `signal` aborts when leadership ends
    * (lost, or `run`'s signal aborted); the work must stop then. If it returns a promise, the elector
-   * waits for it to settle before releasing the lease on cancel, so no guarded work overlaps the next
-   * leader. A promise that resolves while still leading does not end leadership; one that rejects
-   * (or a synchronous throw) makes the elector step down and `run` reject with {@link LeaderWorkError}.
+   * keeps renewing the lease until it settles, and only then releases it on cancel, so no guarded work
+   * overlaps the next leader. A promise that resolves while still leading does not end leadership; one
+   * that rejects (or a synchronous throw) before the work was told to stop makes the elector step down
+   * and `run` reject with {@link LeaderWorkError}; a rejection after it was told to stop is its stop.
    */
   onStartedLeading(signal: AbortSignal): void | Promise<void>;
   /** Leadership ended (lost or cancelled). Called once per `onStartedLeading`, after the abort. */
@@ -138,8 +139,9 @@ export class LeaderElector {
    * - Lost (no renewal within `renewDeadlineMs`, or the lock shows another holder): aborts the work's
    *   signal, calls `onStoppedLeading` and resolves at once, without waiting for the work (a stuck
    *   task must not delay stepping down; the owner is expected to exit, as controller-runtime does).
-   * - `signal` aborts while leading: aborts the work's signal, waits for the work to settle,
-   *   releases the lease if `releaseOnCancel`, calls `onStoppedLeading`, resolves.
+   * - `signal` aborts while leading: aborts the work's signal, keeps renewing the lease until the work
+   *   settles (a renewal failing meanwhile is a loss, as above), releases the lease if
+   *   `releaseOnCancel`, calls `onStoppedLeading`, resolves.
    * - The work fails: as on cancel, then rejects with {@link LeaderWorkError}.
    *
    * Lock failures are never thrown: they are logged and retried.
@@ -176,30 +178,46 @@ export class LeaderElector {
 
   async #lead(signal: AbortSignal): Promise<void> {
     const workController = new AbortController();
-    const stopRenewing = new AbortController();
+    const failed = new AbortController();
+    const settled = new AbortController();
     let workFailure: { error: unknown } | undefined;
     this.#setLeading(true);
-    const work = (async () => {
+    (async () => {
       await this.#callbacks.onStartedLeading(workController.signal);
-    })().catch((error: unknown) => {
-      workFailure = { error };
-      this.#logger.error('guarded work failed', { ...this.#fields(), error: errorText(error) });
-      stopRenewing.abort();
-    });
+    })()
+      .catch((error: unknown) => {
+        // Told to stop, work may end by rejecting (with the abort reason, typically): that is the stop.
+        if (workController.signal.aborted) {
+          this.#logger.debug('guarded work ended by rejecting after it was told to stop', {
+            ...this.#fields(),
+            error: errorText(error),
+          });
+          return;
+        }
+        workFailure = { error };
+        this.#logger.error('guarded work failed', { ...this.#fields(), error: errorText(error) });
+        failed.abort();
+      })
+      .finally(() => {
+        settled.abort();
+      });
 
-    const outcome = await this.#renew(AbortSignal.any([signal, stopRenewing.signal]));
-    workController.abort(
-      new Error(
-        outcome === 'lost' ? `leadership of ${this.#name} lost` : `leader election ${this.#name} stopped`,
-      ),
-    );
-    this.#setLeading(false);
+    let outcome = await this.#renew(AbortSignal.any([signal, failed.signal]));
+    if (outcome === 'stopped') {
+      // Cancelled (or the work failed): the work is told to stop, and the lease is renewed until it has
+      // settled, so no standby starts while it still runs (controller-runtime, too, cancels its leader
+      // election only once its runnables have stopped). Renewal failing meanwhile is a loss, as ever.
+      workController.abort(new Error(`leader election ${this.#name} stopped`));
+      outcome = await this.#renew(settled.signal);
+    }
     if (outcome === 'lost') {
+      workController.abort(new Error(`leadership of ${this.#name} lost`));
+      this.#setLeading(false);
       this.#logger.error('leader election lost', this.#fields());
       this.#callbacks.onStoppedLeading();
       return;
     }
-    await work;
+    this.#setLeading(false);
     if (this.#releaseOnCancel) await this.#release();
     this.#callbacks.onStoppedLeading();
     if (workFailure !== undefined) throw new LeaderWorkError(this.#name, workFailure.error);
