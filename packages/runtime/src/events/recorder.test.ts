@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
 import { FakeClock, KubeApiError, settle } from '@loopwright/core';
+import { createLogger } from '../log/logger.ts';
 import { SecretRegistry } from '../log/redact.ts';
 import { EventRecorder, type EventRecorderOptions } from './recorder.ts';
 import type { EventSink } from './sink.ts';
@@ -199,6 +201,40 @@ describe('EventRecorder', () => {
     await settle();
     assert.equal(sink.creates.length, 7);
     assert.equal(recorder.stats().aggregated, 1);
+  });
+
+  it('close(timeoutMs) gives up writes the API server does not take in time, and says so', async () => {
+    const warnings: Record<string, unknown>[] = [];
+    const stream = new Writable({
+      write(chunk: Buffer, _encoding, callback) {
+        warnings.push(JSON.parse(chunk.toString('utf8')) as Record<string, unknown>);
+        callback();
+      },
+    });
+    const { sink, recorder, clock } = setup({
+      logger: createLogger({ level: 'warn', format: 'json', stream }),
+    });
+    sink.create = () => new Promise<EventsV1Event>(() => undefined); // an API server that never answers
+    recorder.event({ ...pod, uid: 'a' }, failed);
+    recorder.event({ ...pod, uid: 'b' }, failed);
+    await settle();
+    let closed = false;
+    const closing = recorder.close(5_000).then(() => (closed = true));
+    await clock.advance(4_999);
+    assert.equal(closed, false, 'waits for the writes while there is time');
+    await clock.advance(1);
+    await closing;
+    assert.deepEqual(
+      warnings.map(({ message, abandoned, timeoutMs }) => ({ message, abandoned, timeoutMs })),
+      [
+        {
+          message: 'gave up Event writes at shutdown: the API server did not take them in time',
+          // The two creates (one hanging), and the series flush close() queued behind each.
+          abandoned: 4,
+          timeoutMs: 5_000,
+        },
+      ],
+    );
   });
 
   it('close() flushes pending series counts, awaits the writes, and drops later events', async () => {

@@ -181,16 +181,46 @@ export class EventRecorder {
 
   /**
    * Stops recording (later events are dropped), writes every pending series count, and resolves when
-   * all API writes have settled. Call it on shutdown so the last counts are not lost.
+   * all API writes have settled, or after `timeoutMs` (default: no limit): an API server that does not
+   * answer must not hold a shutting-down process. Writes not started by then are given up, and logged.
+   * Call it on shutdown so the last counts are not lost.
    */
-  async close(): Promise<void> {
+  async close(timeoutMs = Infinity): Promise<void> {
     this.#closed = true;
     for (const entry of this.#series.values()) {
       entry.timer?.cancel();
       entry.timer = undefined;
       if (entry.count > entry.writtenCount) this.#enqueue(() => this.#flush(entry));
     }
-    while (this.#writer !== undefined) await this.#writer;
+    if (this.#writer === undefined) return;
+    let deadline: { cancel(): void } | undefined;
+    const timedOut = new Promise<'timeout'>((resolve) => {
+      if (timeoutMs !== Infinity)
+        deadline = this.#clock.setTimer(
+          () => {
+            resolve('timeout');
+          },
+          timeoutMs,
+          { unref: true },
+        );
+    });
+    // A function, not the field inline: the writer changes across awaits, which narrowing ignores.
+    const current = (): Promise<void> | undefined => this.#writer;
+    try {
+      for (let writer = current(); writer !== undefined; writer = current()) {
+        const outcome = await Promise.race([writer.then(() => 'written' as const), timedOut]);
+        if (outcome === 'written') continue;
+        const abandoned = this.#writes.length + 1;
+        this.#writes.length = 0;
+        this.#logger.warn('gave up Event writes at shutdown: the API server did not take them in time', {
+          abandoned,
+          timeoutMs,
+        });
+        return;
+      }
+    } finally {
+      deadline?.cancel();
+    }
   }
 
   #record(regarding: ObjectReference, input: EventInput): void {

@@ -70,6 +70,9 @@ export class CacheSyncTimeoutError extends Error {
   override readonly name = 'CacheSyncTimeoutError';
 }
 
+/** How long stopping waits for the last Event writes (controller-runtime bounds it by its shutdown). */
+const EVENT_FLUSH_TIMEOUT_MS = 5_000;
+
 /**
  * In-flight reconciles outlived `gracefulShutdownTimeoutMs`. They may still be writing, so the Lease is
  * not released (it expires after its duration, once the process has exited), as controller-runtime
@@ -174,6 +177,7 @@ export class Manager {
       controllers: this.#controllers.map((c) => c.name),
     });
     await this.#serve();
+    let exit: ManagerExit | undefined;
     try {
       for (const controller of this.#controllers) controller.requestInformers(this.factory);
       this.factory.start();
@@ -182,12 +186,17 @@ export class Manager {
       this.#synced = true;
       log.info('caches synced');
       const election = this.#options.leaderElection;
-      return election
+      const outcome: ManagerExit = election
         ? await this.#runElected(election, signal)
         : await this.#runControllers(signal).then(() => 'stopped' as const);
+      exit = outcome;
+      return outcome;
     } finally {
-      // Reconciles have stopped (or were given up on): flush pending Event series, then the rest.
-      await Promise.all(this.#recorders.map((recorder) => recorder.close()));
+      // Reconciles have stopped (or were given up on): flush pending Event series, then the rest. The
+      // flush is bounded, as an unreachable API server must not hold the process; after a lost
+      // leadership nothing waits: the caller must exit at once.
+      const flushMs = exit === 'lost-leadership' ? 0 : EVENT_FLUSH_TIMEOUT_MS;
+      await Promise.all(this.#recorders.map((recorder) => recorder.close(flushMs)));
       this.factory.stop();
       this.#informerTransport.close();
       await this.client.close();
