@@ -102,7 +102,8 @@ export class Controller<T extends KubeObject = KubeObject> {
         enqueueFiltered(enqueue, (obj) => [objectKey(obj)], filter(this.#options.for.predicate)),
       ),
     ];
-    const ownerKeys = enqueueControllerOwner(this.#options.for.kind, this.#options.for.group);
+    const { kind, group, namespaced } = this.#options.for;
+    const ownerKeys = enqueueControllerOwner(kind, group, namespaced);
     for (const owned of this.#options.owns ?? [])
       registrations.push(
         factory

@@ -9,14 +9,20 @@ export function groupOf(apiVersion: string): string {
 /**
  * Maps an owned object to the key of its controller owner when that owner is of `kind` in `group`
  * (any version), as controller-runtime's `Owns()`/`EnqueueRequestForOwner(OnlyControllerOwner)`.
- * The owner is looked up in the owned object's namespace: ownership never crosses namespaces.
+ * A namespaced owner is in the owned object's namespace (ownership never crosses namespaces); a
+ * cluster-scoped owner (`namespaced` false) has no namespace, whatever the owned object's.
  */
-export function enqueueControllerOwner(kind: string, group: string): (obj: KubeObject) => string[] {
+export function enqueueControllerOwner(
+  kind: string,
+  group: string,
+  namespaced = true,
+): (obj: KubeObject) => string[] {
   return (obj) => {
     const owner = obj.metadata?.ownerReferences?.find(
       (ref) => ref.controller === true && ref.kind === kind && groupOf(ref.apiVersion) === group,
     );
-    return owner ? [keyFor(obj.metadata?.namespace, owner.name)] : [];
+    if (owner === undefined) return [];
+    return [namespaced ? keyFor(obj.metadata?.namespace, owner.name) : owner.name];
   };
 }
 

@@ -59,6 +59,11 @@ export type Reconciler<T extends KubeObject> = (
 export interface PrimaryResource<T extends KubeObject = KubeObject> extends ListWatchScope {
   /** The resource's `kind`, used to recognise owner references that point at it. */
   kind: string;
+  /**
+   * False for a cluster-scoped kind: an owned object's owner reference then names an object without a
+   * namespace (controller-runtime reads the scope from its RESTMapper). Default true.
+   */
+  namespaced?: boolean;
   /** Which of its events reconcile (controller-runtime's `For(..., WithPredicates(...))`); default all. */
   predicate?: Predicate<T>;
   /**

@@ -123,7 +123,9 @@ describe('controller generator', () => {
     await controllerGenerator(tree, { ...widget, name: 'gizmo-sync', kind: 'Gizmo', clusterScoped: true });
     const controller = read(tree, 'packages/gizmo-sync/src/controller.ts');
     assert.match(controller, /export function createGizmoController\(/);
-    assert.doesNotMatch(controller, /namespace/);
+    // No namespace anywhere, only the primary's scope, which keys its owned objects' owner by name.
+    assert.match(controller, /kind: GIZMO_KIND, namespaced: false \}/);
+    assert.doesNotMatch(controller.replace('namespaced: false', ''), /namespace/);
     assert.doesNotMatch(read(tree, 'packages/gizmo-sync/src/main.ts'), /watchNamespace/);
     assert.match(read(tree, 'packages/gizmo-sync/src/config.ts'), /namespaced: false,/);
     assert.match(read(tree, 'charts/gizmo-sync/crds/gizmos.widgets.example.com.yaml'), /scope: Cluster/);
