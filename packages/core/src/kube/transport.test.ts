@@ -690,6 +690,60 @@ describe('KubeTransport watch', () => {
     client.close();
   });
 
+  it('a watch sent again after a 429 lives while data flows: no idle timer of the first attempt fires', async () => {
+    const clock = new FakeClock();
+    let stream: http.ServerResponse | undefined;
+    route = (_req, res) => {
+      if (received.length === 1) {
+        res.writeHead(429, { 'retry-after': '1' }).end(statusBody(429, 'TooManyRequests'));
+        return;
+      }
+      res.writeHead(200).flushHeaders();
+      stream = res;
+    };
+    const client = transport({ clock });
+    const documents: unknown[] = [];
+    let failed: unknown;
+    const watching = (async () => {
+      for await (const document of client.watch({ path: '/w', idleTimeoutMs: 3_000 }))
+        documents.push(document);
+    })().catch((error: unknown) => {
+      failed = error;
+    });
+    await requestsArrived(1);
+    await clock.advance(1_000);
+    await requestsArrived(2);
+    // A line every 500 ms for 5 s: well past 3 s after the 429, and never 3 s of silence.
+    for (let n = 1; n <= 10; n++) {
+      stream?.write(`{"n":${n}}\n`);
+      while (documents.length < n && failed === undefined) await clock.advance(0);
+      assert.equal(failed, undefined, `still watching at line ${n}`);
+      await clock.advance(500);
+    }
+    stream?.end();
+    await watching;
+    assert.equal(failed, undefined);
+    assert.equal(documents.length, 10);
+    assert.equal(clock.pendingTimers(), 0, 'no idle timer of an earlier attempt left behind');
+    client.close();
+  });
+
+  it('a Retry-After longer than idleTimeoutMs is waited out: no idle timeout while waiting to retry', async () => {
+    const clock = new FakeClock();
+    route = (_req, res) => {
+      if (received.length === 1)
+        res.writeHead(429, { 'retry-after': '5' }).end(statusBody(429, 'TooManyRequests'));
+      else res.writeHead(200).end('{"n":1}\n');
+    };
+    const client = transport({ clock });
+    const watching = collect(client.watch({ path: '/w', idleTimeoutMs: 1_000 }));
+    await requestsArrived(1);
+    await clock.advance(5_000);
+    assert.deepEqual(await watching, [{ n: 1 }]);
+    assert.equal(received.length, 2);
+    client.close();
+  });
+
   it('a connection cut in the middle of a line is a network failure', async () => {
     route = (req, res) => {
       res.writeHead(200);

@@ -60,7 +60,8 @@ export interface KubeWatchRequest extends KubeRequest {
   /**
    * If nothing at all arrives for this long (not even part of a line) once the request has its
    * rate-limiter token, response headers included, the connection is considered dead and the watch fails with `failure`
-   * `timeout`. A half-open connection would otherwise hang forever. Default: none.
+   * `timeout`. A half-open connection would otherwise hang forever. Each attempt of a request sent again
+   * after `Retry-After` has its own wait; the wait to send it again does not count. Default: none.
    */
   idleTimeoutMs?: number;
 }
@@ -323,6 +324,8 @@ export class KubeTransport {
         if (retryAfterMs === undefined) break;
         // Drained, so the kept-alive connection serves the retry.
         response.resume();
+        // Silence while waiting to retry is no dead connection: the next attempt arms the timer again.
+        exchange.stopExpectingData();
         await sleep(this.#clock, retryAfterMs, exchange.signal);
         exchange.signal.throwIfAborted();
       }
@@ -509,7 +512,15 @@ class Exchange {
 
   /** Fails the exchange when `ms` pass without any data; every {@link heardFrom} starts the wait over. */
   expectDataEvery(ms: number): void {
+    // Armed once per attempt of a retried request: an earlier attempt's timer must not outlive it.
+    this.stopExpectingData();
     this.#idle = { timer: this.#armIdle(ms), ms };
+  }
+
+  /** Cancels the idle timer until the next {@link expectDataEvery}. */
+  stopExpectingData(): void {
+    this.#idle?.timer.cancel();
+    this.#idle = undefined;
   }
 
   heardFrom(): void {
