@@ -68,6 +68,18 @@ describe('SharedInformerFactory', () => {
     factory.stop();
   });
 
+  it('accepts the same built-in index under a taken name from two callers that each call labelIndex', () => {
+    const { factory } = setup();
+    const informer = factory.forResource({ ...configMaps, indexers: { byApp: labelIndex('app') } });
+    assert.doesNotThrow(() => factory.forResource({ ...configMaps, indexers: { byApp: labelIndex('app') } }));
+    assert.deepEqual(informer.lister.byIndex('byApp', 'x'), []);
+    assert.throws(
+      () => factory.forResource({ ...configMaps, indexers: { byApp: labelIndex('tier') } }),
+      /different function/,
+    );
+    factory.stop();
+  });
+
   describe("a scope's own transform", () => {
     /** Appends `step` to the object's `steps` annotation: shows which transforms ran, in which order. */
     const mark =

@@ -39,10 +39,21 @@ export const controllerOwnerIndex: IndexFunc = (obj) => {
   return [];
 };
 
-/** Indexes by the value of one label; objects without the label are not indexed. */
+const labelIndexes = new Map<string, IndexFunc>();
+
+/**
+ * Indexes by the value of one label; objects without the label are not indexed. The same function for
+ * the same label: a shared informer accepts an index name again only with the same function, so two
+ * controllers that each ask for `labelIndex('app')` must get one.
+ */
 export function labelIndex(label: string): IndexFunc {
-  return (obj) => {
-    const value = obj.metadata?.labels?.[label];
-    return value === undefined ? [] : [value];
-  };
+  let indexFunc = labelIndexes.get(label);
+  if (indexFunc === undefined) {
+    indexFunc = (obj) => {
+      const value = obj.metadata?.labels?.[label];
+      return value === undefined ? [] : [value];
+    };
+    labelIndexes.set(label, indexFunc);
+  }
+  return indexFunc;
 }

@@ -259,6 +259,18 @@ describe('Informer', () => {
     t.informer.stop();
   });
 
+  it('waitForSync rejects, rather than throws, when its signal has already aborted', async () => {
+    const t = setup();
+    t.informer.start();
+    const reason = new Error('gave up');
+    let pending: Promise<void> | undefined;
+    assert.doesNotThrow(() => {
+      pending = t.informer.waitForSync(AbortSignal.abort(reason));
+    });
+    await assert.rejects(pending ?? Promise.resolve(), (error) => error === reason);
+    t.informer.stop();
+  });
+
   it('freezes cached objects when asked, so mutation throws', async () => {
     const t = setup({ freezeObjects: true });
     t.informer.start();

@@ -207,7 +207,8 @@ export class Informer<T extends KubeObject> {
     if (this.#synced) return Promise.resolve();
     if (this.#stopped)
       return Promise.reject(new InformerStoppedError(`informer for ${this.#resource} was stopped`));
-    signal?.throwIfAborted();
+    // Rejects like a later abort does: a caller awaiting it must not get a synchronous throw instead.
+    if (signal?.aborted === true) return Promise.reject(abortReason(signal));
     return new Promise((resolve, reject) => {
       const onAbort = (): void => {
         this.#syncWaiters = this.#syncWaiters.filter((waiter) => waiter !== entry);

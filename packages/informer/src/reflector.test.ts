@@ -271,6 +271,7 @@ describe('Reflector', () => {
     await t.clock.advance(800);
     const second = await t.client.watchNumber(1);
     assert.equal(t.client.listCalls, 2, 'a list, not a watch from the old resourceVersion');
+    assert.equal(t.metrics.relists, 1, 'a full list after the initial one');
     assert.equal(second.request.resourceVersion, '30');
     assert.deepEqual(t.replaced.at(-1), { names: [], resourceVersion: '30' });
     assert.equal(t.reflector.resourceMissing, false);
@@ -278,6 +279,14 @@ describe('Reflector', () => {
     second.fail(notFound());
     await settle();
     assert.equal(t.logger.lines.length, 2);
+    // Still missing when the list is retried: one relist, however many attempts it takes.
+    t.client.scriptList(notFound());
+    await t.clock.advance(1600);
+    t.client.scriptList({ items: [], resourceVersion: '40' });
+    await t.clock.advance(3200);
+    await t.client.watchNumber(2);
+    assert.equal(t.client.listCalls, 4);
+    assert.equal(t.metrics.relists, 2);
     t.abort.abort();
     await t.done;
   });

@@ -89,8 +89,8 @@ interface Failure {
  * - 410 Gone (HTTP status or an ERROR event with code 410 / reason Expired): back off, then relist;
  *   the relist replaces the sink's content (deletes for objects that vanished meanwhile);
  * - 404 NotFound: the resource is not served (its CRD is not installed, or was deleted): back off,
- *   then list again, until it is served; logged once (and again every 10 min while it lasts), and
- *   {@link Reflector.resourceMissing} is true meanwhile;
+ *   then list again, until it is served (a relist, counted once, if a list had succeeded); logged once
+ *   (and again every 10 min while it lasts), and {@link Reflector.resourceMissing} is true meanwhile;
  * - anything else (network errors, 5xx, 429, 401/403, timeouts, inactivity, a watch closed at once
  *   without events, undecodable data, failed lists): back off (jittered exponential), then resume
  *   with a watch from the last resourceVersion, or retry the list if none has succeeded yet;
@@ -166,8 +166,12 @@ export class Reflector<T extends KubeObject> {
         this.#safely(() => this.#metrics.relist?.(this.#client.resource));
       }
       // The collection is gone with its CRD (or never existed): once it is served again, only a list
-      // tells what exists.
-      if (failure.reason === FailureReason.NotFound) needList = true;
+      // tells what exists. A relist only if a list had succeeded: retrying the initial list, or a relist
+      // already counted, is not another.
+      if (failure.reason === FailureReason.NotFound && !needList) {
+        needList = true;
+        this.#safely(() => this.#metrics.relist?.(this.#client.resource));
+      }
       this.#resourceMissing = failure.reason === FailureReason.NotFound;
       const retryAfterMs = failure.error instanceof KubeApiError ? (failure.error.retryAfterMs ?? 0) : 0;
       const delayMs = Math.max(this.#backoff.step(), retryAfterMs);

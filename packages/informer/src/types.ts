@@ -84,7 +84,10 @@ export interface InformerMetrics {
   started?(resource: string): void;
   /** A list or watch attempt failed; `reason` is a {@link FailureReason}. */
   watchError?(resource: string, reason: string): void;
-  /** A full relist started because the watch's resourceVersion expired (410 Gone). */
+  /**
+   * A full relist is due: the watch's resourceVersion expired (410 Gone), or the resource went missing
+   * after a list had succeeded (404 NotFound, its CRD deleted). Once per relist, not per list attempt.
+   */
   relist?(resource: string): void;
 }
 
