@@ -173,6 +173,15 @@ describe('delaying queue: addAfter', () => {
     assert.equal(queue.len(), 0);
   });
 
+  it('drops waiting keys and clears the timer on shutDownWithDrain() too', async () => {
+    const { clock, queue } = setup();
+    queue.addAfter('a', 10);
+    await queue.shutDownWithDrain();
+    assert.equal(clock.pendingTimers(), 0);
+    clock.step(100);
+    assert.equal(queue.len(), 0);
+  });
+
   it('never adds a key delayed by Infinity and arms no timer for it', () => {
     const { clock, queue } = setup();
     queue.addAfter('never', Infinity);

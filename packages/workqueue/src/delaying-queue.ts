@@ -44,13 +44,13 @@ export class DelayingQueueImpl<K extends string> extends Queue<K> implements Del
     if (this.#waiting.schedule(key, readyAt) && readyAt < this.#timerReadyAt) this.#arm(readyAt);
   }
 
-  override shutDown(): void {
-    if (this.shuttingDown()) return;
+  // A hook rather than a shutDown() override, which would also have to let a second shutDown() through
+  // to end a pending shutDownWithDrain().
+  protected override onShutDown(): void {
     this.#timer?.cancel();
     this.#timer = undefined;
     this.#timerReadyAt = Infinity;
     this.#waiting.clear();
-    super.shutDown();
   }
 
   #arm(readyAt: number): void {

@@ -249,6 +249,27 @@ describe('queue: shutdown', () => {
     );
   });
 
+  it('shutDown() after shutDownWithDrain() stops the drain waiting for a stuck worker, as in client-go', async () => {
+    const queue = newQueue();
+    queue.add('stuck');
+    queue.add('ready');
+    assert.equal(await getKey(queue), 'stuck');
+    let drained = 0;
+    const drains = [queue.shutDownWithDrain(), queue.shutDownWithDrain()].map((drain) =>
+      drain.then(() => drained++),
+    );
+    await flush();
+    assert.equal(drained, 0, 'a second shutDownWithDrain() does not end the first one');
+    queue.shutDown();
+    await flush();
+    assert.equal(drained, 2, 'shutDown() resolved both drains although "stuck" is still processing');
+    await Promise.all(drains);
+    assert.equal(await getKey(queue), 'ready', 'ready keys are still handed out');
+    queue.done('stuck');
+    queue.done('ready');
+    assert.deepEqual(await queue.get(), { key: undefined, shutdown: true });
+  });
+
   it('shutDown() is idempotent', async () => {
     const queue = newQueue();
     queue.shutDown();

@@ -40,12 +40,14 @@ export interface WorkQueue<K extends string> {
   len(): number;
   /**
    * Stops accepting keys and wakes every waiting `get()` with `{ shutdown: true }`. Ready keys are still
-   * handed out by later `get()` calls. Idempotent.
+   * handed out by later `get()` calls. Idempotent. Also resolves every pending `shutDownWithDrain()`
+   * without waiting for keys still processing, as client-go's `ShutDown` after `ShutDownWithDrain`.
    */
   shutDown(): void;
   /**
-   * `shutDown()`, then resolves once no key is processing (each handed-out key got `done`). Keys still
-   * ready are not waited for: workers are expected to keep calling `get()` until it reports shutdown.
+   * `shutDown()`, then resolves once no key is processing (each handed-out key got `done`), or once
+   * `shutDown()` is called (to stop waiting for a stuck worker, e.g. after a timeout). Keys still ready are
+   * not waited for: workers are expected to keep calling `get()` until it reports shutdown.
    */
   shutDownWithDrain(): Promise<void>;
   /** True after `shutDown()` or `shutDownWithDrain()`. */
@@ -96,11 +98,7 @@ export class Queue<K extends string> implements WorkQueue<K> {
     if (!this.#processing.delete(key)) return;
     this.metrics?.done(key);
     if (this.#dirty.has(key)) this.#enqueue(key);
-    if (this.#processing.size === 0 && this.#drainWaiters.length > 0) {
-      const waiters = this.#drainWaiters;
-      this.#drainWaiters = [];
-      for (const resolve of waiters) resolve();
-    }
+    if (this.#processing.size === 0) this.#endDrain();
   }
 
   len(): number {
@@ -108,17 +106,16 @@ export class Queue<K extends string> implements WorkQueue<K> {
   }
 
   shutDown(): void {
-    if (this.#shuttingDown) return;
-    this.#shuttingDown = true;
-    this.metrics?.stop();
-    // Getters only wait while nothing is ready, so all of them see a drained queue.
-    for (let resolve = this.#getters.shift(); resolve !== undefined; resolve = this.#getters.shift()) {
-      resolve(shutdownItem);
-    }
+    this.#shutDown();
+    // client-go: "ShutDown can be called after ShutDownWithDrain to force ShutDownWithDrain to stop
+    // waiting", so a drain with a timeout can give up on a stuck worker. Also when already shut down:
+    // that shutdown is the drain's own.
+    this.#endDrain();
   }
 
   shutDownWithDrain(): Promise<void> {
-    this.shutDown();
+    // Not through shutDown(): that would end the drains of earlier shutDownWithDrain() calls.
+    this.#shutDown();
     if (this.#processing.size === 0) return Promise.resolve();
     return new Promise((resolve) => {
       this.#drainWaiters.push(resolve);
@@ -127,6 +124,31 @@ export class Queue<K extends string> implements WorkQueue<K> {
 
   shuttingDown(): boolean {
     return this.#shuttingDown;
+  }
+
+  /**
+   * Runs once, at the first shutdown call, before waiting getters are woken: subclasses drop their own
+   * pending work here (both shutDown() and shutDownWithDrain() come through it).
+   */
+  protected onShutDown(): void {}
+
+  #shutDown(): void {
+    if (this.#shuttingDown) return;
+    this.#shuttingDown = true;
+    this.onShutDown();
+    this.metrics?.stop();
+    // Getters only wait while nothing is ready, so all of them see a drained queue.
+    for (let resolve = this.#getters.shift(); resolve !== undefined; resolve = this.#getters.shift()) {
+      resolve(shutdownItem);
+    }
+  }
+
+  /** Resolves every pending `shutDownWithDrain()`. */
+  #endDrain(): void {
+    if (this.#drainWaiters.length === 0) return;
+    const waiters = this.#drainWaiters;
+    this.#drainWaiters = [];
+    for (const resolve of waiters) resolve();
   }
 
   /** Puts a dirty, not processing key in line, or straight into the hands of the longest waiting getter. */

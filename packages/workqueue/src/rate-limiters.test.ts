@@ -45,6 +45,25 @@ describe('exponentialFailureRateLimiter', () => {
     assert.throws(() => exponentialFailureRateLimiter(-1, 10), RangeError);
     assert.throws(() => exponentialFailureRateLimiter(10, 5), RangeError);
   });
+
+  it('rejects a non-finite base at construction, naming it, not at the first when()', () => {
+    for (const baseMs of [Infinity, Number.NaN, -Infinity]) {
+      assert.throws(() => exponentialFailureRateLimiter(baseMs, Infinity), {
+        name: 'RangeError',
+        message: /baseMs/,
+      });
+    }
+  });
+
+  it('rejects an infinite or NaN cap, which would let the delay double to Infinity', () => {
+    for (const maxMs of [Infinity, Number.NaN]) {
+      assert.throws(() => exponentialFailureRateLimiter(5, maxMs), { name: 'RangeError', message: /maxMs/ });
+    }
+    // The largest finite cap still keeps every delay finite.
+    const delays = whenTimes(exponentialFailureRateLimiter(5, Number.MAX_VALUE), 'a', 1100);
+    assert.ok(delays.every(Number.isFinite));
+    assert.equal(delays.at(-1), Number.MAX_VALUE);
+  });
 });
 
 describe('bucketRateLimiter', () => {
@@ -97,6 +116,22 @@ describe('bucketRateLimiter', () => {
     assert.throws(() => bucketRateLimiter({ qps: 0, burst: 1 }), RangeError);
     assert.throws(() => bucketRateLimiter({ qps: 1, burst: 0 }), RangeError);
     assert.throws(() => bucketRateLimiter({ qps: 1, burst: 1.5 }), RangeError);
+  });
+
+  it('rejects a qps whose token wait 1000 / qps is Infinity, naming qps', () => {
+    for (const qps of [1e-310, Number.NaN, -Infinity]) {
+      assert.throws(() => bucketRateLimiter({ qps, burst: 1 }), { name: 'RangeError', message: /qps/ });
+    }
+    const slowest = bucketRateLimiter({ qps: 1e-300, burst: 1, clock: new FakeClock() });
+    assert.deepEqual(whenTimes(slowest, 'a', 2), [0, 1e303]);
+  });
+
+  it('rejects a non-finite or unsafe burst (tokens - 1 would not take a token), naming burst', () => {
+    for (const burst of [Infinity, Number.NaN, 2 ** 60]) {
+      assert.throws(() => bucketRateLimiter({ qps: 1, burst }), { name: 'RangeError', message: /burst/ });
+    }
+    const largest = bucketRateLimiter({ qps: 1, burst: Number.MAX_SAFE_INTEGER, clock: new FakeClock() });
+    assert.equal(largest.when('a'), 0);
   });
 });
 

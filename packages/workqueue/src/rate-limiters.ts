@@ -18,14 +18,21 @@ export interface RateLimiter<K extends string = string> {
  * `baseMs * 2^n`, capped at `maxMs`. Defaults give 5, 10, 20, 40 ms, ... 1000 s. Each failing key steps
  * its own core `Backoff` (factor 2, no step limit, cap `maxMs`), which stops growing at the cap, so any
  * number of failures neither overflows nor costs more than one step.
- * @throws RangeError unless `0 <= baseMs <= maxMs`.
+ * @throws RangeError unless `0 <= baseMs <= maxMs < Infinity`.
  */
 export function exponentialFailureRateLimiter<K extends string = string>(
   baseMs = 5,
   maxMs = 1_000_000,
 ): RateLimiter<K> {
-  if (!(baseMs >= 0 && maxMs >= baseMs)) {
-    throw new RangeError(`exponentialFailureRateLimiter: need 0 <= baseMs <= maxMs, got ${baseMs}, ${maxMs}`);
+  // Checked here, not left to the first when() inside a worker: an infinite base throws in Backoff, and an
+  // infinite cap lets the delay double to Infinity (failure 1023 at 5 ms), after which the key never runs.
+  if (!(baseMs >= 0 && baseMs < Infinity)) {
+    throw new RangeError(`exponentialFailureRateLimiter: baseMs must be finite and >= 0, got ${baseMs}`);
+  }
+  if (!(maxMs >= baseMs && maxMs < Infinity)) {
+    throw new RangeError(
+      `exponentialFailureRateLimiter: maxMs must be finite and >= baseMs (${baseMs}), got ${maxMs}`,
+    );
   }
   const failures = new Map<K, { count: number; readonly backoff: Backoff }>();
   return {
@@ -52,9 +59,9 @@ export function exponentialFailureRateLimiter<K extends string = string>(
 
 /** Options for {@link bucketRateLimiter}. */
 export interface BucketRateLimiterOptions {
-  /** Tokens added per second (> 0; Infinity disables limiting). */
+  /** Tokens added per second (> 0, with a finite `1000 / qps`; Infinity disables limiting). */
   readonly qps: number;
-  /** Bucket size: how many keys may go without delay after a quiet period (integer >= 1). */
+  /** Bucket size: how many keys may go without delay after a quiet period (safe integer >= 1). */
   readonly burst: number;
   /** Time source; defaults to {@link realClock}. */
   readonly clock?: Pick<Clock, 'now'>;
@@ -66,15 +73,20 @@ export interface BucketRateLimiterOptions {
  * refills at `qps`, and every `when` takes a token now or reserves the next one, returning the wait
  * until that reserved token exists. So a burst of calls gets `burst` zero delays, then delays spaced
  * `1000 / qps` ms apart. `forget` is a no-op and `numRequeues` is always 0.
- * @throws RangeError for qps <= 0 or burst < 1 (x/time/rate would then wait forever).
+ * @throws RangeError for qps <= 0 or burst < 1 (x/time/rate would then wait forever), for a qps so small
+ * that one token's wait `1000 / qps` is Infinity, and for a burst above `Number.MAX_SAFE_INTEGER`.
  */
 export function bucketRateLimiter<K extends string = string>(
   options: BucketRateLimiterOptions,
 ): RateLimiter<K> {
   const { qps, burst } = options;
-  if (!(qps > 0)) throw new RangeError(`bucketRateLimiter: qps must be > 0, got ${qps}`);
-  if (!(Number.isInteger(burst) && burst >= 1)) {
-    throw new RangeError(`bucketRateLimiter: burst must be an integer >= 1, got ${burst}`);
+  // A qps of 1e-310 would make the second reservation wait Infinity: that key would never be retried.
+  if (!(qps > 0 && 1000 / qps < Infinity)) {
+    throw new RangeError(`bucketRateLimiter: qps must be > 0 with a finite 1000 / qps, got ${qps}`);
+  }
+  // Above 2^53, taking a token (tokens - 1) rounds back to the same number: the bucket would never limit.
+  if (!(Number.isSafeInteger(burst) && burst >= 1)) {
+    throw new RangeError(`bucketRateLimiter: burst must be a safe integer >= 1, got ${burst}`);
   }
   const clock = options.clock ?? realClock;
   let tokens = burst;
