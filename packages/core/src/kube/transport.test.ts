@@ -8,6 +8,7 @@ import { KubeApiError, KubeApiFailure } from './api-error.ts';
 import { isConflict, isNotFound, isTooManyRequests } from './classify.ts';
 import { REAPPLY_MS } from './applied-config.ts';
 import {
+  BACKGROUND_MAX_WAIT_MS,
   BACKGROUND_QUIET_MS,
   KubeHttpsAgent,
   KubeTransport,
@@ -559,6 +560,32 @@ describe('KubeTransport background starvation', () => {
       received.map((r) => r.url),
       ['/prefix/poll-0', '/prefix/event', '/prefix/poll-1', '/prefix/poll-2', '/prefix/poll-3'],
     );
+    client.close();
+  });
+});
+
+describe('KubeTransport background requests on a transport that is never quiet', () => {
+  it('are sent after BACKGROUND_MAX_WAIT_MS anyway: late, never starved', async () => {
+    const clock = new FakeClock();
+    const client = transport({ clock });
+    const first = client.request({ path: '/reconcile-0' });
+    let sentAtMs: number | undefined;
+    const event = client.request({ path: '/event', priority: 'background' }).then(() => {
+      sentAtMs = clock.now();
+    });
+    await first;
+    // A busy controller: a new request every 10 ms, so the transport is never quiet for 20 ms.
+    for (let i = 1; sentAtMs === undefined && i <= 1_000; i++) {
+      await clock.advance(10);
+      await client.request({ path: `/reconcile-${i}` });
+    }
+    assert.notEqual(sentAtMs, undefined, 'sent while the load went on');
+    await event;
+    assert.ok(
+      sentAtMs !== undefined && sentAtMs >= BACKGROUND_MAX_WAIT_MS && sentAtMs <= BACKGROUND_MAX_WAIT_MS + 10,
+      `sent once it had waited ${BACKGROUND_MAX_WAIT_MS} ms, not before or much after: ${sentAtMs}`,
+    );
+    assert.equal(clock.pendingTimers(), 0);
     client.close();
   });
 });

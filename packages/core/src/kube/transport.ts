@@ -48,9 +48,9 @@ export interface KubeRequest {
   /**
    * Its place among requests waiting for a rate-limiter token. Default `normal`. A `background` request
    * is moreover sent only once no other request of this transport has been on its way (waiting for a
-   * token, waiting to retry, or waiting for its response headers) for {@link BACKGROUND_QUIET_MS}: a
-   * diagnostic then never competes with a reconcile for the server either. Its deadline (`timeoutMs`)
-   * runs while it waits.
+   * token, waiting to retry, or waiting for its response headers) for {@link BACKGROUND_QUIET_MS}, or
+   * after {@link BACKGROUND_MAX_WAIT_MS} of waiting for that: a diagnostic then competes with reconciles
+   * for the server only when they never pause. Its deadline (`timeoutMs`) runs while it waits.
    */
   priority?: RequestPriority;
 }
@@ -133,6 +133,14 @@ export interface KubeTransportStats {
  * (a request every 50 ms, say) does not starve them; a lone reconcile's Event goes this much later.
  */
 export const BACKGROUND_QUIET_MS = 20;
+
+/**
+ * How long a `background` request waits for {@link BACKGROUND_QUIET_MS} of quiet before it is sent
+ * anyway: a transport that is never quiet (a controller busy for minutes) must still write its
+ * diagnostics, late rather than never. The Event recorder sends one write at a time, so under constant
+ * load its Events go at one per this period, a load no reconcile notices.
+ */
+export const BACKGROUND_MAX_WAIT_MS = 2_000;
 
 /** Largest error body read; a `Status` is a few KiB, anything bigger is not one and is cut off. */
 export const MAX_ERROR_BODY_BYTES = 64 * 1024;
@@ -343,19 +351,28 @@ export class KubeTransport {
     }
   }
 
-  /** Resolves once no other request has been on its way for {@link BACKGROUND_QUIET_MS}. */
+  /**
+   * Resolves once no other request has been on its way for {@link BACKGROUND_QUIET_MS}, or after
+   * {@link BACKGROUND_MAX_WAIT_MS} of waiting for that.
+   */
   #idle(signal: AbortSignal): Promise<void> {
     signal.throwIfAborted();
     if (this.#quiet()) return Promise.resolve();
     return new Promise((resolve, reject) => {
-      const onAbort = (): void => {
+      const stopWaiting = (): void => {
         this.#idleWaiters.delete(wake);
+        signal.removeEventListener('abort', onAbort);
+        longest.cancel();
+      };
+      const onAbort = (): void => {
+        stopWaiting();
         reject(signal.reason as Error);
       };
       const wake = (): void => {
-        signal.removeEventListener('abort', onAbort);
+        stopWaiting();
         resolve();
       };
+      const longest = this.#clock.setTimer(wake, BACKGROUND_MAX_WAIT_MS, { unref: true });
       signal.addEventListener('abort', onAbort, { once: true });
       this.#idleWaiters.add(wake);
       this.#armQuietTimer();
