@@ -442,6 +442,25 @@ describe('KubeTransport rate limit', () => {
     client.close();
   });
 
+  it("timeoutMs starts once the request has its token, as client-go's Request.Timeout: a throttled request is not timed out unsent", async () => {
+    const clock = new FakeClock();
+    const client = transport({ rateLimit: { qps: 1, burst: 1 }, clock });
+    await client.request({ path: '/first' });
+    let settled = false;
+    const throttled = client.request({ path: '/throttled', timeoutMs: 500 }).finally(() => {
+      settled = true;
+    });
+    await clock.advance(999);
+    assert.equal(settled, false, 'waiting for its token, its deadline not yet running');
+    await clock.advance(1);
+    await throttled;
+    assert.deepEqual(
+      received.map((r) => r.url),
+      ['/prefix/first', '/prefix/throttled'],
+    );
+    client.close();
+  });
+
   it('a request aborted while waiting for its token is never sent and gives the token back', async () => {
     const clock = new FakeClock();
     const client = transport({ rateLimit: { qps: 1, burst: 1 }, clock });

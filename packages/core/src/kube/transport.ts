@@ -41,8 +41,10 @@ export interface KubeRequest {
   /** Aborting it fails the request with a {@link KubeApiError} whose `failure` is `aborted`. */
   signal?: AbortSignal;
   /**
-   * Deadline of the whole request, rate-limiter wait included, until its last byte (client-go's
-   * `Request.Timeout`); then it fails with `failure` `timeout`. Default: none.
+   * Deadline of the whole request, from the moment it first has its rate-limiter token (and, at
+   * `background` priority, its quiet) until its last byte, retries included; then it fails with
+   * `failure` `timeout`. As client-go's `Request.Timeout`, which throttles the first try before its
+   * timeout starts: a throttled client must not time out requests it never sent. Default: none.
    */
   timeoutMs?: number;
   /**
@@ -50,7 +52,7 @@ export interface KubeRequest {
    * is moreover sent only once no other request of this transport has been on its way (waiting for a
    * token, waiting to retry, or waiting for its response headers) for {@link BACKGROUND_QUIET_MS}, or
    * after {@link BACKGROUND_MAX_WAIT_MS} of waiting for that: a diagnostic then competes with reconciles
-   * for the server only when they never pause. Its deadline (`timeoutMs`) runs while it waits.
+   * for the server only when they never pause.
    */
   priority?: RequestPriority;
 }
@@ -323,6 +325,7 @@ export class KubeTransport {
       let response: http.IncomingMessage;
       for (let retries = 0; ; retries++) {
         await this.#throttle(method, exchange.signal, priority);
+        exchange.startDeadline();
         if (idleTimeoutMs !== undefined) exchange.expectDataEvery(idleTimeoutMs);
         const options = await this.#requestOptions(method, path, request);
         exchange.signal.throwIfAborted();
@@ -498,6 +501,7 @@ class Exchange {
   readonly #onCallerAbort = (): void => {
     this.#controller.abort(this.#callerSignal?.reason);
   };
+  readonly #timeoutMs: number | undefined;
   #deadline: Timer | undefined;
   #idle: { timer: Timer; ms: number } | undefined;
   #request: http.ClientRequest | undefined;
@@ -512,14 +516,16 @@ class Exchange {
     });
     if (request.signal?.aborted === true) this.#onCallerAbort();
     else request.signal?.addEventListener('abort', this.#onCallerAbort, { once: true });
-    const timeoutMs = request.timeoutMs;
-    if (timeoutMs !== undefined) {
-      this.#deadline = clock.setTimer(() => {
-        this.#controller.abort(
-          new DOMException(`no complete response within ${timeoutMs} ms`, 'TimeoutError'),
-        );
-      }, timeoutMs);
-    }
+    this.#timeoutMs = request.timeoutMs;
+  }
+
+  /** Starts the request's `timeoutMs`, once: when it first has its token. Retries run on the same one. */
+  startDeadline(): void {
+    const timeoutMs = this.#timeoutMs;
+    if (timeoutMs === undefined || this.#deadline !== undefined || this.#controller.signal.aborted) return;
+    this.#deadline = this.#clock.setTimer(() => {
+      this.#controller.abort(new DOMException(`no complete response within ${timeoutMs} ms`, 'TimeoutError'));
+    }, timeoutMs);
   }
 
   /** Aborts when any source does: the caller, the deadline, the idle timer. */
