@@ -461,6 +461,26 @@ describe('KubeTransport rate limit', () => {
     client.close();
   });
 
+  it('a watch takes no token, as client-go does not rate-limit watches', async () => {
+    const clock = new FakeClock();
+    const client = transport({ rateLimit: { qps: 1, burst: 1 }, clock });
+    await client.request({ path: '/first' });
+    route = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"type":"BOOKMARK"}\n');
+    };
+    const watched = collect(client.watch({ path: '/w' }));
+    // Real time for the round trip; the fake clock, which refills the bucket, stands still.
+    const deadline = Date.now() + 2_000;
+    while (received.length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    assert.deepEqual(
+      received.map((r) => r.url),
+      ['/prefix/first', '/prefix/w'],
+      'sent with no token left and no time passed',
+    );
+    assert.deepEqual(await watched, [{ type: 'BOOKMARK' }]);
+    client.close();
+  });
+
   it('a request aborted while waiting for its token is never sent and gives the token back', async () => {
     const clock = new FakeClock();
     const client = transport({ rateLimit: { qps: 1, burst: 1 }, clock });

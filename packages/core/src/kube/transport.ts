@@ -58,6 +58,7 @@ export interface KubeRequest {
 }
 
 /** A streaming request: a watch. */
+/** A watch takes no rate-limiter token (client-go does not rate-limit watches). */
 export interface KubeWatchRequest extends KubeRequest {
   /**
    * If nothing at all arrives for this long (not even part of a line) once the request has its
@@ -219,7 +220,7 @@ export class KubeTransport {
   }
 
   async #read(request: KubeRequest, anyStatus: boolean): Promise<KubeResponse> {
-    const { exchange, response } = await this.#open(request, undefined, anyStatus);
+    const { exchange, response } = await this.#open(request, undefined, anyStatus, true);
     try {
       const body = await readBody(response, Infinity);
       return { status: response.statusCode ?? 0, headers: response.headers, body };
@@ -261,7 +262,9 @@ export class KubeTransport {
    * or a stream cut in the middle of a line. Stopping the iteration early closes the connection.
    */
   async *watch(request: KubeWatchRequest): AsyncGenerator<unknown, void, undefined> {
-    const { exchange, response } = await this.#open(request, request.idleTimeoutMs, false);
+    // No rate-limiter token, as client-go's Request.Watch: a watch is one long request, and an
+    // informer's re-watch must not queue behind reconciles' writes.
+    const { exchange, response } = await this.#open(request, request.idleTimeoutMs, false, false);
     try {
       response.setEncoding('utf8');
       const decoder = new LineDecoder();
@@ -303,14 +306,15 @@ export class KubeTransport {
   }
 
   /**
-   * Waits for a token, sends, and resolves once response headers arrived: 2xx ones, or any with
-   * `anyStatus`. Every failure on the way is a {@link KubeApiError}; for an error status its body is
+   * Waits for a token (when `rateLimited`), sends, and resolves once response headers arrived: 2xx
+   * ones, or any with `anyStatus`. Every failure on the way is a {@link KubeApiError}; for an error status its body is
    * read (up to {@link MAX_ERROR_BODY_BYTES}).
    */
   async #open(
     request: KubeRequest,
     idleTimeoutMs: number | undefined,
     anyStatus: boolean,
+    rateLimited: boolean,
   ): Promise<{ exchange: Exchange; response: http.IncomingMessage }> {
     const method = (request.method ?? 'GET').toUpperCase();
     if (!request.path.startsWith('/')) {
@@ -324,7 +328,7 @@ export class KubeTransport {
       if (priority === 'background') await this.#idle(exchange.signal);
       let response: http.IncomingMessage;
       for (let retries = 0; ; retries++) {
-        await this.#throttle(method, exchange.signal, priority);
+        if (rateLimited) await this.#throttle(method, exchange.signal, priority);
         exchange.startDeadline();
         if (idleTimeoutMs !== undefined) exchange.expectDataEvery(idleTimeoutMs);
         const options = await this.#requestOptions(method, path, request);
