@@ -480,6 +480,8 @@ describe('LeaderElector: cancel and release', () => {
     await clock.advance(9_999);
     assert.equal(a.settled(), false);
     await clock.advance(1); // last renewal + renewDeadline
+    await settle();
+    assert.equal(a.settled(), true, 'run() ended at the renew deadline, not waiting for the work');
     assert.equal(await a.done, 'resolved');
     assert.deepEqual(events, ['stopped']);
     assert.equal(store.record?.holderIdentity, 'a', 'not released: the work may still run');

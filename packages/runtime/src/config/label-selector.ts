@@ -3,10 +3,10 @@
  * (apimachinery's `labels.Parse`), so a typo exits at start naming the option instead of every list
  * and watch failing with 400 while the process waits, unready, forever.
  */
-import type { ValueKind } from './kinds.ts';
+import { dnsSubdomain, type ValueKind } from './kinds.ts';
 
-const DNS_LABEL = '[a-z0-9]([-a-z0-9]*[a-z0-9])?';
-const SUBDOMAIN = new RegExp(`^${DNS_LABEL}(\\.${DNS_LABEL})*$`);
+/** A label key's optional prefix. */
+const prefixKind = dnsSubdomain();
 /** A label's name part and a label value: alphanumerics at both ends, `-`, `_`, `.` inside. */
 const NAME = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
 const INTEGER = /^[0-9]+$/;
@@ -20,7 +20,7 @@ function isLabelKey(key: string): boolean {
   const slash = key.indexOf('/');
   const prefix = slash === -1 ? undefined : key.slice(0, slash);
   const name = slash === -1 ? key : key.slice(slash + 1);
-  if (prefix !== undefined && !(prefix.length <= 253 && SUBDOMAIN.test(prefix))) return false;
+  if (prefix !== undefined && prefixKind.parse(prefix) === undefined) return false;
   return name.length <= 63 && NAME.test(name);
 }
 
