@@ -220,7 +220,7 @@ export class KubeTransport {
   }
 
   async #read(request: KubeRequest, anyStatus: boolean): Promise<KubeResponse> {
-    const { exchange, response } = await this.#open(request, undefined, anyStatus, true);
+    const { exchange, response } = await this.#open(request, { anyStatus, rateLimited: true });
     try {
       const body = await readBody(response, Infinity);
       return { status: response.statusCode ?? 0, headers: response.headers, body };
@@ -264,7 +264,11 @@ export class KubeTransport {
   async *watch(request: KubeWatchRequest): AsyncGenerator<unknown, void, undefined> {
     // No rate-limiter token, as client-go's Request.Watch: a watch is one long request, and an
     // informer's re-watch must not queue behind reconciles' writes.
-    const { exchange, response } = await this.#open(request, request.idleTimeoutMs, false, false);
+    const { exchange, response } = await this.#open(request, {
+      idleTimeoutMs: request.idleTimeoutMs,
+      anyStatus: false,
+      rateLimited: false,
+    });
     try {
       response.setEncoding('utf8');
       const decoder = new LineDecoder();
@@ -312,10 +316,9 @@ export class KubeTransport {
    */
   async #open(
     request: KubeRequest,
-    idleTimeoutMs: number | undefined,
-    anyStatus: boolean,
-    rateLimited: boolean,
+    how: { idleTimeoutMs?: number | undefined; anyStatus: boolean; rateLimited: boolean },
   ): Promise<{ exchange: Exchange; response: http.IncomingMessage }> {
+    const { idleTimeoutMs, anyStatus, rateLimited } = how;
     const method = (request.method ?? 'GET').toUpperCase();
     if (!request.path.startsWith('/')) {
       throw new TypeError(`KubeTransport: path must start with "/", got "${request.path}"`);
