@@ -80,6 +80,20 @@ export interface RequestReconcilerOptions<T extends RequestObject> {
 /** The events.k8s.io action of every Event this controller records. */
 const SEND_ACTION = 'SendRequestMail';
 
+/** The failures only an operator can mend: their Event reason, the note's hint, the log line. */
+const OPERATOR_FAILURES = {
+  unauthorized: {
+    reason: EventReason.Unauthorized,
+    hint: "check the API key (MAILGUN_API_KEY, or the file MAILGUN_API_KEY_FILE names: the chart's Secret) and the domain",
+    message: 'Mailgun rejected the API key; retrying slowly',
+  },
+  misconfigured: {
+    reason: EventReason.Misconfigured,
+    hint: 'check MAILGUN_DOMAIN, MAILGUN_URL and what the account may send',
+    message: "Mailgun refused the controller's configuration; retrying slowly",
+  },
+} as const;
+
 export function createRequestReconciler<T extends RequestObject>(
   options: RequestReconcilerOptions<T>,
 ): Reconciler<T> {
@@ -295,35 +309,19 @@ class Reconcile<T extends RequestObject> {
           statusCode: error.statusCode,
         });
         return;
-      case 'unauthorized': {
-        const retryAfterMs = this.#options.unauthorizedRetryMs;
-        this.#api.event(this.#regarding(), {
-          type: 'Warning',
-          reason: EventReason.Unauthorized,
-          action: SEND_ACTION,
-          note: `${error.message}: check the API key (MAILGUN_API_KEY, or the file MAILGUN_API_KEY_FILE names: the chart's Secret) and the domain`,
-        });
-        log.error('Mailgun rejected the API key; retrying slowly', {
-          reason: EventReason.Unauthorized,
-          statusCode: error.statusCode,
-          retryAfterMs,
-        });
-        return { requeueAfterMs: retryAfterMs };
-      }
+      case 'unauthorized':
       case 'misconfigured': {
+        // An operator must fix the key or the configuration, for every object at once: tried again
+        // slowly, and no edit of this object is waited for.
+        const { reason, hint, message } = OPERATOR_FAILURES[error.kind];
         const retryAfterMs = this.#options.unauthorizedRetryMs;
         this.#api.event(this.#regarding(), {
           type: 'Warning',
-          reason: EventReason.Misconfigured,
+          reason,
           action: SEND_ACTION,
-          note: `${error.message}: check MAILGUN_DOMAIN, MAILGUN_URL and what the account may send`,
+          note: `${error.message}: ${hint}`,
         });
-        log.error("Mailgun refused the controller's configuration; retrying slowly", {
-          reason: EventReason.Misconfigured,
-          error: error.message,
-          statusCode: error.statusCode,
-          retryAfterMs,
-        });
+        log.error(message, { reason, error: error.message, statusCode: error.statusCode, retryAfterMs });
         return { requeueAfterMs: retryAfterMs };
       }
       case 'retryable':
