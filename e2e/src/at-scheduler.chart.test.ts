@@ -102,7 +102,8 @@ describe('at-scheduler chart', () => {
           'leaderElection.leaseName': 'my-lease',
           metricsPort: 9090,
           probePort: 9091,
-          'kubeApi.qps': 50,
+          // A decimal, as client-go's QPS is a float.
+          'kubeApi.qps': 12.5,
           'kubeApi.burst': 80,
           logLevel: 'debug',
           logFormat: 'console',
@@ -115,7 +116,7 @@ describe('at-scheduler chart', () => {
     assert.equal(env.WORKERS, '7');
     assert.equal(env.DEFAULT_IMAGE, 'busybox@sha256:' + 'a'.repeat(64));
     assert.equal(env.LEADER_ELECTION_ID, 'my-lease');
-    assert.equal(env.KUBE_API_QPS, '50');
+    assert.equal(env.KUBE_API_QPS, '12.5');
     assert.equal(env.KUBE_API_BURST, '80');
     assert.equal(env.LOG_LEVEL, 'debug');
     assert.equal(env.LOG_FORMAT, 'console');
@@ -299,6 +300,8 @@ describe('at-scheduler chart', () => {
       // The program refuses 0 (not client-go's "some default") and anything below -1.
       'kubeApi.qps=0',
       'kubeApi.qps=-2',
+      'kubeApi.qps=-0.5',
+      'kubeApi.qps=100000.5',
       'logLevel="loud"',
       'unknownValue=1',
     ])

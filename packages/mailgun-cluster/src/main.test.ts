@@ -32,7 +32,7 @@ describe('mailgun-cluster command line', () => {
     assert.match(stdout, /^Usage: mailgun-cluster \[flags\]$/m);
     assert.match(stdout, /^ {2}--mailgun-api-key-file <path> {2}\(MAILGUN_API_KEY_FILE\)$/m);
     assert.match(stdout, /^ {2}--mailgun-timeout <duration> {2}\(MAILGUN_TIMEOUT\)$/m);
-    assert.match(stdout, /^ {2}--kube-api-qps <int> {2}\(KUBE_API_QPS\)$/m);
+    assert.match(stdout, /^ {2}--kube-api-qps <qps> {2}\(KUBE_API_QPS\)$/m);
   });
 
   it('--version: exit 0, "<name> <version>" from package.json', () => {

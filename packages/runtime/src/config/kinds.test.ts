@@ -41,7 +41,7 @@ describe('value kinds', () => {
     assert.equal(kind.expected, 'an integer from 1 to 1000');
   });
 
-  it('rateOrUnlimited: -1 for no limit, else an integer within 1..max; zero is refused', () => {
+  it('rateOrUnlimited: -1 for no limit, else a decimal above 0 and at most max; zero is refused', () => {
     const kind = rateOrUnlimited(100);
     check(
       kind,
@@ -49,10 +49,14 @@ describe('value kinds', () => {
         ['-1', -1],
         ['1', 1],
         ['100', 100],
+        ['0.5', 0.5],
+        ['.5', 0.5],
+        ['7.', 7],
+        ['99.99', 99.99],
       ],
-      ['0', '-2', '101', '-1.0', ' -1x', 'off'],
+      ['0', '0.0', '-2', '-0.5', '100.01', '101', '-1.0', ' -1x', 'off', '1e2', '', '.', '1.2.3', '0x10'],
     );
-    assert.equal(kind.expected, '-1 (no limit) or an integer from 1 to 100');
+    assert.equal(kind.expected, '-1 (no limit) or a number above 0 and at most 100');
   });
 
   it("boolean: Go's strconv.ParseBool values, and a flag of it takes no value", () => {

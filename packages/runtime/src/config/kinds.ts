@@ -42,15 +42,20 @@ export function integer(min: number, max: number): ValueKind<number> {
 }
 
 /**
- * A client-side rate: an integer from 1 to `max`, or -1 for no limit at all (client-go's QPS below 0:
- * no rate limiter). Zero is refused rather than meaning some default, as it does in client-go.
+ * A client-side rate in requests per second: a decimal number above 0 and at most `max` (`20`, `0.5`,
+ * `7.5`), as client-go's `rest.Config.QPS` is a float, or -1 for no limit at all (client-go's QPS below
+ * 0: no rate limiter). Zero is refused rather than meaning some default, as it does in client-go.
  */
 export function rateOrUnlimited(max: number): ValueKind<number> {
-  const limited = integer(1, max);
   return {
-    placeholder: '<int>',
-    expected: `-1 (no limit) or ${limited.expected}`,
-    parse: (raw) => (raw === '-1' ? -1 : limited.parse(raw)),
+    placeholder: '<qps>',
+    expected: `-1 (no limit) or a number above 0 and at most ${max}`,
+    parse: (raw) => {
+      if (raw === '-1') return -1;
+      if (!/^(\d+(\.\d*)?|\.\d+)$/.test(raw)) return undefined;
+      const value = Number(raw);
+      return value > 0 && value <= max ? value : undefined;
+    },
   };
 }
 
