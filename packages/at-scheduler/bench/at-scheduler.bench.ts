@@ -8,6 +8,7 @@
  *   WORKERS, KUBE_API_QPS, KUBE_API_BURST               # the controller's own variables, as in a pod
  *   AT_BENCH_CPU_PROFILE=<dir>                          # V8 profile of the controller's window
  *   AT_BENCH_APISERVER_PROFILE=<dir>                    # kube-apiserver's Go profile of each window
+ *   AT_BENCH_CPUS=split|shared                          # the control plane on CPUs of its own (default), or not
  *
  * The limit: a Go program with client-go (bench/limit) that makes only the two writes a start needs, the
  * claim (the RUNNING status merge patch conditional on the At's resourceVersion, with claimStatus()'s body:
@@ -19,6 +20,11 @@
  * informer-based controller pays to be told, so the two ratios part the cost of watching from the rest.
  * The controller: at-scheduler in this process with the released program's defaults (read from its option
  * declarations; the environment may override them, as it does the program's) and its real event recorder.
+ *
+ * Where each process runs (bench/cpus.ts): by default the control plane on half the machine's CPUs and
+ * this process (the controller) and the limit programs on the other half, as in a cluster, where the API
+ * server does not share its nodes' cores with the controllers: the ratio then compares what the contenders
+ * get out of the same API server, not how much of the machine each leaves it.
  *
  * Each run, per N: the three contenders each get a fresh namespace and N Ats due evenly
  * over a 10 s window. The window opens after a lead sized from the sweep's cost of creating an At (and for
@@ -45,6 +51,7 @@
  */
 import { formatSetUp } from './ats.ts';
 import { CpuSampler, formatCpuPerStart } from './cpu-sampler.ts';
+import { cpuPlacement } from './cpus.ts';
 import { controllerSettings, runControllerPhase, type ControllerOutcome } from './controller-phase.ts';
 import { ensureLimitProgram } from './limit-program.ts';
 import { withFreshPlane, type BenchPlane } from './plane.ts';
@@ -67,11 +74,14 @@ const WINDOW_MS = 10_000;
 
 const out = (line: string): boolean => process.stdout.write(`${line}\n`);
 const settings = controllerSettings(process.env);
+const placement = cpuPlacement();
 out(
   `at-scheduler bench: N = ${COUNTS.join(', ')} Ats due within ${WINDOW_MS / 1000} s, ${RUNS} run(s) each; ` +
     `controller: ${settings.workers} workers, client ${settings.qps > 0 ? `${settings.qps} qps / burst ${settings.burst}` : 'not rate-limited'} ` +
     `(${settings.overrides.length === 0 ? "the program's defaults" : `set by ${settings.overrides.join(' ')}`})`,
 );
+
+out(placement.describe());
 
 const cpu = new CpuSampler();
 const binary = await ensureLimitProgram(out);
@@ -86,8 +96,9 @@ try {
   out(`limit program sweep: ${CALIBRATION_N} Ats all due at once, per concurrency`);
   const bursts = [];
   for (const concurrency of SWEEP) {
-    const burst = await withFreshPlane((plane) =>
-      limitBurst(limitContext(plane), concurrency, CALIBRATION_N),
+    const burst = await withFreshPlane(
+      (plane) => limitBurst(limitContext(plane), concurrency, CALIBRATION_N),
+      placement,
     );
     bursts.push(burst);
     out(
@@ -109,27 +120,32 @@ try {
     const ratios = { limit: new Ratios(), informed: new Ratios() };
     for (let run = 0; run < RUNS; run++) {
       const limitPhase = (variant: LimitVariant) => (): Promise<LimitOutcome> =>
-        withFreshPlane((plane) =>
-          runLimitPhase(limitContext(plane), {
-            concurrency: best.concurrency,
-            n,
-            windowMs: WINDOW_MS,
-            leadMs: 5000 + 2 * n * createMsPerAt,
-            variant,
-          }),
+        withFreshPlane(
+          (plane) =>
+            runLimitPhase(limitContext(plane), {
+              concurrency: best.concurrency,
+              n,
+              windowMs: WINDOW_MS,
+              leadMs: 5000 + 2 * n * createMsPerAt,
+              variant,
+            }),
+          placement,
         );
       const controllerPhase = (): Promise<ControllerOutcome> =>
-        withFreshPlane(({ kc, admin }) =>
-          runControllerPhase({
-            kc,
-            admin,
-            settings,
-            n,
-            windowMs: WINDOW_MS,
-            // Creating the Ats, then a reconcile each (no write: the CRD defaults the status), and with a
-            // client rate limit room for a write per At at that rate.
-            leadMs: 10_000 + 3 * n * createMsPerAt + (settings.qps > 0 ? (1.5 * n * 1000) / settings.qps : 0),
-          }),
+        withFreshPlane(
+          ({ kc, admin }) =>
+            runControllerPhase({
+              kc,
+              admin,
+              settings,
+              n,
+              windowMs: WINDOW_MS,
+              // Creating the Ats, then a reconcile each (no write: the CRD defaults the status), and with a
+              // client rate limit room for a write per At at that rate.
+              leadMs:
+                10_000 + 3 * n * createMsPerAt + (settings.qps > 0 ? (1.5 * n * 1000) / settings.qps : 0),
+            }),
+          placement,
         );
       // Which goes first rotates between runs, so that none always runs on the freshest machine.
       const { limit, informed, controller } = await inTurn(
@@ -207,7 +223,8 @@ function perStart(controller: ControllerOutcome, figures: Figures): string {
   const w = controller.work;
   return (
     `per start: ${per(w.reconciles)} reconciles, ${per(w.statusPatches)} status patches, ${per(w.podCreates)} pod creates, ` +
-    `${per(w.eventsCreated)} Events created (${per(w.eventsCreatedInWindow)} before the last start), ${per(w.podLookups)} pod GETs, ${per(w.conflicts)} 409s; ` +
+    `${per(w.eventsCreated)} Events created (${per(w.eventsCreatedInWindow)} before the last start), ${per(w.podLookups)} pod GETs, ${per(w.conflicts)} 409s, ` +
+    `${per(w.requestsInWindow)} requests of any kind before the last start; ` +
     `Events dropped ${controller.eventsDropped}, failed ${controller.eventsFailed}`
   );
 }

@@ -63,6 +63,11 @@ export interface ControllerWork {
    * POLL_MS): written during the burst.
    */
   eventsCreatedInWindow: number;
+  /**
+   * Every request the controller's client sent (not its informers'), from the window's opening until the
+   * bench saw the last pod create answered: the writes above plus anything else on the way.
+   */
+  requestsInWindow: number;
 }
 
 export interface ControllerOutcome {
@@ -132,6 +137,7 @@ export async function runControllerPhase(options: ControllerPhaseOptions): Promi
   const before = sleep(windowOpenMs - startMs).then(async () => ({
     ...timed.counts,
     eventsCreated: eventsCreated(),
+    requests: manager.client.stats().requests,
     reconciles: await reconciles(),
   }));
   await createAts(admin, namespace, schedules);
@@ -160,6 +166,7 @@ export async function runControllerPhase(options: ControllerPhaseOptions): Promi
   const deadline = windowOpenMs + windowMs + Math.max(120_000, (3 * n * 2 * 1000) / clientQps);
   while (timed.createAnswered.size < n && Date.now() < deadline) await sleep(POLL_MS);
   const eventsCreatedInWindow = eventsCreated() - atOpen.eventsCreated;
+  const requestsInWindow = manager.client.stats().requests - atOpen.requests;
   const loopFigures = loop.stop();
   await profile?.stop(`controller-n${n}-${windowOpenMs}`);
   await apiServerProfile;
@@ -192,6 +199,7 @@ export async function runControllerPhase(options: ControllerPhaseOptions): Promi
       conflicts: timed.counts.conflicts - atOpen.conflicts,
       eventsCreated: final.created - atOpen.eventsCreated,
       eventsCreatedInWindow,
+      requestsInWindow,
     },
     eventsDropped: final.dropped,
     eventsFailed: final.failed,

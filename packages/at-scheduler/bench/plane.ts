@@ -3,6 +3,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { KubeClient } from '@loopwright/runtime';
 import { applyCrds, startControlPlane } from '@loopwright/testing';
 import { loadAtCrd } from '../src/crd.ts';
+import type { CpuPlacement } from './cpus.ts';
 
 /** What a phase gets of its control plane: the admin kubeconfig (object and file) and an admin client. */
 export interface BenchPlane {
@@ -12,9 +13,15 @@ export interface BenchPlane {
   admin: KubeClient;
 }
 
-/** A fresh control plane with the At CRD, for `use` alone; stopped when `use` settles. */
-export async function withFreshPlane<T>(use: (plane: BenchPlane) => Promise<T>): Promise<T> {
-  const plane = await startControlPlane();
+/**
+ * A fresh control plane with the At CRD, for `use` alone; stopped when `use` settles. With a `placement`,
+ * its processes run on the CPUs that gives them.
+ */
+export async function withFreshPlane<T>(
+  use: (plane: BenchPlane) => Promise<T>,
+  placement?: CpuPlacement,
+): Promise<T> {
+  const plane = await (placement ? placement.forControlPlane(startControlPlane) : startControlPlane());
   const kc = new KubeConfig();
   kc.loadFromFile(plane.kubeconfigPath);
   const admin = new KubeClient(kc, { rateLimit: false });
