@@ -9,7 +9,7 @@
  * 5. the Manager until SIGTERM/SIGINT (exit 0) or lost leadership and failures (exit 1).
  */
 import type { KubeConfig } from '@kubernetes/client-node';
-import { startHealthServer, type HealthCheck, type HealthServer } from '@loopwright/metrics';
+import type { HealthCheck, HealthServer } from '@loopwright/metrics';
 import type { Logger } from 'winston';
 import { ConfigError } from '../config/config-error.ts';
 import { FileSecret } from '../config/file-secret.ts';
@@ -26,6 +26,7 @@ import {
 } from '../kube/config.ts';
 import { createLogger } from '../log/logger.ts';
 import { Manager, runManager, shutdownSignal, type ManagerOptions } from '../manager/manager.ts';
+import { startServers, type ServerAddress } from '../manager/servers.ts';
 import { readPackageInfo } from './package-info.ts';
 
 /** What a controller's `start` gets: its configuration and everything built from it. */
@@ -135,41 +136,18 @@ export async function runController<O extends OptionSet>(
     signal,
     fail: (message) => fail(message),
     serveStartupProbes: async (readyz) => {
-      const started: HealthServer[] = [];
-      const listen = async (
-        address: BindAddressOption | undefined,
-        serve: 'all' | 'probes' | 'metrics',
-      ): Promise<void> => {
-        if (address === undefined || address === false) return;
-        const server = await startHealthServer({
-          port: address.port,
-          ...(address.host ? { host: address.host } : {}),
-          serve,
-          registry: manager.metrics.registry,
-          isReady: () => false,
-          checks: { readyz },
-        }).catch(async (error: unknown) => {
-          await Promise.all(started.map((other) => other.close()));
-          return fail(error instanceof Error ? error.message : String(error));
+      const started = await startServers(
+        { probes: servers.health, metrics: servers.metricsServer },
+        { registry: manager.metrics.registry, isReady: () => false, checks: { readyz } },
+      ).catch((error: unknown) => fail(error instanceof Error ? error.message : String(error)));
+      if (started.probes) {
+        logger.info('serving /healthz and /readyz (not ready) during start-up', {
+          port: started.probes.port,
         });
-        started.push(server);
-        logger.info(
-          serve === 'metrics'
-            ? 'serving /metrics during start-up'
-            : 'serving /healthz and /readyz (not ready) during start-up',
-          { port: server.port },
-        );
-      };
-      await listen(servers.health, servers.metricsServer === undefined ? 'all' : 'probes');
-      await listen(servers.metricsServer, 'metrics');
-      const [first] = started;
-      if (first === undefined) return undefined;
-      return {
-        port: first.port,
-        close: async () => {
-          await Promise.all(started.map((server) => server.close()));
-        },
-      };
+      }
+      if (started.metrics) logger.info('serving /metrics during start-up', { port: started.metrics.port });
+      const first = started.probes ?? started.metrics;
+      return first === undefined ? undefined : { port: first.port, close: () => started.close() };
     },
   };
   try {
@@ -189,15 +167,13 @@ export async function runController<O extends OptionSet>(
 function serversOf(
   probes: BindAddress | false,
   metrics: BindAddress | false,
-): Pick<ManagerOptions, 'health' | 'metricsServer'> & { health: BindAddressOption } {
-  const address = (bind: BindAddress | false): BindAddressOption =>
+): Pick<ManagerOptions, 'health' | 'metricsServer'> & { health: ServerAddress } {
+  const address = (bind: BindAddress | false): ServerAddress =>
     bind && { port: bind.port, ...(bind.host === undefined ? {} : { host: bind.host }) };
   return sameAddress(probes, metrics)
     ? { health: address(probes) }
     : { health: address(probes), metricsServer: address(metrics) };
 }
-
-type BindAddressOption = { port: number; host?: string } | false;
 
 /** `--kube-api-qps` -1 is no client-side limiter; a positive value a token bucket with `--kube-api-burst`. */
 export function clientRateLimit(standard: {

@@ -4,13 +4,14 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { KubeTransport, type KubeTransportOptions } from '@loopwright/core';
 import { SharedInformerFactory, stripManagedFields, type KubeObject } from '@loopwright/informer';
 import { LeaderElector, LeaseLock } from '@loopwright/leader-election';
-import { createMetrics, startHealthServer, type HealthServer, type Metrics } from '@loopwright/metrics';
+import { createMetrics, type Metrics } from '@loopwright/metrics';
 import type { Logger } from 'winston';
 import type { Controller } from '../controller/controller.ts';
 import { EventRecorder } from '../events/index.ts';
 import { KubeClient, describeContext } from '../kube/index.ts';
 import { cacheSyncTimeoutApplies } from './cache-sync.ts';
 import { informerMetricsHook } from './informer-metrics.ts';
+import { startServers, type ServerAddress, type StartedServers } from './servers.ts';
 
 export interface LeaderElectionOptions {
   /** Namespace of the Lease; usually the controller's own (POD_NAMESPACE). */
@@ -33,9 +34,9 @@ export interface ManagerOptions {
    * Serves /healthz and /readyz, and /metrics unless `metricsServer` is given. Port 0 picks a free one;
    * `false` serves nothing (tests).
    */
-  health?: { port: number; host?: string } | false;
+  health?: ServerAddress;
   /** Serves /metrics on an address of its own (controller-runtime's default), or nowhere (`false`). */
-  metricsServer?: { port: number; host?: string } | false;
+  metricsServer?: ServerAddress;
   /** Omit to run without leader election (one replica, or tests). */
   leaderElection?: LeaderElectionOptions;
   /**
@@ -109,8 +110,7 @@ export class Manager {
    */
   readonly #informerTransport: KubeTransport;
   #synced = false;
-  #health: HealthServer | undefined;
-  #metricsServer: HealthServer | undefined;
+  #servers: StartedServers | undefined;
 
   constructor(options: ManagerOptions) {
     this.#options = options;
@@ -158,12 +158,12 @@ export class Manager {
 
   /** The health server's port, once started. */
   get healthPort(): number | undefined {
-    return this.#health?.port;
+    return this.#servers?.probes?.port;
   }
 
   /** The port of the separate metrics server, once started. */
   get metricsPort(): number | undefined {
-    return this.#metricsServer?.port;
+    return this.#servers?.metrics?.port;
   }
 
   async start(signal: AbortSignal): Promise<ManagerExit> {
@@ -200,37 +200,24 @@ export class Manager {
       this.factory.stop();
       this.#informerTransport.close();
       await this.client.close();
-      await Promise.all([this.#health?.close(), this.#metricsServer?.close()]);
+      await this.#servers?.close();
     }
   }
 
   async #serve(): Promise<void> {
     const log = this.#options.logger;
     const { health = { port: 8080 }, metricsServer } = this.#options;
-    const common = { registry: this.metrics.registry, isReady: () => this.#synced };
-    if (health !== false) {
-      this.#health = await startHealthServer({
-        ...common,
-        port: health.port,
-        ...(health.host ? { host: health.host } : {}),
-        serve: metricsServer === undefined ? 'all' : 'probes',
-      });
-      log.info(`serving ${metricsServer === undefined ? '/metrics, ' : ''}/healthz and /readyz`, {
-        port: this.#health.port,
+    const servers = await startServers(
+      { probes: health, metrics: metricsServer },
+      { registry: this.metrics.registry, isReady: () => this.#synced },
+    );
+    this.#servers = servers;
+    if (servers.probes) {
+      log.info(`serving ${servers.shared ? '/metrics, ' : ''}/healthz and /readyz`, {
+        port: servers.probes.port,
       });
     }
-    if (metricsServer) {
-      this.#metricsServer = await startHealthServer({
-        ...common,
-        port: metricsServer.port,
-        ...(metricsServer.host ? { host: metricsServer.host } : {}),
-        serve: 'metrics',
-      }).catch(async (error: unknown) => {
-        await this.#health?.close();
-        throw error;
-      });
-      log.info('serving /metrics', { port: this.#metricsServer.port });
-    }
+    if (servers.metrics) log.info('serving /metrics', { port: servers.metrics.port });
   }
 
   /**
