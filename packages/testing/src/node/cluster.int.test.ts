@@ -11,7 +11,7 @@ import { busyboxStandIn } from '../images/busybox.ts';
 import { writeImageArchive } from '../images/oci-image.ts';
 import { eventually } from '../kube.ts';
 import { processesInCgroupRoot } from './cgroups.ts';
-import { startCluster, type Cluster } from './cluster.ts';
+import { restoreAbandonedNode, startCluster, type Cluster } from './cluster.ts';
 import { machineDifferences, readMachineState, type MachineState } from './machine.ts';
 
 const namespace = 'node-test';
@@ -33,8 +33,13 @@ describe('a real single-node cluster', () => {
   let core: CoreV1Api;
 
   before(async () => {
+    const log = (line: string): void => {
+      process.stderr.write(`[node] ${line}\n`);
+    };
+    // What a killed earlier run left is not "the machine as it was": startCluster removes it first.
+    await restoreAbandonedNode({ log });
     machineBefore = await readMachineState();
-    cluster = await startCluster({ log: (line) => process.stderr.write(`[node] ${line}\n`) });
+    cluster = await startCluster({ log });
     const kc = new KubeConfig();
     kc.loadFromFile(cluster.kubeconfigPath);
     core = kc.makeApiClient(CoreV1Api);

@@ -18,7 +18,7 @@ import { containerdSocketName, killShims, startContainerd } from './containerd.t
 import { kubeletArgs, kubeletConfig, type KubeletSettings } from './kubelet.ts';
 import { kubeProxyConfig } from './kube-proxy.ts';
 import { acquireNodeLock } from './machine-lock.ts';
-import { readMachineState, restoreMachineState } from './machine.ts';
+import { readMachineState, restoreMachineState, type MachineState } from './machine.ts';
 import { cniConfig, createNodeNetwork, defaultNodeNetwork, type NodeNetwork } from './network.ts';
 import { generateNodePki } from './pki.ts';
 import { assertNodeCanStart } from './requirements.ts';
@@ -86,6 +86,45 @@ async function waitForServices(
   }
 }
 
+/**
+ * The previous node's process died without stopping it (SIGKILL): its containers, mounts and rules
+ * remain. Puts the machine back as that node found it.
+ */
+async function restoreAfterAbandonedNode(
+  abandoned: MachineState,
+  scratchDir: string,
+  log: (line: string) => void,
+): Promise<void> {
+  await removeCgroupRoot(cgroupRoot);
+  await killShims(containerdSocketName);
+  const restored = await restoreMachineState(abandoned, scratchDir);
+  log(`restored the machine after a node that was not stopped: ${restored.join('; ') || 'nothing left'}`);
+}
+
+/**
+ * What {@link startCluster} does first, on its own: when a node's process died without stopping it,
+ * puts the machine back as that node found it. For a caller that records the machine's state before
+ * starting a node (a test of the restore) and must not record what a killed run left behind. Waits, as
+ * `startCluster` does, while another node runs.
+ */
+export async function restoreAbandonedNode(
+  options: Pick<ClusterOptions, 'log' | 'lockTimeoutMs'> = {},
+): Promise<void> {
+  const log = options.log ?? (() => undefined);
+  const lock = await acquireNodeLock(options.lockTimeoutMs ?? 20 * 60_000, log);
+  try {
+    if (lock.abandoned === undefined) return;
+    const scratchDir = await mkdtemp(join(tmpdir(), 'loopwright-restore-'));
+    try {
+      await restoreAfterAbandonedNode(lock.abandoned, scratchDir, log);
+    } finally {
+      await rm(scratchDir, { recursive: true, force: true });
+    }
+  } finally {
+    await lock.release();
+  }
+}
+
 export async function startCluster(options: ClusterOptions = {}): Promise<Cluster> {
   const log = options.log ?? (() => undefined);
   const started = performance.now();
@@ -97,13 +136,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
   const dir = options.dir ?? (await mkdtemp(join(tmpdir(), 'loopwright-cluster-')));
   await mkdir(dir, { recursive: true });
   const network = defaultNodeNetwork;
-  if (lock.abandoned) {
-    // The previous node's process died without stopping it: its containers, mounts and rules remain.
-    await removeCgroupRoot(cgroupRoot);
-    await killShims(containerdSocketName);
-    const restored = await restoreMachineState(lock.abandoned, dir);
-    log(`restored the machine after a node that was not stopped: ${restored.join('; ') || 'nothing left'}`);
-  }
+  if (lock.abandoned) await restoreAfterAbandonedNode(lock.abandoned, dir, log);
   const machine = await readMachineState();
   await lock.saveMachineState(machine);
 
