@@ -136,10 +136,11 @@ export async function runController<O extends OptionSet>(
     signal,
     fail: (message) => fail(message),
     serveStartupProbes: async (readyz) => {
-      const started = await startServers(
-        { probes: servers.health, metrics: servers.metricsServer },
-        { registry: manager.metrics.registry, isReady: () => false, checks: { readyz } },
-      ).catch((error: unknown) => fail(error instanceof Error ? error.message : String(error)));
+      const started = await startServers(servers, {
+        registry: manager.metrics.registry,
+        isReady: () => false,
+        checks: { readyz },
+      }).catch((error: unknown) => fail(error instanceof Error ? error.message : String(error)));
       if (started.probes) {
         logger.info('serving /healthz and /readyz (not ready) during start-up', {
           port: started.probes.port,

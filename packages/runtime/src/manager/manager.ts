@@ -208,12 +208,12 @@ export class Manager {
     const log = this.#options.logger;
     const { health = { port: 8080 }, metricsServer } = this.#options;
     const servers = await startServers(
-      { probes: health, metrics: metricsServer },
+      { health, metricsServer },
       { registry: this.metrics.registry, isReady: () => this.#synced },
     );
     this.#servers = servers;
     if (servers.probes) {
-      log.info(`serving ${servers.shared ? '/metrics, ' : ''}/healthz and /readyz`, {
+      log.info(`serving ${metricsServer === undefined ? '/metrics, ' : ''}/healthz and /readyz`, {
         port: servers.probes.port,
       });
     }

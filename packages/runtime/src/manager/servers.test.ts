@@ -25,9 +25,8 @@ async function refused(port: number): Promise<boolean> {
 
 describe('startServers', () => {
   it('serves probes and /metrics on one server when metrics has no address of its own', async () => {
-    const servers = await startServers({ probes: local }, content);
+    const servers = await startServers({ health: local }, content);
     try {
-      assert.equal(servers.shared, true);
       assert.equal(servers.metrics, undefined);
       const port = servers.probes?.port ?? 0;
       assert.equal(await status(port, '/healthz'), 200);
@@ -39,9 +38,8 @@ describe('startServers', () => {
   });
 
   it('serves each on its own address, and nothing of the other there', async () => {
-    const servers = await startServers({ probes: local, metrics: local }, content);
+    const servers = await startServers({ health: local, metricsServer: local }, content);
     try {
-      assert.equal(servers.shared, false);
       const probes = servers.probes?.port ?? 0;
       const metrics = servers.metrics?.port ?? 0;
       assert.notEqual(probes, metrics);
@@ -57,18 +55,18 @@ describe('startServers', () => {
   });
 
   it('serves only what has an address', async () => {
-    const metricsOnly = await startServers({ probes: false, metrics: local }, content);
+    const metricsOnly = await startServers({ health: false, metricsServer: local }, content);
     try {
       assert.equal(metricsOnly.probes, undefined);
       assert.equal(await status(metricsOnly.metrics?.port ?? 0, '/metrics'), 200);
     } finally {
       await metricsOnly.close();
     }
-    const none = await startServers({ probes: false }, content);
+    const none = await startServers({ health: false }, content);
     assert.equal(none.probes, undefined);
     assert.equal(none.metrics, undefined);
     await none.close();
-    const probesOnly = await startServers({ probes: local, metrics: false }, content);
+    const probesOnly = await startServers({ health: local, metricsServer: false }, content);
     try {
       assert.equal(probesOnly.metrics, undefined);
       assert.equal(await status(probesOnly.probes?.port ?? 0, '/metrics'), 404);
@@ -86,8 +84,8 @@ describe('startServers', () => {
       await assert.rejects(
         startServers(
           {
-            probes: { port: probesPort, host: '127.0.0.1' },
-            metrics: { port: takenPort, host: '127.0.0.1' },
+            health: { port: probesPort, host: '127.0.0.1' },
+            metricsServer: { port: takenPort, host: '127.0.0.1' },
           },
           content,
         ),

@@ -9,21 +9,19 @@ import { startHealthServer, type HealthServer, type HealthServerOptions } from '
 export type ServerAddress = { port: number; host?: string } | false;
 
 export interface ServerAddresses {
-  /** The probes, with `/metrics` too unless `metrics` is given. */
-  probes: ServerAddress;
+  /** The probes, with `/metrics` too unless `metricsServer` is given. */
+  health: ServerAddress;
   /** `/metrics` on an address of its own (undefined: with the probes; `false`: not at all). */
-  metrics?: ServerAddress | undefined;
+  metricsServer?: ServerAddress | undefined;
 }
 
 /** What every server answers with: the metrics registry, the ready check, extra checks. */
 export type ServedContent = Pick<HealthServerOptions, 'registry' | 'isReady' | 'checks'>;
 
 export interface StartedServers {
-  /** The probes' server (answering `/metrics` too when `shared`). */
+  /** The probes' server (answering `/metrics` too when there is no metrics server of its own). */
   probes: HealthServer | undefined;
   metrics: HealthServer | undefined;
-  /** `/metrics` is answered by the probes' server. */
-  shared: boolean;
   /** Closes both. Never rejects. */
   close(): Promise<void>;
 }
@@ -36,7 +34,6 @@ export async function startServers(
   addresses: ServerAddresses,
   content: ServedContent,
 ): Promise<StartedServers> {
-  const shared = addresses.metrics === undefined;
   const listen = async (address: ServerAddress, serve: HealthServerOptions['serve']) =>
     address === false
       ? undefined
@@ -46,15 +43,14 @@ export async function startServers(
           ...(address.host ? { host: address.host } : {}),
           serve,
         });
-  const probes = await listen(addresses.probes, shared ? 'all' : 'probes');
-  const metrics = await listen(addresses.metrics ?? false, 'metrics').catch(async (error: unknown) => {
+  const probes = await listen(addresses.health, addresses.metricsServer === undefined ? 'all' : 'probes');
+  const metrics = await listen(addresses.metricsServer ?? false, 'metrics').catch(async (error: unknown) => {
     await probes?.close();
     throw error;
   });
   return {
     probes,
     metrics,
-    shared,
     close: async () => {
       await Promise.all([probes?.close(), metrics?.close()]);
     },
