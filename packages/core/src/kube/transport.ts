@@ -57,12 +57,11 @@ export interface KubeRequest {
   priority?: RequestPriority;
 }
 
-/** A streaming request: a watch. */
-/** A watch takes no rate-limiter token (client-go does not rate-limit watches). */
+/** A streaming request: a watch. It takes no rate-limiter token (client-go does not rate-limit watches). */
 export interface KubeWatchRequest extends KubeRequest {
   /**
-   * If nothing at all arrives for this long (not even part of a line) once the request has its
-   * rate-limiter token, response headers included, the connection is considered dead and the watch fails with `failure`
+   * If nothing at all arrives for this long (not even part of a line) once the request is sent,
+   * response headers included, the connection is considered dead and the watch fails with `failure`
    * `timeout`. A half-open connection would otherwise hang forever. Each attempt of a request sent again
    * after `Retry-After` has its own wait; the wait to send it again does not count. Default: none.
    */
