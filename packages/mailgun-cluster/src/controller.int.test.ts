@@ -441,6 +441,10 @@ describe('Mailgun failures', () => {
     run(controllerEnv(ctx.peer, ctx.namespace.name));
   });
 
+  async function requestSent(name: string) {
+    const conditions = (await ctx.objects.getMailgunCluster(name)).status?.conditions;
+    return conditions?.find((c) => c.type === 'RequestSent');
+  }
   async function warningReasons(name: string): Promise<string[]> {
     const list = await kc.makeApiClient(EventsV1Api).listNamespacedEvent({ namespace: ctx.namespace.name });
     return list.items.filter((e) => isAbout(e, name) && e.type === 'Warning').map((e) => e.reason ?? '');
@@ -451,9 +455,7 @@ describe('Mailgun failures', () => {
     peer.injectFaults({ status: 400, body: { message: "'from' parameter is not a valid address" } });
     await objects.createPair('rejected');
     await eventually(async () => {
-      const condition = (await objects.getMailgunCluster('rejected')).status?.conditions?.find(
-        (c) => c.type === 'RequestSent',
-      );
+      const condition = await requestSent('rejected');
       assert.equal(condition?.reason, 'Rejected');
       assert.match(condition.message ?? '', /not a valid address/);
       assert.deepEqual(await warningReasons('rejected'), ['Rejected']);
@@ -496,12 +498,7 @@ describe('Mailgun failures', () => {
     peer.setApiKey('key-rotated');
     await objects.createPair('unauthorized');
     await eventually(async () => {
-      assert.equal(
-        (await objects.getMailgunCluster('unauthorized')).status?.conditions?.find(
-          (c) => c.type === 'RequestSent',
-        )?.reason,
-        'Unauthorized',
-      );
+      assert.equal((await requestSent('unauthorized'))?.reason, 'Unauthorized');
       assert.ok((await warningReasons('unauthorized')).includes('Unauthorized'));
     });
     peer.setApiKey(API_KEY);
@@ -514,9 +511,7 @@ describe('Mailgun failures', () => {
     peer.injectFaults({ status: 404, body: { message: 'Domain not found: mg.example.com' } });
     await objects.createPair('misconfigured');
     await eventually(async () => {
-      const condition = (await objects.getMailgunCluster('misconfigured')).status?.conditions?.find(
-        (c) => c.type === 'RequestSent',
-      );
+      const condition = await requestSent('misconfigured');
       assert.equal(condition?.reason, 'Misconfigured');
       assert.match(condition.message ?? '', /Domain not found/);
       assert.ok((await warningReasons('misconfigured')).includes('Misconfigured'));

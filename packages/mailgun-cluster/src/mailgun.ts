@@ -23,6 +23,9 @@ import { REQUEST_TAG, messageFields, type RequestMail } from './mail.ts';
  */
 export type FailureKind = 'rejected' | 'unauthorized' | 'misconfigured' | 'retryable';
 
+/** What an operator checks after a `misconfigured` failure; in the condition's message and the Event's note. */
+export const MISCONFIGURED_HINT = 'check MAILGUN_DOMAIN, MAILGUN_URL and what the account may send';
+
 export class MailgunError extends Error {
   override readonly name = 'MailgunError';
   readonly kind: FailureKind;

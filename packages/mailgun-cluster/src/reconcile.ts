@@ -24,7 +24,7 @@ import type { Logger } from 'winston';
 import type { RequestApi } from './api.ts';
 import { decide, type Step } from './decide.ts';
 import type { RequestMail, SendMarkers } from './mail.ts';
-import { MailgunError } from './mailgun.ts';
+import { MISCONFIGURED_HINT, MailgunError } from './mailgun.ts';
 import { EventReason } from './reasons.ts';
 import {
   INFRA_GROUP,
@@ -89,7 +89,7 @@ const OPERATOR_FAILURES = {
   },
   misconfigured: {
     reason: EventReason.Misconfigured,
-    hint: 'check MAILGUN_DOMAIN, MAILGUN_URL and what the account may send',
+    hint: MISCONFIGURED_HINT,
     message: "Mailgun refused the controller's configuration; retrying slowly",
   },
 } as const;

@@ -4,7 +4,7 @@
  * patch that writes them, which a reconcile skips when it would change nothing.
  */
 import { findCondition, setCondition, type Condition, type ConditionInput } from '@loopwright/runtime';
-import type { MailgunError } from './mailgun.ts';
+import { MISCONFIGURED_HINT, type MailgunError } from './mailgun.ts';
 import { ConditionType, PausedReason, ReadyReason, RequestSentReason } from './reasons.ts';
 import type { RequestStatus, SendAttempt, StoredCondition } from './resource.ts';
 
@@ -118,7 +118,7 @@ export function failureCondition(error: MailgunError, observed: Observed): Condi
         type: ConditionType.RequestSent,
         status: 'False',
         reason: RequestSentReason.Misconfigured,
-        message: `${error.message}: check MAILGUN_DOMAIN, MAILGUN_URL and what the account may send; the mail itself was not refused`,
+        message: `${error.message}: ${MISCONFIGURED_HINT}; the mail itself was not refused`,
         observedGeneration,
       };
     case 'retryable':
