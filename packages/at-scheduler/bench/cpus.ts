@@ -17,10 +17,7 @@
 import { execFileSync } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 
-export type CpuLayout = 'split' | 'shared';
-
 export interface CpuPlacement {
-  readonly layout: CpuLayout;
   /** One line for the bench's header. */
   describe(): string;
   /** Runs `start` (which spawns the control plane) with its children born on the control plane's CPUs. */
@@ -40,7 +37,6 @@ export function cpuPlacement(env: NodeJS.ProcessEnv = process.env): CpuPlacement
 
 function sharedPlacement(cpus: number): CpuPlacement {
   return {
-    layout: 'shared',
     describe: () => `CPUs: all ${cpus} shared by the control plane and the contenders`,
     forControlPlane: (start) => start(),
   };
@@ -53,7 +49,6 @@ function splitPlacement(cpus: number): CpuPlacement {
   // Everything this process is or starts runs on the contenders' half from now on.
   pin(contenders, { allThreads: true });
   return {
-    layout: 'split',
     describe: () => `CPUs: control plane on ${plane}, this process and the limit programs on ${contenders}`,
     async forControlPlane(start) {
       pin(plane, { allThreads: false });
