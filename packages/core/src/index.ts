@@ -35,6 +35,20 @@ export {
   isUnauthorized,
 } from './kube/classify.ts';
 export { TokenBucket, type RequestPriority, type TokenBucketOptions } from './kube/token-bucket.ts';
+export {
+  BinaryReader,
+  PROTOBUF_MEDIA_TYPE,
+  WireType,
+  decodeStatus,
+  readFields,
+  readInt64,
+  readMessage,
+  readStringMapEntry,
+  readTime,
+  setString,
+  unwrapObject,
+  type ProtobufObject,
+} from './kube/protobuf.ts';
 export { REAPPLY_MS } from './kube/applied-config.ts';
 export {
   KubeTransport,

@@ -14,7 +14,7 @@ describe('KubeApiError.fromResponse', () => {
       422,
       status(422, 'Invalid', {
         message: 'At.example.com "x" is invalid: spec.schedule: Invalid value',
-        details: { name: 'x', kind: 'At', causes: [{ field: 'spec.schedule', type: 'FieldValueInvalid' }] },
+        details: { name: 'x', kind: 'At', causes: [{ field: 'spec.schedule', reason: 'FieldValueInvalid' }] },
       }),
       undefined,
       request,

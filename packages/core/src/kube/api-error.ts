@@ -9,7 +9,8 @@
 
 /** `metav1.StatusCause`: one field-level problem of an `Invalid` object. */
 export interface KubeStatusCause {
-  type?: string;
+  /** Go's `Type` (`FieldValueInvalid`...), which the JSON names `reason`. */
+  reason?: string;
   message?: string;
   field?: string;
 }

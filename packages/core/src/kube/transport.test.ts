@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, beforeEach, describe, it } from 'node:test';
+import { BinaryWriter, WireType } from '@bufbuild/protobuf/wire';
 import { KubeConfig } from '@kubernetes/client-node';
 import { FakeClock } from '../fake-clock.ts';
 import { KubeApiError, KubeApiFailure } from './api-error.ts';
@@ -871,6 +872,149 @@ describe('KubeTransport watch', () => {
       })(),
     );
     assert.equal(error.failure, KubeApiFailure.Aborted);
+    client.close();
+  });
+});
+
+describe('KubeTransport protobuf', () => {
+  const PROTOBUF = 'application/vnd.kubernetes.protobuf';
+
+  /** A watch frame: 4-byte big-endian length, then the bytes. */
+  function frame(payload: Uint8Array): Buffer {
+    const length = Buffer.alloc(4);
+    length.writeUInt32BE(payload.length);
+    return Buffer.concat([length, payload]);
+  }
+
+  /** `k8s\0` + a `runtime.Unknown` with the given type and raw message. */
+  function protobufObject(apiVersion: string, kind: string, raw: Uint8Array): Buffer {
+    const writer = new BinaryWriter();
+    writer.tag(1, WireType.LengthDelimited).fork();
+    writer.tag(1, WireType.LengthDelimited).string(apiVersion);
+    writer.tag(2, WireType.LengthDelimited).string(kind);
+    writer.join();
+    writer.tag(2, WireType.LengthDelimited).bytes(raw);
+    return Buffer.concat([Buffer.from('k8s\0', 'latin1'), writer.finish()]);
+  }
+
+  /** A `metav1.Status` message as the API server encodes a 404's. */
+  function notFoundStatus(): Buffer {
+    const writer = new BinaryWriter();
+    writer.tag(1, WireType.LengthDelimited).fork().join();
+    writer.tag(2, WireType.LengthDelimited).string('Failure');
+    writer.tag(3, WireType.LengthDelimited).string('pods "a" not found');
+    writer.tag(4, WireType.LengthDelimited).string('NotFound');
+    writer.tag(5, WireType.LengthDelimited).fork();
+    writer.tag(1, WireType.LengthDelimited).string('a');
+    writer.tag(3, WireType.LengthDelimited).string('pods');
+    writer.join();
+    writer.tag(6, WireType.Varint).int32(404);
+    return protobufObject('v1', 'Status', writer.finish());
+  }
+
+  it('a protobuf watch asks for protobuf and yields each frame, whatever the chunking', async () => {
+    const payloads = ['first event', '', 'a third, longer event '.repeat(20)].map((text) =>
+      Buffer.from(text),
+    );
+    route = (_req, res) => {
+      res.writeHead(200, { 'content-type': `${PROTOBUF};stream=watch` });
+      const stream = Buffer.concat(payloads.map(frame));
+      // Cut everywhere: inside length prefixes, inside frames, across frame boundaries.
+      const cuts = [1, 3, 6, 17, 18, 19, 25, 100, stream.length];
+      let offset = 0;
+      const dribble = (): void => {
+        const cut = cuts.shift();
+        if (cut === undefined) {
+          res.end();
+          return;
+        }
+        res.write(stream.subarray(offset, cut));
+        offset = cut;
+        setTimeout(dribble, 1);
+      };
+      dribble();
+    };
+    const client = transport();
+    const frames = await collect(client.watch({ path: '/api/v1/pods?watch=1', protobuf: true }));
+    assert.ok(frames.every((f) => Buffer.isBuffer(f)));
+    assert.deepEqual(
+      frames.map((f) => f.toString()),
+      payloads.map((p) => p.toString()),
+    );
+    assert.equal(received[0]?.url, '/prefix/api/v1/pods?watch=1');
+    assert.equal(received[0].headers.accept, PROTOBUF);
+    client.close();
+  });
+
+  it('a watch answered in JSON when protobuf was asked for is a decode failure', async () => {
+    route = (_req, res) =>
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"type":"ADDED","object":{}}\n');
+    const client = transport();
+    const error = await rejection(
+      collect(client.watch({ path: '/apis/x/v1/things?watch=1', protobuf: true })),
+    );
+    assert.equal(error.failure, KubeApiFailure.Decode);
+    assert.equal(error.status, 200);
+    assert.match(error.message, /asked for protobuf, the server sent application\/json/);
+    client.close();
+  });
+
+  it('a protobuf watch whose stream ends in the middle of a frame is a network failure', async () => {
+    route = (_req, res) => {
+      res.writeHead(200, { 'content-type': `${PROTOBUF};stream=watch` });
+      res.end(Buffer.concat([frame(Buffer.from('whole')), frame(Buffer.from('cut short')).subarray(0, 7)]));
+    };
+    const client = transport();
+    const frames: unknown[] = [];
+    const error = await rejection(
+      (async () => {
+        for await (const f of client.watch({ path: '/w', protobuf: true })) frames.push(f);
+      })(),
+    );
+    assert.equal(error.failure, KubeApiFailure.Network);
+    assert.equal(error.status, undefined);
+    assert.match(error.message, /stream ended in the middle of a frame/);
+    assert.deepEqual(
+      frames.map((f) => (f as Buffer).toString()),
+      ['whole'],
+    );
+    client.close();
+  });
+
+  it('an error response with a protobuf Status gives its reason, message, code and details', async () => {
+    route = (_req, res) => res.writeHead(404, { 'content-type': PROTOBUF }).end(notFoundStatus());
+    const client = transport();
+    const error = await rejection(client.request({ path: '/api/v1/namespaces/ns/pods/a' }));
+    assert.equal(isNotFound(error), true);
+    assert.deepEqual(
+      [error.failure, error.status, error.reason, error.statusMessage, error.details],
+      [KubeApiFailure.Status, 404, 'NotFound', 'pods "a" not found', { name: 'a', kind: 'pods' }],
+    );
+    assert.deepEqual([error.method, error.path], ['GET', '/prefix/api/v1/namespaces/ns/pods/a']);
+
+    const watchError = await rejection(
+      collect(client.watch({ path: '/api/v1/pods?watch=1', protobuf: true })),
+    );
+    assert.deepEqual(
+      [watchError.failure, watchError.status, watchError.reason, watchError.statusMessage],
+      [KubeApiFailure.Status, 404, 'NotFound', 'pods "a" not found'],
+    );
+    client.close();
+  });
+
+  it('an error response in protobuf that is not a Status is said to be so', async () => {
+    const body = Buffer.from('not an object');
+    route = (_req, res) => res.writeHead(500, { 'content-type': PROTOBUF }).end(body);
+    const client = transport();
+    const error = await rejection(client.request({ path: '/api/v1/pods' }));
+    assert.deepEqual([error.failure, error.status, error.reason], [KubeApiFailure.Status, 500, '']);
+    assert.match(error.message, /HTTP 500: \(13 bytes of protobuf, not a Status\)/);
+
+    const pod = protobufObject('v1', 'Pod', Uint8Array.of(0x0a, 0x00));
+    route = (_req, res) => res.writeHead(500, { 'content-type': PROTOBUF }).end(pod);
+    const other = await rejection(client.request({ path: '/api/v1/pods' }));
+    assert.deepEqual([other.status, other.reason], [500, '']);
+    assert.match(other.message, new RegExp(`\\(${pod.length} bytes of protobuf, not a Status\\)`));
     client.close();
   });
 });
