@@ -80,6 +80,47 @@ describe('SharedInformerFactory', () => {
     factory.stop();
   });
 
+  describe("a scope's protobuf decoder", () => {
+    const decodeA = (): KubeObject => ({ metadata: { name: 'a' } });
+    const decodeB = (): KubeObject => ({ metadata: { name: 'b' } });
+
+    it('refuses a different decoder for a scope created with one', () => {
+      const { factory, clients } = setup();
+      const informer = factory.forResource({ ...configMaps, namespace: 'ns', protobuf: decodeA });
+      assert.throws(
+        () => factory.forResource({ ...configMaps, namespace: 'ns', protobuf: decodeB }),
+        /^Error: informer for configmaps in ns has a different protobuf decoder: name its decoder in the request that creates the scope$/,
+      );
+      assert.equal(factory.forResource({ ...configMaps, namespace: 'ns', protobuf: decodeA }), informer);
+      assert.equal(clients.size, 1, 'no second list/watch for the refused request');
+      factory.stop();
+    });
+
+    it('refuses a decoder for a scope created without one: it is read as JSON', () => {
+      const { factory } = setup();
+      const informer = factory.forResource({ ...configMaps, labelSelector: 'app=x' });
+      assert.throws(
+        () => factory.forResource({ ...configMaps, labelSelector: 'app=x', protobuf: decodeA }),
+        /^Error: informer for configmaps in all namespaces \(app=x\) is read as JSON: name its decoder in the request that creates the scope$/,
+      );
+      assert.equal(factory.forResource({ ...configMaps, labelSelector: 'app=x' }), informer);
+      factory.stop();
+    });
+
+    it('accepts the same decoder again, and a later request that names none', () => {
+      const { factory, clients } = setup();
+      const informer = factory.forResource({ ...configMaps, namespace: 'ns', protobuf: decodeA });
+      assert.equal(factory.forResource({ ...configMaps, namespace: 'ns', protobuf: decodeA }), informer);
+      assert.equal(factory.forResource({ ...configMaps, namespace: 'ns' }), informer);
+      assert.notEqual(
+        factory.forResource({ ...configMaps, namespace: 'other', protobuf: decodeB }),
+        informer,
+      );
+      assert.equal(clients.size, 2);
+      factory.stop();
+    });
+  });
+
   describe("a scope's own transform", () => {
     /** Appends `step` to the object's `steps` annotation: shows which transforms ran, in which order. */
     const mark =

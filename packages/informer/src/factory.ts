@@ -2,6 +2,7 @@ import type { KubeTransport } from '@loopwright/core';
 import type { Indexers } from './indexers.ts';
 import { Informer, type InformerSettings } from './informer.ts';
 import type { ResourceClient } from './list-watch.ts';
+import type { ProtobufDecoder } from './protobuf.ts';
 import { resourceName, type KubeObject, type ListWatchScope } from './types.ts';
 
 /**
@@ -32,6 +33,13 @@ export interface InformerRequest<T extends KubeObject = KubeObject> extends List
    * it must keep whatever any of them reads (see the README).
    */
   transform?: (obj: T) => T;
+  /**
+   * List and watch this scope in protobuf, each object decoded by this function (see
+   * {@link ProtobufDecoder}; built-in kinds only), when the factory has a `transport`. Part of the
+   * scope, like its transform: it must be named by the request that creates the scope, and a later
+   * request naming another function throws.
+   */
+  protobuf?: ProtobufDecoder<T>;
 }
 
 type ObjectTransform = (obj: KubeObject) => KubeObject;
@@ -39,6 +47,7 @@ type ObjectTransform = (obj: KubeObject) => KubeObject;
 /** What the factory keeps per scope. */
 interface Scope {
   informer: Informer<KubeObject>;
+  protobuf: ProtobufDecoder<KubeObject> | undefined;
   indexers: Map<string, unknown>;
   transform: ObjectTransform | undefined;
 }
@@ -66,8 +75,13 @@ export class SharedInformerFactory {
     let scope = this.#scopes.get(key);
     const created = scope === undefined;
     if (scope === undefined) {
-      scope = this.#createScope(request);
+      scope = this.#createScope(request, request.protobuf);
       this.#scopes.set(key, scope);
+    }
+    if (request.protobuf !== undefined && request.protobuf !== (scope.protobuf as unknown)) {
+      throw new Error(
+        `${describeScope(request)} ${scope.protobuf === undefined ? 'is read as JSON' : 'has a different protobuf decoder'}: name its decoder in the request that creates the scope`,
+      );
     }
     const informer = scope.informer as unknown as Informer<T>;
     if (request.transform !== undefined) {
@@ -112,7 +126,7 @@ export class SharedInformerFactory {
     for (const { informer } of this.#scopes.values()) informer.stop();
   }
 
-  #createScope(request: ListWatchScope): Scope {
+  #createScope(request: ListWatchScope, protobuf: ProtobufDecoder<KubeObject> | undefined): Scope {
     const listWatch: ListWatchScope = {
       group: request.group,
       version: request.version,
@@ -129,17 +143,22 @@ export class SharedInformerFactory {
       return scope.transform === undefined ? shared : scope.transform(shared);
     };
     const scope: Scope = {
-      informer: this.#newInformer(listWatch, transform),
+      informer: this.#newInformer(listWatch, transform, protobuf),
+      protobuf,
       indexers: new Map(),
       transform: undefined,
     };
     return scope;
   }
 
-  #newInformer(listWatch: ListWatchScope, transform: ObjectTransform): Informer<KubeObject> {
+  #newInformer(
+    listWatch: ListWatchScope,
+    transform: ObjectTransform,
+    protobuf: ProtobufDecoder<KubeObject> | undefined,
+  ): Informer<KubeObject> {
     if ('transport' in this.#options) {
       const { transport, ...settings } = this.#options;
-      return new Informer({ ...settings, transform, transport, ...listWatch });
+      return new Informer({ ...settings, transform, transport, ...listWatch, protobuf });
     }
     const { createClient, ...settings } = this.#options;
     return new Informer({ ...settings, transform, client: createClient(listWatch) });

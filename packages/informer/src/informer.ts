@@ -9,7 +9,7 @@ import {
   type ReflectorSink,
 } from './reflector.ts';
 import { Store, type Lister } from './store.ts';
-import { createResourceClient, type ResourceClient } from './list-watch.ts';
+import { createResourceClient, type HttpResourceClientOptions, type ResourceClient } from './list-watch.ts';
 import {
   consoleLogger,
   type InformerMetrics,
@@ -77,7 +77,10 @@ export interface InformerSettings<T extends KubeObject = KubeObject> {
 
 /** Options of {@link Informer}: settings plus where to list/watch from. */
 export type InformerOptions<T extends KubeObject> = InformerSettings<T> &
-  ({ client: ResourceClient<T> } | ({ transport: KubeTransport } & ListWatchScope));
+  (
+    | { client: ResourceClient<T> }
+    | ({ transport: KubeTransport } & ListWatchScope & Pick<HttpResourceClientOptions<T>, 'protobuf'>)
+  );
 
 interface Registration<T extends KubeObject> {
   handlers: EventHandlers<T>;

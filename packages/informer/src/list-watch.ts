@@ -1,4 +1,11 @@
-import { isGone, type KubeTransport } from '@loopwright/core';
+import {
+  isGone,
+  KubeApiError,
+  PROTOBUF_MEDIA_TYPE,
+  type KubeRequest,
+  type KubeTransport,
+} from '@loopwright/core';
+import { decodeListPage, decodeWatchEvent, type ProtobufDecoder, type ProtobufListPage } from './protobuf.ts';
 import {
   resourceName,
   type KubeObject,
@@ -46,13 +53,19 @@ export interface ResourceClient<T extends KubeObject> {
 }
 
 /** Options of {@link createResourceClient}. */
-export interface HttpResourceClientOptions extends ListWatchScope {
+export interface HttpResourceClientOptions<T extends KubeObject = KubeObject> extends ListWatchScope {
   /** The API server connection: credentials, rate limit, request metrics. */
   transport: KubeTransport;
   /** Page size of the list (`limit`). Default 500 like client-go's pager. */
   pageSize?: number;
   /** Timeout for each list page, from request to last byte. Default 60 s. */
   listPageTimeoutMs?: number;
+  /**
+   * List and watch in protobuf, each object decoded by this function (see {@link ProtobufDecoder}):
+   * the API server then encodes each event of a built-in kind once for this watch and every other
+   * protobuf watcher of it, kube-controller-manager's included. Default: JSON.
+   */
+  protobuf?: ProtobufDecoder<T> | undefined;
 }
 
 /**
@@ -66,7 +79,7 @@ export interface HttpResourceClientOptions extends ListWatchScope {
  *   each event as it arrives; an `ERROR` event is yielded as-is for the caller to classify.
  */
 export function createResourceClient<T extends KubeObject>(
-  options: HttpResourceClientOptions,
+  options: HttpResourceClientOptions<T>,
 ): ResourceClient<T> {
   return new HttpResourceClient<T>(options);
 }
@@ -74,10 +87,10 @@ export function createResourceClient<T extends KubeObject>(
 class HttpResourceClient<T extends KubeObject> implements ResourceClient<T> {
   readonly resource: string;
   readonly ref: ResourceRef;
-  readonly #options: HttpResourceClientOptions;
+  readonly #options: HttpResourceClientOptions<T>;
   readonly #path: string;
 
-  constructor(options: HttpResourceClientOptions) {
+  constructor(options: HttpResourceClientOptions<T>) {
     this.#options = options;
     this.resource = resourceName(options);
     this.ref = { group: options.group, version: options.version, plural: options.plural };
@@ -107,23 +120,44 @@ class HttpResourceClient<T extends KubeObject> implements ResourceClient<T> {
       const query = this.#selectorQuery();
       if (pageSize !== undefined) query.set('limit', String(pageSize));
       if (continueToken !== undefined) query.set('continue', continueToken);
-      const page = await this.#options.transport.requestJson<ListBody<T>>({
+      const request = {
         path: this.#pathWith(query),
         signal,
         timeoutMs: this.#options.listPageTimeoutMs ?? 60_000,
-      });
-      const kind = page.kind?.endsWith('List') === true ? page.kind.slice(0, -'List'.length) : undefined;
-      for (const item of page.items ?? []) {
-        if (item.kind === undefined && kind !== undefined) {
-          item.apiVersion = page.apiVersion;
-          item.kind = kind;
-        }
-        items.push(item);
+      };
+      const page = await (this.#options.protobuf === undefined
+        ? this.#jsonPage(request)
+        : this.#protobufPage(request, this.#options.protobuf));
+      for (const item of page.items) items.push(item);
+      continueToken = page.continue;
+      if (continueToken === '') return { items, resourceVersion: page.resourceVersion };
+    }
+  }
+
+  async #jsonPage(request: KubeRequest): Promise<ProtobufListPage<T>> {
+    const page = await this.#options.transport.requestJson<ListBody<T>>(request);
+    const kind = page.kind?.endsWith('List') === true ? page.kind.slice(0, -'List'.length) : undefined;
+    const items = page.items ?? [];
+    for (const item of items) {
+      if (item.kind === undefined && kind !== undefined) {
+        item.apiVersion = page.apiVersion;
+        item.kind = kind;
       }
-      continueToken = page.metadata?.continue;
-      if (continueToken === undefined || continueToken === '') {
-        return { items, resourceVersion: page.metadata?.resourceVersion ?? '' };
-      }
+    }
+    return {
+      items,
+      resourceVersion: page.metadata?.resourceVersion ?? '',
+      continue: page.metadata?.continue ?? '',
+    };
+  }
+
+  async #protobufPage(request: KubeRequest, decode: ProtobufDecoder<T>): Promise<ProtobufListPage<T>> {
+    const transport = this.#options.transport;
+    const response = await transport.request({ ...request, headers: { Accept: PROTOBUF_MEDIA_TYPE } });
+    try {
+      return decodeListPage(response.body, decode);
+    } catch (error) {
+      throw KubeApiError.undecodable(response.status, error, { method: 'GET', path: this.#path });
     }
   }
 
@@ -134,13 +168,27 @@ class HttpResourceClient<T extends KubeObject> implements ResourceClient<T> {
     query.set('resourceVersion', request.resourceVersion);
     query.set('timeoutSeconds', String(request.timeoutSeconds));
     try {
+      const decode = this.#options.protobuf;
       const events = this.#options.transport.watch({
         path: this.#pathWith(query),
         signal: request.signal,
         idleTimeoutMs: request.inactivityTimeoutMs,
+        protobuf: decode !== undefined,
       });
-      // Each document is a watch event: the API server's wire format, checked by the reflector.
-      yield* events as AsyncIterable<WatchEvent<T>>;
+      if (decode === undefined) {
+        // Each document is a watch event: the API server's wire format, checked by the reflector.
+        yield* events as AsyncIterable<WatchEvent<T>>;
+        return;
+      }
+      for await (const frame of events as AsyncIterable<Buffer>) {
+        let event: WatchEvent<T>;
+        try {
+          event = decodeWatchEvent(frame, decode);
+        } catch (error) {
+          throw KubeApiError.undecodable(200, error, { method: 'GET', path: this.#path });
+        }
+        yield event;
+      }
     } catch (error) {
       if (request.signal.aborted) return;
       throw error;

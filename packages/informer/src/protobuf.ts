@@ -1,0 +1,227 @@
+/**
+ * Lists and watch events in the API server's protobuf encoding (see `@loopwright/core`'s
+ * `protobuf.ts` for the wire and for why), decoded to the objects their JSON would give. An informer
+ * of a built-in kind reads protobuf when its scope names a {@link ProtobufDecoder}; `readObjectMeta`
+ * is the part of such a decoder that every kind shares.
+ */
+import {
+  BinaryReader,
+  decodeStatus,
+  readFields,
+  readInt64,
+  readMessage,
+  readStringMapEntry,
+  readTime,
+  setString,
+  unwrapObject,
+  WireType,
+} from '@loopwright/core';
+import type { KubeObject, ObjectMeta, OwnerReference, WatchEvent } from './types.ts';
+
+/**
+ * Decodes one object's message (a `Pod`'s bytes, say) to what its JSON would give, or at least to
+ * every field the scope's transforms keep (a decoder may skip the rest, the spec of a pod the cache
+ * drops anyway). `apiVersion` and `kind` are set by the caller. Write it on `readFields`, with
+ * {@link readObjectMeta} for field 1.
+ */
+export type ProtobufDecoder<T extends KubeObject> = (message: Uint8Array) => T;
+
+/** One page of a list: its items (`apiVersion`/`kind` filled in as the list's) and where it stands. */
+export interface ProtobufListPage<T extends KubeObject> {
+  items: T[];
+  resourceVersion: string;
+  continue: string;
+}
+
+/** A list response (`PodList`...): `ListMeta` is field 1, the items field 2, of every list kind. */
+export function decodeListPage<T extends KubeObject>(
+  bytes: Uint8Array,
+  decodeItem: ProtobufDecoder<T>,
+): ProtobufListPage<T> {
+  const list = unwrapObject(bytes);
+  const kind = list.kind.endsWith('List') ? list.kind.slice(0, -'List'.length) : undefined;
+  const page: ProtobufListPage<T> = { items: [], resourceVersion: '', continue: '' };
+  const reader = new BinaryReader(list.raw);
+  readFields(reader, reader.len, (field, wireType) => {
+    if (wireType !== WireType.LengthDelimited) return false;
+    if (field === 1) {
+      readMessage(reader, (end) => {
+        readFields(reader, end, (metaField, metaWire) => {
+          if (metaWire !== WireType.LengthDelimited) return false;
+          if (metaField === 2) page.resourceVersion = reader.string();
+          else if (metaField === 3) page.continue = reader.string();
+          else return false;
+          return true;
+        });
+      });
+      return true;
+    }
+    if (field !== 2) return false;
+    const item = decodeItem(reader.bytes());
+    if (kind !== undefined) {
+      item.apiVersion = list.apiVersion;
+      item.kind = kind;
+    }
+    page.items.push(item);
+    return true;
+  });
+  return page;
+}
+
+/** One frame of a protobuf watch: a `metav1.WatchEvent` whose object is wrapped as every object is. */
+export function decodeWatchEvent<T extends KubeObject>(
+  frame: Uint8Array,
+  decodeItem: ProtobufDecoder<T>,
+): WatchEvent<T> {
+  let type = '';
+  let objectBytes: Uint8Array | undefined;
+  const reader = new BinaryReader(frame);
+  readFields(reader, reader.len, (field, wireType) => {
+    if (wireType !== WireType.LengthDelimited) return false;
+    if (field === 1) type = reader.string();
+    else if (field === 2) {
+      readMessage(reader, (end) => {
+        readFields(reader, end, (rawField, rawWire) => {
+          if (rawField !== 1 || rawWire !== WireType.LengthDelimited) return false;
+          objectBytes = reader.bytes();
+          return true;
+        });
+      });
+    } else return false;
+    return true;
+  });
+  if (objectBytes === undefined) throw new Error(`protobuf watch event ${type || '(no type)'} has no object`);
+  const object = unwrapObject(objectBytes);
+  if (object.kind === 'Status') return { type, object: decodeStatus(object) } as WatchEvent<T>;
+  const item = decodeItem(object.raw);
+  item.apiVersion = object.apiVersion;
+  item.kind = object.kind;
+  // The reflector checks the type as it does a JSON event's.
+  return { type, object: item } as WatchEvent<T>;
+}
+
+/**
+ * `metav1.ObjectMeta`, whole, as its JSON reads. Call it on field 1 of a top-level kind's message:
+ * `case 1: object.metadata = readObjectMeta(reader); return true;`.
+ */
+export function readObjectMeta(reader: BinaryReader): ObjectMeta {
+  return readMessage(reader, (end) => {
+    const meta: ObjectMeta & Record<string, unknown> = {};
+    readFields(reader, end, (field, wireType) => {
+      if (wireType === WireType.Varint) {
+        if (field === 7) {
+          const generation = readInt64(reader);
+          if (generation !== 0) meta.generation = generation;
+        } else if (field === 10) meta.deletionGracePeriodSeconds = readInt64(reader);
+        else return false;
+        return true;
+      }
+      if (wireType !== WireType.LengthDelimited) return false;
+      switch (field) {
+        case 1:
+          setString(meta, 'name', reader.string());
+          return true;
+        case 2:
+          setString(meta, 'generateName', reader.string());
+          return true;
+        case 3:
+          setString(meta, 'namespace', reader.string());
+          return true;
+        case 4:
+          setString(meta, 'selfLink', reader.string());
+          return true;
+        case 5:
+          setString(meta, 'uid', reader.string());
+          return true;
+        case 6:
+          setString(meta, 'resourceVersion', reader.string());
+          return true;
+        case 8:
+          meta.creationTimestamp = readTime(reader) as string;
+          return true;
+        case 9: {
+          // A pointer in Go: sent only when set.
+          const deletion = readTime(reader);
+          if (deletion !== null) meta.deletionTimestamp = deletion;
+          return true;
+        }
+        case 11:
+          readStringMapEntry(reader, (meta.labels ??= {}));
+          return true;
+        case 12:
+          readStringMapEntry(reader, (meta.annotations ??= {}));
+          return true;
+        case 13:
+          (meta.ownerReferences ??= []).push(readOwnerReference(reader));
+          return true;
+        case 14:
+          (meta.finalizers ??= []).push(reader.string());
+          return true;
+        case 17:
+          (meta.managedFields ??= []).push(readManagedFieldsEntry(reader));
+          return true;
+        default:
+          return false;
+      }
+    });
+    return meta;
+  });
+}
+
+/** Its four strings are always in the JSON (no `omitempty`); the two flags only when set. */
+function readOwnerReference(reader: BinaryReader): OwnerReference {
+  return readMessage(reader, (end) => {
+    const owner: OwnerReference = { apiVersion: '', kind: '', name: '', uid: '' };
+    readFields(reader, end, (field, wireType) => {
+      if (wireType === WireType.Varint) {
+        if (field === 6) owner.controller = reader.bool();
+        else if (field === 7) owner.blockOwnerDeletion = reader.bool();
+        else return false;
+        return true;
+      }
+      if (wireType !== WireType.LengthDelimited) return false;
+      if (field === 5) owner.apiVersion = reader.string();
+      else if (field === 1) owner.kind = reader.string();
+      else if (field === 3) owner.name = reader.string();
+      else if (field === 4) owner.uid = reader.string();
+      else return false;
+      return true;
+    });
+    return owner;
+  });
+}
+
+/** `metav1.ManagedFieldsEntry`'s string fields by number. */
+const MANAGED_FIELDS_ENTRY_STRINGS: Partial<Record<number, string>> = {
+  1: 'manager',
+  2: 'operation',
+  3: 'apiVersion',
+  6: 'fieldsType',
+  8: 'subresource',
+};
+
+/** A server-side apply record; `fieldsV1` is JSON in the protobuf too. */
+function readManagedFieldsEntry(reader: BinaryReader): Record<string, unknown> {
+  return readMessage(reader, (end) => {
+    const entry: Record<string, unknown> = {};
+    readFields(reader, end, (field, wireType) => {
+      if (wireType !== WireType.LengthDelimited) return false;
+      const name = MANAGED_FIELDS_ENTRY_STRINGS[field];
+      if (name !== undefined) setString(entry, name, reader.string());
+      else if (field === 4) {
+        const time = readTime(reader);
+        if (time !== null) entry.time = time;
+      } else if (field === 7) {
+        readMessage(reader, (fieldsEnd) => {
+          readFields(reader, fieldsEnd, (rawField, rawWire) => {
+            if (rawField !== 1 || rawWire !== WireType.LengthDelimited) return false;
+            entry.fieldsV1 = JSON.parse(new TextDecoder().decode(reader.bytes())) as unknown;
+            return true;
+          });
+        });
+      } else return false;
+      return true;
+    });
+    return entry;
+  });
+}
