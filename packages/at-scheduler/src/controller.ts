@@ -13,6 +13,7 @@ import {
   AT_KIND,
   AT_PLURAL,
   AT_VERSION,
+  decodePodFieldsRead,
   keepPodFieldsRead,
   POD_SELECTOR,
   type Pod,
@@ -43,6 +44,8 @@ export function podCacheScope(namespace: string | undefined): InformerRequest<Po
     plural: 'pods',
     labelSelector: POD_SELECTOR,
     transform: keepPodFieldsRead,
+    // Its protobuf events are the bytes kube-controller-manager's pod watch already had encoded.
+    protobuf: decodePodFieldsRead,
     ...(namespace === undefined ? {} : { namespace }),
   };
 }

@@ -1,5 +1,6 @@
 /** The At resource's coordinates and the Pod fields the controller reads (the cache holds plain JSON). */
-import type { KubeObject, ObjectMeta } from '@loopwright/informer';
+import { BinaryReader, readFields, readMessage, readTime, setString, WireType } from '@loopwright/core';
+import { readObjectMeta, type KubeObject, type ObjectMeta } from '@loopwright/informer';
 
 export const AT_GROUP = 'cnat.programming-kubernetes.info';
 export const AT_VERSION = 'v1alpha1';
@@ -55,4 +56,87 @@ export function keepPodFieldsRead(pod: Pod): Pod {
       })),
     },
   };
+}
+
+type PodStatus = NonNullable<Pod['status']>;
+type ContainerStatus = NonNullable<PodStatus['containerStatuses']>[number];
+type Terminated = NonNullable<NonNullable<ContainerStatus['state']>['terminated']>;
+
+/**
+ * The pod cache's protobuf decoder: reads of a `Pod` message what {@link keepPodFieldsRead} keeps
+ * (`metadata`; of `status` the phase, reason, message and each container's name and
+ * `state.terminated`), as the API server's JSON of the pod gives them, and skips the rest. Field
+ * numbers are k8s.io/api's `core/v1/generated.proto`.
+ */
+export function decodePodFieldsRead(message: Uint8Array): Pod {
+  const reader = new BinaryReader(message);
+  const pod: Pod = {};
+  readFields(reader, reader.len, (field, wireType) => {
+    if (wireType !== WireType.LengthDelimited) return false;
+    // The informer's ObjectMeta also admits client-node's Date; a decoded time is a string.
+    if (field === 1) pod.metadata = readObjectMeta(reader) as Pod['metadata'];
+    else if (field === 3) pod.status = readMessage(reader, (end) => readPodStatus(reader, end));
+    else return false;
+    return true;
+  });
+  return pod;
+}
+
+function readPodStatus(reader: BinaryReader, end: number): PodStatus {
+  const status: PodStatus = {};
+  readFields(reader, end, (field, wireType) => {
+    if (wireType !== WireType.LengthDelimited) return false;
+    if (field === 1) setString(status, 'phase', reader.string());
+    else if (field === 3) setString(status, 'message', reader.string());
+    else if (field === 4) setString(status, 'reason', reader.string());
+    else if (field === 8) {
+      (status.containerStatuses ??= []).push(readMessage(reader, (e) => readContainerStatus(reader, e)));
+    } else return false;
+    return true;
+  });
+  return status;
+}
+
+/** `name` is always in the JSON (no `omitempty`), and so is `state`, a struct. */
+function readContainerStatus(reader: BinaryReader, end: number): ContainerStatus {
+  const container: ContainerStatus = { name: '', state: {} };
+  readFields(reader, end, (field, wireType) => {
+    if (wireType !== WireType.LengthDelimited) return false;
+    if (field === 1) container.name = reader.string();
+    else if (field === 2) {
+      readMessage(reader, (stateEnd) => {
+        readFields(reader, stateEnd, (stateField, stateWire) => {
+          if (stateField !== 3 || stateWire !== WireType.LengthDelimited) return false;
+          container.state = { terminated: readMessage(reader, (e) => readTerminated(reader, e)) };
+          return true;
+        });
+      });
+    } else return false;
+    return true;
+  });
+  return container;
+}
+
+/** `exitCode` is always in the JSON, and so are both times (null when unset); the rest when set. */
+function readTerminated(reader: BinaryReader, end: number): Terminated {
+  const terminated: Terminated & Record<string, unknown> = { exitCode: 0 };
+  readFields(reader, end, (field, wireType) => {
+    if (wireType === WireType.Varint) {
+      if (field === 1) terminated.exitCode = reader.int32();
+      else if (field === 2) {
+        const signal = reader.int32();
+        if (signal !== 0) terminated.signal = signal;
+      } else return false;
+      return true;
+    }
+    if (wireType !== WireType.LengthDelimited) return false;
+    if (field === 3) setString(terminated, 'reason', reader.string());
+    else if (field === 4) setString(terminated, 'message', reader.string());
+    else if (field === 5) terminated.startedAt = readTime(reader);
+    else if (field === 6) terminated.finishedAt = readTime(reader);
+    else if (field === 7) setString(terminated, 'containerID', reader.string());
+    else return false;
+    return true;
+  });
+  return terminated;
 }
