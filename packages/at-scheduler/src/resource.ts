@@ -1,5 +1,13 @@
 /** The At resource's coordinates and the Pod fields the controller reads (the cache holds plain JSON). */
-import { BinaryReader, readFields, readMessage, readTime, setString, WireType } from '@loopwright/core';
+import {
+  appended,
+  BinaryReader,
+  readFields,
+  readMessage,
+  readTime,
+  setString,
+  WireType,
+} from '@loopwright/core';
 import { readObjectMeta, type KubeObject, type ObjectMeta } from '@loopwright/informer';
 
 export const AT_GROUP = 'cnat.programming-kubernetes.info';
@@ -90,7 +98,8 @@ function readPodStatus(reader: BinaryReader, end: number): PodStatus {
     else if (field === 3) setString(status, 'message', reader.string());
     else if (field === 4) setString(status, 'reason', reader.string());
     else if (field === 8) {
-      (status.containerStatuses ??= []).push(readMessage(reader, (e) => readContainerStatus(reader, e)));
+      const container = readMessage(reader, (e) => readContainerStatus(reader, e));
+      status.containerStatuses = appended(status.containerStatuses, container);
     } else return false;
     return true;
   });

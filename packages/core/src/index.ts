@@ -36,6 +36,7 @@ export {
 } from './kube/classify.ts';
 export { TokenBucket, type RequestPriority, type TokenBucketOptions } from './kube/token-bucket.ts';
 export {
+  appended,
   BinaryReader,
   PROTOBUF_MEDIA_TYPE,
   WireType,

@@ -5,6 +5,7 @@
  * is the part of such a decoder that every kind shares.
  */
 import {
+  appended,
   BinaryReader,
   decodeStatus,
   readFields,
@@ -152,13 +153,13 @@ export function readObjectMeta(reader: BinaryReader): ObjectMeta {
           readStringMapEntry(reader, (meta.annotations ??= {}));
           return true;
         case 13:
-          (meta.ownerReferences ??= []).push(readOwnerReference(reader));
+          meta.ownerReferences = appended(meta.ownerReferences, readOwnerReference(reader));
           return true;
         case 14:
-          (meta.finalizers ??= []).push(reader.string());
+          meta.finalizers = appended(meta.finalizers, reader.string());
           return true;
         case 17:
-          (meta.managedFields ??= []).push(readManagedFieldsEntry(reader));
+          meta.managedFields = appended(meta.managedFields, readManagedFieldsEntry(reader));
           return true;
         default:
           return false;
@@ -168,26 +169,37 @@ export function readObjectMeta(reader: BinaryReader): ObjectMeta {
   });
 }
 
-/** Its four strings are always in the JSON (no `omitempty`); the two flags only when set. */
+/**
+ * Its four strings are always in the JSON (no `omitempty`); the two flags only when set. Built whole at
+ * the end: properties added to a literal after it was made go to a separate, larger store.
+ */
 function readOwnerReference(reader: BinaryReader): OwnerReference {
   return readMessage(reader, (end) => {
-    const owner: OwnerReference = { apiVersion: '', kind: '', name: '', uid: '' };
+    let apiVersion = '';
+    let kind = '';
+    let name = '';
+    let uid = '';
+    let controller: boolean | undefined;
+    let blockOwnerDeletion: boolean | undefined;
     readFields(reader, end, (field, wireType) => {
       if (wireType === WireType.Varint) {
-        if (field === 6) owner.controller = reader.bool();
-        else if (field === 7) owner.blockOwnerDeletion = reader.bool();
+        if (field === 6) controller = reader.bool();
+        else if (field === 7) blockOwnerDeletion = reader.bool();
         else return false;
         return true;
       }
       if (wireType !== WireType.LengthDelimited) return false;
-      if (field === 5) owner.apiVersion = reader.string();
-      else if (field === 1) owner.kind = reader.string();
-      else if (field === 3) owner.name = reader.string();
-      else if (field === 4) owner.uid = reader.string();
+      if (field === 5) apiVersion = reader.string();
+      else if (field === 1) kind = reader.string();
+      else if (field === 3) name = reader.string();
+      else if (field === 4) uid = reader.string();
       else return false;
       return true;
     });
-    return owner;
+    if (controller === undefined && blockOwnerDeletion === undefined) return { apiVersion, kind, name, uid };
+    if (blockOwnerDeletion === undefined) return { apiVersion, kind, name, uid, controller };
+    if (controller === undefined) return { apiVersion, kind, name, uid, blockOwnerDeletion };
+    return { apiVersion, kind, name, uid, controller, blockOwnerDeletion };
   });
 }
 

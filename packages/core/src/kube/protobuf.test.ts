@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { BinaryWriter } from '@bufbuild/protobuf/wire';
 import {
+  appended,
   BinaryReader,
   decodeStatus,
   FrameDecoder,
@@ -132,6 +133,22 @@ describe('readTime', () => {
     assert.equal(
       readTime(timeReader((writer) => writer.tag(2, WireType.Varint).int32(500))),
       '1970-01-01T00:00:00Z',
+    );
+  });
+
+  it('gives each time its own text when times alternate (the last one is kept, not mixed up)', () => {
+    const at = (seconds: number) =>
+      readTime(timeReader((writer) => writer.tag(1, WireType.Varint).int64(seconds)));
+    const first = Date.UTC(2026, 10, 25, 14, 3, 0) / 1000;
+    assert.deepStrictEqual(
+      [at(first), at(first), at(first + 1), at(first), at(first + 3600)],
+      [
+        '2026-11-25T14:03:00Z',
+        '2026-11-25T14:03:00Z',
+        '2026-11-25T14:03:01Z',
+        '2026-11-25T14:03:00Z',
+        '2026-11-25T15:03:00Z',
+      ],
     );
   });
 
@@ -394,5 +411,15 @@ describe('FrameDecoder', () => {
       [0],
     );
     assert.equal(decoder.pendingBytes(), 0);
+  });
+});
+
+describe('appended', () => {
+  it('gives a new array with the item last, and leaves the list as it was', () => {
+    const list = ['a', 'b'];
+    const longer = appended(list, 'c');
+    assert.deepStrictEqual(longer, ['a', 'b', 'c']);
+    assert.deepStrictEqual(list, ['a', 'b']);
+    assert.deepStrictEqual(appended(undefined, 'a'), ['a']);
   });
 });
