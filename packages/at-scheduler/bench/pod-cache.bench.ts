@@ -1,6 +1,7 @@
 /**
  * Heap per cached pod: at-scheduler's pod cache (`keepPodFieldsRead` after the Manager's
- * `stripManagedFields`) against the Manager's transform alone, on pods the API server served.
+ * `stripManagedFields`, on pods read as protobuf), the same on pods read as JSON, and the Manager's
+ * transform alone (JSON), on pods the API server served.
  *
  *   node --conditions=development bench/pod-cache.bench.ts      # part of `pnpm bench`, about a minute
  *   POD_CACHE_BENCH_PODS=5000, POD_CACHE_BENCH_RUNS=3           # the defaults
@@ -8,7 +9,7 @@
  * One control plane with one At and that many pods of `buildPod()` owned by it. Each measurement is a
  * process of its own (this file with `probe`), so that nothing one cache left behind is counted against
  * the next: heapUsed after two full GCs, before and after an informer of the controller's pod scope
- * synced, per pod. The two variants alternate, runs times.
+ * synced, per pod. The variants take turns, runs times.
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
@@ -22,9 +23,11 @@ import { spread } from './stats.ts';
 
 const VARIANTS = {
   /** The Manager's default transform alone, as every controller's cache without a transform of its own. */
-  stripManagedFields: false,
-  /** at-scheduler's pod cache. */
-  'stripManagedFields, then keepPodFieldsRead': true,
+  stripManagedFields: { transform: false, protobuf: false },
+  /** The pod scope's transform, on pods read as JSON. */
+  'stripManagedFields, then keepPodFieldsRead': { transform: true, protobuf: false },
+  /** at-scheduler's pod cache: the same, on pods read as protobuf (`decodePodFieldsRead`). */
+  'the same, read as protobuf': { transform: true, protobuf: true },
 } as const;
 type Variant = keyof typeof VARIANTS;
 
@@ -49,14 +52,16 @@ async function bench(): Promise<void> {
         const perPod = await measureInChild(kubeconfigPath, namespace, variant, pods);
         bytes.set(variant, [...(bytes.get(variant) ?? []), perPod]);
       }
-    const [plain, kept] = Object.keys(VARIANTS).map((variant) => bytes.get(variant as Variant) ?? []);
+    const plain = bytes.get('stripManagedFields') ?? [];
     for (const [variant, values] of bytes) {
       const { min, median, max } = spread(values);
-      console.log(`  ${variant}: ${min} / ${median} / ${max} B per pod (min/median/max)`);
+      const ratio = spread(values.map((value, run) => value / (plain[run] ?? Number.NaN)));
+      const ratios = `${ratio.min.toFixed(2)}x / ${ratio.median.toFixed(2)}x / ${ratio.max.toFixed(2)}x`;
+      console.log(
+        `  ${variant}: ${min} / ${median} / ${max} B per pod (min/median/max)` +
+          (values === plain ? '' : `; run by run against stripManagedFields alone ${ratios}`),
+      );
     }
-    const ratios = (kept ?? []).map((value, run) => value / (plain?.[run] ?? Number.NaN));
-    const { min, median, max } = spread(ratios);
-    console.log(`  ratio, run by run: ${min.toFixed(2)}x / ${median.toFixed(2)}x / ${max.toFixed(2)}x`);
   });
 }
 
@@ -97,7 +102,8 @@ async function probe(): Promise<void> {
     return process.memoryUsage().heapUsed;
   };
   const scope = podCacheScope(process.env['PROBE_NAMESPACE']);
-  if (!VARIANTS[variant]) delete scope.transform;
+  if (!VARIANTS[variant].transform) delete scope.transform;
+  if (!VARIANTS[variant].protobuf) delete scope.protobuf;
   const before = heapUsed();
   const informer = manager.factory.forResource(scope);
   manager.factory.start();
