@@ -60,8 +60,24 @@ function pod(metadata: Record<string, unknown>): Record<string, unknown> {
   };
 }
 
+/**
+ * A ConfigMap to own the test's pods: kube-controller-manager's garbage collector deletes a pod whose
+ * owners do not exist, which would race the comparisons.
+ */
+async function createOwner(name: string): Promise<string> {
+  const path = `/api/v1/namespaces/${ns.name}/configmaps`;
+  const existing = await transport
+    .requestJson<KubeObject>({ path: `${path}/${name}` })
+    .catch(() => undefined);
+  const owner =
+    existing ??
+    (await transport.requestJson<KubeObject>({ method: 'POST', path, body: { metadata: { name } } }));
+  return owner.metadata?.uid ?? '';
+}
+
 /** Pods whose metadata uses every field the decoder reads, in the forms the API server sends them. */
 async function createVariedPods(): Promise<void> {
+  const [ownerUid, secondOwnerUid] = [await createOwner('owner'), await createOwner('second-owner')];
   await transport.requestJson({
     method: 'POST',
     path: podsPath(),
@@ -75,16 +91,11 @@ async function createVariedPods(): Promise<void> {
           apiVersion: 'v1',
           kind: 'ConfigMap',
           name: 'owner',
-          uid: '6c1b8f0e-0000-4000-8000-000000000001',
+          uid: ownerUid,
           controller: true,
           blockOwnerDeletion: false,
         },
-        {
-          apiVersion: 'apps/v1',
-          kind: 'ReplicaSet',
-          name: 'rs',
-          uid: '6c1b8f0e-0000-4000-8000-000000000002',
-        },
+        { apiVersion: 'v1', kind: 'ConfigMap', name: 'second-owner', uid: secondOwnerUid },
       ],
       finalizers: ['example.com/hold', 'example.com/second'],
     }),
