@@ -16,6 +16,7 @@
  */
 import http from 'node:http';
 import https from 'node:https';
+import { StringDecoder } from 'node:string_decoder';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { realClock, sleep, type Clock, type Timer } from '../clock.ts';
 import { KubeApiError, type KubeRequestLine } from './api-error.ts';
@@ -270,75 +271,44 @@ export class KubeTransport {
 
   /**
    * A watch (or any newline-delimited JSON stream): yields each document as the server sends it and
-   * ends when the server ends the response. Throws a {@link KubeApiError} for an error status, a
+   * ends when the server ends the response (with `protobuf`, each frame's bytes). Throws a {@link KubeApiError} for an error status, a
    * connection that fails or stays silent beyond `idleTimeoutMs`, an abort, a line that is not JSON,
    * or a stream cut in the middle of a line. Stopping the iteration early closes the connection.
    */
   async *watch(request: KubeWatchRequest): AsyncGenerator<unknown, void, undefined> {
     // No rate-limiter token, as client-go's Request.Watch: a watch is one long request, and an
     // informer's re-watch must not queue behind reconciles' writes.
-    if (request.protobuf === true) {
-      yield* this.#watchFrames(request);
-      return;
-    }
-    const { exchange, response } = await this.#open(request, {
-      idleTimeoutMs: request.idleTimeoutMs,
-      anyStatus: false,
-      rateLimited: false,
-    });
-    try {
-      response.setEncoding('utf8');
-      const decoder = new LineDecoder();
-      for await (const chunk of response as AsyncIterable<string>) {
-        exchange.heardFrom();
-        for (const line of decoder.push(chunk)) {
-          if (line.trim() === '') continue;
-          let document: unknown;
-          try {
-            document = JSON.parse(line);
-          } catch (error) {
-            throw KubeApiError.undecodable(response.statusCode ?? 0, error, exchange.line);
-          }
-          yield document;
-        }
-      }
-      if (decoder.end().trim() !== '') {
-        throw KubeApiError.noResponse(
-          new Error('stream ended in the middle of a line'),
-          exchange.line,
-          false,
-        );
-      }
-    } catch (error) {
-      throw exchange.toError(error);
-    } finally {
-      exchange.close();
-    }
-  }
-
-  /** A protobuf watch: yields each frame's bytes, as `watch` yields each line's document. */
-  async *#watchFrames(request: KubeWatchRequest): AsyncGenerator<Buffer, void, undefined> {
+    const protobuf = request.protobuf === true;
     const { exchange, response } = await this.#open(
-      { ...request, headers: { ...request.headers, Accept: PROTOBUF_MEDIA_TYPE } },
+      protobuf ? { ...request, headers: { ...request.headers, Accept: PROTOBUF_MEDIA_TYPE } } : request,
       { idleTimeoutMs: request.idleTimeoutMs, anyStatus: false, rateLimited: false },
     );
     try {
       const contentType = header(response, 'content-type');
-      if (!isProtobufMediaType(contentType)) {
+      if (protobuf && !isProtobufMediaType(contentType)) {
         throw KubeApiError.undecodable(
           response.statusCode ?? 0,
           new Error(`asked for protobuf, the server sent ${contentType ?? 'no Content-Type'}`),
           exchange.line,
         );
       }
-      const decoder = new FrameDecoder();
+      const stream = protobuf ? protobufFrames() : jsonLines();
       for await (const chunk of response as AsyncIterable<Buffer>) {
         exchange.heardFrom();
-        yield* decoder.push(chunk);
+        for (const piece of stream.split(chunk)) {
+          let document: unknown;
+          try {
+            document = stream.decode(piece);
+          } catch (error) {
+            throw KubeApiError.undecodable(response.statusCode ?? 0, error, exchange.line);
+          }
+          yield document;
+        }
       }
-      if (decoder.pendingBytes() !== 0) {
+      const unfinished = stream.unfinished();
+      if (unfinished !== undefined) {
         throw KubeApiError.noResponse(
-          new Error('stream ended in the middle of a frame'),
+          new Error(`stream ended in the middle of a ${unfinished}`),
           exchange.line,
           false,
         );
@@ -655,6 +625,36 @@ class Exchange {
     this.#response?.destroy(error);
     this.#request?.destroy(error);
   }
+}
+
+/** How a watch's bytes become its documents: split as they arrive, then each decoded. */
+interface WatchStream {
+  split(chunk: Buffer): Iterable<Buffer | string>;
+  /** Throws for a piece that is no document. */
+  decode(piece: Buffer | string): unknown;
+  /** What a piece is called when one was left unfinished at the end, else undefined. */
+  unfinished(): string | undefined;
+}
+
+/** One JSON document per line; blank lines are none. */
+function jsonLines(): WatchStream {
+  const text = new StringDecoder('utf8');
+  const lines = new LineDecoder();
+  return {
+    split: (chunk) => lines.push(text.write(chunk)).filter((line) => line.trim() !== ''),
+    decode: (line) => JSON.parse(line as string) as unknown,
+    unfinished: () => ((lines.end() + text.end()).trim() === '' ? undefined : 'line'),
+  };
+}
+
+/** Length-prefixed frames, each a `WatchEvent` message the caller decodes (see `protobuf.ts`). */
+function protobufFrames(): WatchStream {
+  const frames = new FrameDecoder();
+  return {
+    split: (chunk) => frames.push(chunk),
+    decode: (frame) => frame,
+    unfinished: () => (frames.pendingBytes() === 0 ? undefined : 'frame'),
+  };
 }
 
 /** The error an error status stands for: its body's `Status` (JSON, or protobuf when asked for). */
