@@ -12,31 +12,11 @@ import {
   unwrapObject,
   WireType,
 } from './protobuf.ts';
+import { protobufObject, watchFrame } from '../test-helpers/protobuf-encoding.ts';
 
 // Inputs are built field by field with the wire writer, as k8s.io's generated.proto numbers them.
 
 const MAGIC = Uint8Array.of(0x6b, 0x38, 0x73, 0x00);
-
-/** `k8s\0` + a `runtime.Unknown` holding `raw`; `extra` writes more fields into the Unknown. */
-function wrap(
-  apiVersion: string,
-  kind: string,
-  raw: Uint8Array,
-  extra: (writer: BinaryWriter) => void = () => undefined,
-): Uint8Array {
-  const writer = new BinaryWriter();
-  writer.tag(1, WireType.LengthDelimited).fork();
-  writer.tag(1, WireType.LengthDelimited).string(apiVersion);
-  writer.tag(2, WireType.LengthDelimited).string(kind);
-  writer.join();
-  writer.tag(2, WireType.LengthDelimited).bytes(raw);
-  extra(writer);
-  const unknown = writer.finish();
-  const bytes = new Uint8Array(MAGIC.length + unknown.length);
-  bytes.set(MAGIC);
-  bytes.set(unknown, MAGIC.length);
-  return bytes;
-}
 
 /** A message holding one `metav1.Time` as field 1, and a reader positioned on that field's value. */
 function timeReader(write: (writer: BinaryWriter) => void): BinaryReader {
@@ -49,24 +29,16 @@ function timeReader(write: (writer: BinaryWriter) => void): BinaryReader {
   return reader;
 }
 
-/** A watch frame: 4-byte big-endian length, then the bytes. */
-function frame(payload: string): Buffer {
-  const body = Buffer.from(payload);
-  const length = Buffer.alloc(4);
-  length.writeUInt32BE(body.length);
-  return Buffer.concat([length, body]);
-}
-
 describe('unwrapObject', () => {
   it('reads the type and the raw message of an object', () => {
     const raw = Uint8Array.of(0x0a, 0x01, 0x61);
-    const object = unwrapObject(wrap('apps/v1', 'Deployment', raw));
+    const object = unwrapObject(protobufObject('apps/v1', 'Deployment', raw));
     assert.deepEqual(object, { apiVersion: 'apps/v1', kind: 'Deployment', raw });
     assert.ok(object.raw instanceof Uint8Array);
   });
 
   it('skips fields it does not know, and accepts an empty contentEncoding and a contentType', () => {
-    const bytes = wrap('v1', 'Pod', Uint8Array.of(1, 2, 3), (writer) => {
+    const bytes = protobufObject('v1', 'Pod', Uint8Array.of(1, 2, 3), (writer) => {
       writer.tag(3, WireType.LengthDelimited).string('');
       writer.tag(4, WireType.LengthDelimited).string('application/vnd.kubernetes.protobuf');
       writer.tag(9, WireType.Varint).int32(7);
@@ -90,7 +62,7 @@ describe('unwrapObject', () => {
   });
 
   it('throws for bytes without the k8s\\0 prefix, or shorter than it', () => {
-    const object = wrap('v1', 'Pod', Uint8Array.of(1));
+    const object = protobufObject('v1', 'Pod', Uint8Array.of(1));
     assert.throws(() => unwrapObject(object.subarray(4)), /no k8s\\0 prefix/);
     assert.throws(() => unwrapObject(new TextEncoder().encode('{"kind":"Pod"}')), /no k8s\\0 prefix/);
     assert.throws(() => unwrapObject(Uint8Array.of(0x6b, 0x38, 0x73)), /no k8s\\0 prefix/);
@@ -101,7 +73,7 @@ describe('unwrapObject', () => {
   });
 
   it('throws for a compressed object (a non-empty contentEncoding)', () => {
-    const bytes = wrap('v1', 'Pod', Uint8Array.of(1), (writer) => {
+    const bytes = protobufObject('v1', 'Pod', Uint8Array.of(1), (writer) => {
       writer.tag(3, WireType.LengthDelimited).string('gzip');
     });
     assert.throws(() => unwrapObject(bytes), /unsupported protobuf contentEncoding "gzip"/);
@@ -336,7 +308,7 @@ describe('readFields', () => {
 describe('FrameDecoder', () => {
   it('returns both frames of one chunk, and no pending bytes after them', () => {
     const decoder = new FrameDecoder();
-    const frames = decoder.push(Buffer.concat([frame('first'), frame('second event')]));
+    const frames = decoder.push(Buffer.concat([watchFrame('first'), watchFrame('second event')]));
     assert.deepEqual(
       frames.map((f) => f.toString()),
       ['first', 'second event'],
@@ -348,7 +320,7 @@ describe('FrameDecoder', () => {
 
   it('assembles frames fed one byte at a time', () => {
     const decoder = new FrameDecoder();
-    const stream = Buffer.concat([frame('abc'), frame('a longer frame'), frame('z')]);
+    const stream = Buffer.concat([watchFrame('abc'), watchFrame('a longer frame'), watchFrame('z')]);
     const frames: string[] = [];
     const completedAt: number[] = [];
     for (let i = 0; i < stream.length; i++) {
@@ -366,7 +338,7 @@ describe('FrameDecoder', () => {
 
   it('waits for the rest of a length prefix that a chunk cuts', () => {
     const decoder = new FrameDecoder();
-    const stream = Buffer.concat([frame('one'), frame('two')]);
+    const stream = Buffer.concat([watchFrame('one'), watchFrame('two')]);
     // The first frame, and 2 of the 4 bytes of the second one's length.
     assert.deepEqual(
       decoder.push(stream.subarray(0, 9)).map((f) => f.toString()),
@@ -384,12 +356,12 @@ describe('FrameDecoder', () => {
 
   it('counts the bytes of an unfinished frame as pending', () => {
     const decoder = new FrameDecoder();
-    const whole = frame('0123456789');
+    const whole = watchFrame('0123456789');
     assert.deepEqual(decoder.push(whole.subarray(0, 7)), []);
     assert.equal(decoder.pendingBytes(), 7);
     assert.deepEqual(decoder.push(whole.subarray(7, 10)), []);
     assert.equal(decoder.pendingBytes(), 10);
-    const rest = Buffer.concat([whole.subarray(10), frame('next').subarray(0, 5)]);
+    const rest = Buffer.concat([whole.subarray(10), watchFrame('next').subarray(0, 5)]);
     assert.deepEqual(
       decoder.push(rest).map((f) => f.toString()),
       ['0123456789'],
@@ -399,7 +371,7 @@ describe('FrameDecoder', () => {
 
   it('returns a zero-length frame as an empty buffer', () => {
     const decoder = new FrameDecoder();
-    const frames = decoder.push(Buffer.concat([frame(''), frame('x'), frame('')]));
+    const frames = decoder.push(Buffer.concat([watchFrame(''), watchFrame('x'), watchFrame('')]));
     assert.deepEqual(
       frames.map((f) => f.length),
       [0, 1, 0],

@@ -8,6 +8,7 @@ import { FakeClock } from '../fake-clock.ts';
 import { KubeApiError, KubeApiFailure } from './api-error.ts';
 import { isConflict, isNotFound, isTooManyRequests } from './classify.ts';
 import { REAPPLY_MS } from './applied-config.ts';
+import { protobufObject, watchFrame } from '../test-helpers/protobuf-encoding.ts';
 import {
   BACKGROUND_MAX_WAIT_MS,
   BACKGROUND_QUIET_MS,
@@ -879,26 +880,8 @@ describe('KubeTransport watch', () => {
 describe('KubeTransport protobuf', () => {
   const PROTOBUF = 'application/vnd.kubernetes.protobuf';
 
-  /** A watch frame: 4-byte big-endian length, then the bytes. */
-  function frame(payload: Uint8Array): Buffer {
-    const length = Buffer.alloc(4);
-    length.writeUInt32BE(payload.length);
-    return Buffer.concat([length, payload]);
-  }
-
-  /** `k8s\0` + a `runtime.Unknown` with the given type and raw message. */
-  function protobufObject(apiVersion: string, kind: string, raw: Uint8Array): Buffer {
-    const writer = new BinaryWriter();
-    writer.tag(1, WireType.LengthDelimited).fork();
-    writer.tag(1, WireType.LengthDelimited).string(apiVersion);
-    writer.tag(2, WireType.LengthDelimited).string(kind);
-    writer.join();
-    writer.tag(2, WireType.LengthDelimited).bytes(raw);
-    return Buffer.concat([Buffer.from('k8s\0', 'latin1'), writer.finish()]);
-  }
-
   /** A `metav1.Status` message as the API server encodes a 404's. */
-  function notFoundStatus(): Buffer {
+  function notFoundStatus(): Uint8Array {
     const writer = new BinaryWriter();
     writer.tag(1, WireType.LengthDelimited).fork().join();
     writer.tag(2, WireType.LengthDelimited).string('Failure');
@@ -918,7 +901,7 @@ describe('KubeTransport protobuf', () => {
     );
     route = (_req, res) => {
       res.writeHead(200, { 'content-type': `${PROTOBUF};stream=watch` });
-      const stream = Buffer.concat(payloads.map(frame));
+      const stream = Buffer.concat(payloads.map((payload) => watchFrame(payload)));
       // Cut everywhere: inside length prefixes, inside frames, across frame boundaries.
       const cuts = [1, 3, 6, 17, 18, 19, 25, 100, stream.length];
       let offset = 0;
@@ -962,7 +945,7 @@ describe('KubeTransport protobuf', () => {
   it('a protobuf watch whose stream ends in the middle of a frame is a network failure', async () => {
     route = (_req, res) => {
       res.writeHead(200, { 'content-type': `${PROTOBUF};stream=watch` });
-      res.end(Buffer.concat([frame(Buffer.from('whole')), frame(Buffer.from('cut short')).subarray(0, 7)]));
+      res.end(Buffer.concat([watchFrame('whole'), watchFrame('cut short').subarray(0, 7)]));
     };
     const client = transport();
     const frames: unknown[] = [];
