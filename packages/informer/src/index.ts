@@ -39,7 +39,7 @@ export {
   decodeWatchEvent,
   readObjectMeta,
   type ProtobufDecoder,
-  type ProtobufListPage,
+  type ListPage,
 } from './protobuf.ts';
 export { stripManagedFields } from './strip-managed-fields.ts';
 export {

@@ -5,8 +5,9 @@ import {
   type KubeRequest,
   type KubeTransport,
 } from '@loopwright/core';
-import { decodeListPage, decodeWatchEvent, type ProtobufDecoder, type ProtobufListPage } from './protobuf.ts';
+import { decodeListPage, decodeWatchEvent, type ProtobufDecoder, type ListPage } from './protobuf.ts';
 import {
+  itemKindOf,
   resourceName,
   type KubeObject,
   type ListWatchScope,
@@ -134,9 +135,9 @@ class HttpResourceClient<T extends KubeObject> implements ResourceClient<T> {
     }
   }
 
-  async #jsonPage(request: KubeRequest): Promise<ProtobufListPage<T>> {
+  async #jsonPage(request: KubeRequest): Promise<ListPage<T>> {
     const page = await this.#options.transport.requestJson<ListBody<T>>(request);
-    const kind = page.kind?.endsWith('List') === true ? page.kind.slice(0, -'List'.length) : undefined;
+    const kind = itemKindOf(page.kind);
     const items = page.items ?? [];
     for (const item of items) {
       if (item.kind === undefined && kind !== undefined) {
@@ -151,7 +152,7 @@ class HttpResourceClient<T extends KubeObject> implements ResourceClient<T> {
     };
   }
 
-  async #protobufPage(request: KubeRequest, decode: ProtobufDecoder<T>): Promise<ProtobufListPage<T>> {
+  async #protobufPage(request: KubeRequest, decode: ProtobufDecoder<T>): Promise<ListPage<T>> {
     const transport = this.#options.transport;
     const response = await transport.request({ ...request, headers: { Accept: PROTOBUF_MEDIA_TYPE } });
     try {

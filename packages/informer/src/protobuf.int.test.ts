@@ -143,17 +143,21 @@ interface JsonPodList {
 async function listBothWays(): Promise<{ json: KubeObject[]; protobuf: KubeObject[] }> {
   const selector = `labelSelector=${encodeURIComponent(LABEL)}`;
   const json = await transport.requestJson<JsonPodList>({ path: podsPath(selector) });
-  const client = createResourceClient<KubeObject>({
+  const protobuf = await podsClient(true).list(new AbortController().signal);
+  return { json: json.items, protobuf: protobuf.items };
+}
+
+/** The list and watch of the test's pods, as JSON or as protobuf. */
+function podsClient(protobuf: boolean) {
+  return createResourceClient<KubeObject>({
     transport,
     group: '',
     version: 'v1',
     plural: 'pods',
     namespace: ns.name,
     labelSelector: LABEL,
-    protobuf: decodeMetadata,
+    ...(protobuf ? { protobuf: decodeMetadata } : {}),
   });
-  const protobuf = await client.list(new AbortController().signal);
-  return { json: json.items, protobuf: protobuf.items };
 }
 
 function byName(objects: KubeObject[]): Map<string, KubeObject> {
@@ -200,20 +204,10 @@ describe('protobuf decoding against a real API server', () => {
 
   it('watches the same events as JSON, in the same order', async () => {
     const start = await transport.requestJson<JsonPodList>({ path: podsPath() });
-    const clientOf = (protobuf: boolean) =>
-      createResourceClient<KubeObject>({
-        transport,
-        group: '',
-        version: 'v1',
-        plural: 'pods',
-        namespace: ns.name,
-        labelSelector: LABEL,
-        ...(protobuf ? { protobuf: decodeMetadata } : {}),
-      });
     const watchOnce = async (protobuf: boolean, resourceVersion: string, until: number) => {
       const abort = new AbortController();
       const events: WatchEvent<KubeObject>[] = [];
-      const iterator = clientOf(protobuf).watch({
+      const iterator = podsClient(protobuf).watch({
         resourceVersion,
         timeoutSeconds: 20,
         inactivityTimeoutMs: 30_000,

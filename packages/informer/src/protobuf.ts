@@ -17,7 +17,13 @@ import {
   unwrapObject,
   WireType,
 } from '@loopwright/core';
-import type { KubeObject, ObjectMeta, OwnerReference, WatchEvent } from './types.ts';
+import {
+  itemKindOf,
+  type KubeObject,
+  type ObjectMeta,
+  type OwnerReference,
+  type WatchEvent,
+} from './types.ts';
 
 /**
  * Decodes one object's message (a `Pod`'s bytes, say) to what its JSON would give, or at least to
@@ -28,7 +34,7 @@ import type { KubeObject, ObjectMeta, OwnerReference, WatchEvent } from './types
 export type ProtobufDecoder<T extends KubeObject> = (message: Uint8Array) => T;
 
 /** One page of a list: its items (`apiVersion`/`kind` filled in as the list's) and where it stands. */
-export interface ProtobufListPage<T extends KubeObject> {
+export interface ListPage<T extends KubeObject> {
   items: T[];
   resourceVersion: string;
   continue: string;
@@ -38,10 +44,10 @@ export interface ProtobufListPage<T extends KubeObject> {
 export function decodeListPage<T extends KubeObject>(
   bytes: Uint8Array,
   decodeItem: ProtobufDecoder<T>,
-): ProtobufListPage<T> {
+): ListPage<T> {
   const list = unwrapObject(bytes);
-  const kind = list.kind.endsWith('List') ? list.kind.slice(0, -'List'.length) : undefined;
-  const page: ProtobufListPage<T> = { items: [], resourceVersion: '', continue: '' };
+  const kind = itemKindOf(list.kind);
+  const page: ListPage<T> = { items: [], resourceVersion: '', continue: '' };
   const reader = new BinaryReader(list.raw);
   readFields(reader, reader.len, (field, wireType) => {
     if (wireType !== WireType.LengthDelimited) return false;

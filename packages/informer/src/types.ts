@@ -106,3 +106,8 @@ export const consoleLogger: Logger = {
 export function resourceName(ref: ResourceRef): string {
   return ref.group === '' ? ref.plural : `${ref.plural}.${ref.group}`;
 }
+
+/** The kind of a list's items, `Pod` of `PodList`: the API server leaves it out of each item. */
+export function itemKindOf(listKind: string | undefined): string | undefined {
+  return listKind?.endsWith('List') === true ? listKind.slice(0, -'List'.length) : undefined;
+}
