@@ -209,6 +209,9 @@ function readOwnerReference(reader: BinaryReader): OwnerReference {
   });
 }
 
+/** One decoder for every managedFields entry's JSON (a pod event carries several). */
+const UTF8 = new TextDecoder();
+
 /** `metav1.ManagedFieldsEntry`'s string fields by number. */
 const MANAGED_FIELDS_ENTRY_STRINGS: Partial<Record<number, string>> = {
   1: 'manager',
@@ -233,7 +236,7 @@ function readManagedFieldsEntry(reader: BinaryReader): Record<string, unknown> {
         readMessage(reader, (fieldsEnd) => {
           readFields(reader, fieldsEnd, (rawField, rawWire) => {
             if (rawField !== 1 || rawWire !== WireType.LengthDelimited) return false;
-            entry.fieldsV1 = JSON.parse(new TextDecoder().decode(reader.bytes())) as unknown;
+            entry.fieldsV1 = JSON.parse(UTF8.decode(reader.bytes())) as unknown;
             return true;
           });
         });
