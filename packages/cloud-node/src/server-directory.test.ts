@@ -1,5 +1,5 @@
 import { FakeClock } from '@loopwright/core';
-import { HcloudClient } from '@loopwright/hcloud';
+import { HcloudClient, httpGet } from '@loopwright/hcloud';
 import { startFakeHcloud, type FakeHcloud } from '@loopwright/testing';
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
@@ -174,10 +174,9 @@ describe('ServerDirectory on the fake API', () => {
       clock,
       maxRetries: 0,
       maxRateLimitWaitMs: 0,
-      fetch: (input, init) => {
-        const url = input instanceof Request ? input.url : input.toString();
+      httpGet: (url, init) => {
         if (failSecondPage && url.includes('page=2')) fake.faults.next({ status: 503 });
-        return fetch(input, init);
+        return httpGet(url, init);
       },
     });
     directory = new ServerDirectory({

@@ -1,6 +1,7 @@
 import { Backoff, realClock, sleep, type Clock } from '@loopwright/core';
 import { HcloudError, isNotFound, isRateLimited, isRetryable, isUnauthorized } from './errors.ts';
 import type { Location, Network, Server, ServerStatus } from './models.ts';
+import { httpGet, type HttpGet, type HttpGetResponse } from './http-get.ts';
 import type { HcloudLogger, HcloudMetrics } from './observability.ts';
 import {
   nextPage,
@@ -26,8 +27,8 @@ export interface HcloudClientOptions {
   endpoint?: string;
   /** Per attempt, from sending the request to the end of the body. Default 15 000 (HCCM's). */
   timeoutMs?: number;
-  /** Default `globalThis.fetch`. */
-  fetch?: typeof globalThis.fetch;
+  /** How a request is made; default {@link httpGet} (node:https). Tests wrap it to inject faults. */
+  httpGet?: HttpGet;
   /**
    * Time for backoff and 429 waits, and the wall time `RateLimit-Reset` is compared with. Default the
    * real clock; tests pass a `FakeClock` with `autoAdvance` so waits take no real time.
@@ -82,7 +83,7 @@ export class HcloudClient {
   readonly endpoint: string;
   readonly #token: () => string;
   readonly #timeoutMs: number;
-  readonly #fetch: typeof globalThis.fetch;
+  readonly #httpGet: HttpGet;
   readonly #clock: Clock;
   readonly #metrics: HcloudMetrics | undefined;
   readonly #logger: HcloudLogger | undefined;
@@ -102,7 +103,7 @@ export class HcloudClient {
     if (!/^https?:\/\/[^/]/.test(this.endpoint))
       throw new TypeError(`HcloudClient: endpoint must be an http(s) URL, got '${this.endpoint}'`);
     this.#timeoutMs = nonNegative('timeoutMs', options.timeoutMs ?? 15_000);
-    this.#fetch = options.fetch ?? globalThis.fetch;
+    this.#httpGet = options.httpGet ?? httpGet;
     this.#clock = options.clock ?? realClock;
     this.#metrics = options.metrics;
     this.#logger = options.logger;
@@ -344,11 +345,9 @@ export class HcloudClient {
     };
     signal?.addEventListener('abort', onAbort, { once: true });
     const started = performance.now();
-    let response: Response;
-    let text: string;
+    let response: HttpGetResponse;
     try {
-      response = await this.#fetch(url, {
-        method: 'GET',
+      response = await this.#httpGet(url, {
         headers: {
           Authorization: `Bearer ${validToken(this.#token())}`,
           Accept: 'application/json',
@@ -356,7 +355,6 @@ export class HcloudClient {
         },
         signal: controller.signal,
       });
-      text = await response.text();
     } catch (cause) {
       const code =
         controller.signal.reason === timeoutReason
@@ -383,7 +381,7 @@ export class HcloudClient {
       this.#metrics?.rateLimitRemaining(rateLimit.remaining);
       this.#onRateLimit?.(rateLimit);
     }
-    const { status } = response;
+    const { status, text } = response;
     this.#observe(endpoint, String(status), started, attempt);
 
     let json: unknown;
@@ -393,7 +391,7 @@ export class HcloudClient {
     } catch {
       isJson = false;
     }
-    if (response.ok) {
+    if (status >= 200 && status < 300) {
       if (!isJson)
         throw new HcloudError({
           status,
@@ -489,7 +487,7 @@ function aborted(endpoint: string, signal: AbortSignal): HcloudError {
   });
 }
 
-/** fetch reports "fetch failed" and hides the reason (ECONNREFUSED, ENOTFOUND...) in `cause`. */
+/** The error's message, and its cause's: an error that wraps a network error (fetch's "fetch failed") hides the reason (ECONNREFUSED, ENOTFOUND...) there. */
 function networkCause(error: unknown): string {
   if (error instanceof Error) {
     const inner = error.cause;

@@ -23,6 +23,7 @@ export {
   type ServerPublicNet,
   type ServerStatus,
 } from './models.ts';
+export { httpGet, type HttpGet, type HttpGetInit, type HttpGetResponse } from './http-get.ts';
 export {
   HCLOUD_METRIC_NAMES,
   HCLOUD_REQUEST_LABEL_NAMES,

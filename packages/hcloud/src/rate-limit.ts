@@ -20,7 +20,10 @@ function nonNegativeInt(raw: string | null): number | undefined {
 }
 
 /** Reads the three `RateLimit-*` headers; `undefined` unless all three are present and numeric. */
-export function parseRateLimit(headers: Headers, observedAt: number): RateLimitState | undefined {
+export function parseRateLimit(
+  headers: { get(name: string): string | null },
+  observedAt: number,
+): RateLimitState | undefined {
   const limit = nonNegativeInt(headers.get('ratelimit-limit'));
   const remaining = nonNegativeInt(headers.get('ratelimit-remaining'));
   const reset = nonNegativeInt(headers.get('ratelimit-reset'));
