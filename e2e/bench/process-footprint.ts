@@ -18,11 +18,10 @@ async function cpuMs(pid: number): Promise<number> {
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicks;
 }
 
-/** Resident set in MB (10^6 bytes, as the issue's targets count); /proc's "kB" are KiB. */
-async function rssMB(pid: number): Promise<number> {
-  const status = await readFile(`/proc/${pid}/status`, 'utf8');
-  const kib = /^VmRSS:\s+(\d+) kB$/m.exec(status)?.[1];
-  if (kib === undefined) throw new Error(`/proc/${pid}/status has no VmRSS`);
+/** A /proc/<pid>/status size in MB (10^6 bytes, as the issue's targets count); /proc's "kB" are KiB. */
+function statusMB(status: string, pid: number, field: 'VmRSS' | 'RssAnon'): number {
+  const kib = new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(status)?.[1];
+  if (kib === undefined) throw new Error(`/proc/${pid}/status has no ${field}`);
   return (Number(kib) * 1024) / 1e6;
 }
 
@@ -37,6 +36,12 @@ export interface Footprint {
   readyCpuMs: number;
   /** Resident set after ready and `settleMs` of idling. */
   idleRssMB: number;
+  /**
+   * Its anonymous part (heap, stacks, malloc): the rest is file-backed, mostly the node binary's pages,
+   * which every Node process maps alike and whose resident share varies with the kernel and the page
+   * cache (bare Node idled at 46 MB on one day and 62 MB on another, on the same machine).
+   */
+  idleRssAnonMB: number;
 }
 
 /**
@@ -69,7 +74,12 @@ export async function measureStart(
     const readyCpuMs = await cpuMs(pid);
     await sleep(settleMs);
     if (child.exitCode !== null) throw new Error(`exited with ${child.exitCode} while idle:\n${output}`);
-    return { readyCpuMs, idleRssMB: await rssMB(pid) };
+    const status = await readFile(`/proc/${pid}/status`, 'utf8');
+    return {
+      readyCpuMs,
+      idleRssMB: statusMB(status, pid, 'VmRSS'),
+      idleRssAnonMB: statusMB(status, pid, 'RssAnon'),
+    };
   } finally {
     child.kill('SIGTERM');
     await exited;
