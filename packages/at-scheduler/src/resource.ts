@@ -4,9 +4,10 @@ import {
   BinaryReader,
   readFields,
   readMessage,
+  readStringField,
   readTime,
-  setString,
   WireType,
+  type StringFields,
 } from '@loopwright/core';
 import { readObjectMeta, type KubeObject, type ObjectMeta } from '@loopwright/informer';
 
@@ -90,14 +91,15 @@ export function decodePodFieldsRead(message: Uint8Array): Pod {
   return pod;
 }
 
+/** `core/v1.PodStatus`'s string fields the cache keeps, by number. */
+const POD_STATUS_STRINGS: StringFields<PodStatus> = { 1: 'phase', 3: 'message', 4: 'reason' };
+
 function readPodStatus(reader: BinaryReader, end: number): PodStatus {
   const status: PodStatus = {};
   readFields(reader, end, (field, wireType) => {
     if (wireType !== WireType.LengthDelimited) return false;
-    if (field === 1) setString(status, 'phase', reader.string());
-    else if (field === 3) setString(status, 'message', reader.string());
-    else if (field === 4) setString(status, 'reason', reader.string());
-    else if (field === 8) {
+    if (readStringField(reader, status, POD_STATUS_STRINGS, field)) return true;
+    if (field === 8) {
       const container = readMessage(reader, (e) => readContainerStatus(reader, e));
       status.containerStatuses = appended(status.containerStatuses, container);
     } else return false;
@@ -126,6 +128,13 @@ function readContainerStatus(reader: BinaryReader, end: number): ContainerStatus
   return container;
 }
 
+/** `core/v1.ContainerStateTerminated`'s string fields by number. */
+const TERMINATED_STRINGS: StringFields<Terminated & Record<string, unknown>> = {
+  3: 'reason',
+  4: 'message',
+  7: 'containerID',
+};
+
 /** `exitCode` is always in the JSON, and so are both times (null when unset); the rest when set. */
 function readTerminated(reader: BinaryReader, end: number): Terminated {
   const terminated: Terminated & Record<string, unknown> = { exitCode: 0 };
@@ -139,11 +148,9 @@ function readTerminated(reader: BinaryReader, end: number): Terminated {
       return true;
     }
     if (wireType !== WireType.LengthDelimited) return false;
-    if (field === 3) setString(terminated, 'reason', reader.string());
-    else if (field === 4) setString(terminated, 'message', reader.string());
-    else if (field === 5) terminated.startedAt = readTime(reader);
+    if (readStringField(reader, terminated, TERMINATED_STRINGS, field)) return true;
+    if (field === 5) terminated.startedAt = readTime(reader);
     else if (field === 6) terminated.finishedAt = readTime(reader);
-    else if (field === 7) setString(terminated, 'containerID', reader.string());
     else return false;
     return true;
   });

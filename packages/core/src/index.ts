@@ -44,11 +44,12 @@ export {
   readFields,
   readInt64,
   readMessage,
+  readStringField,
   readStringMapEntry,
   readTime,
-  setString,
   unwrapObject,
   type ProtobufObject,
+  type StringFields,
 } from './kube/protobuf.ts';
 export { REAPPLY_MS } from './kube/applied-config.ts';
 export {

@@ -11,9 +11,10 @@ import {
   readFields,
   readInt64,
   readMessage,
+  readStringField,
   readStringMapEntry,
   readTime,
-  setString,
+  type StringFields,
   unwrapObject,
   WireType,
 } from '@loopwright/core';
@@ -107,6 +108,16 @@ export function decodeWatchEvent<T extends KubeObject>(
   return { type, object: item } as WatchEvent<T>;
 }
 
+/** `metav1.ObjectMeta`'s string fields by number. */
+const OBJECT_META_STRINGS: StringFields<ObjectMeta & Record<string, unknown>> = {
+  1: 'name',
+  2: 'generateName',
+  3: 'namespace',
+  4: 'selfLink',
+  5: 'uid',
+  6: 'resourceVersion',
+};
+
 /**
  * `metav1.ObjectMeta`, whole, as its JSON reads. Call it on field 1 of a top-level kind's message:
  * `case 1: object.metadata = readObjectMeta(reader); return true;`.
@@ -124,25 +135,8 @@ export function readObjectMeta(reader: BinaryReader): ObjectMeta {
         return true;
       }
       if (wireType !== WireType.LengthDelimited) return false;
+      if (readStringField(reader, meta, OBJECT_META_STRINGS, field)) return true;
       switch (field) {
-        case 1:
-          setString(meta, 'name', reader.string());
-          return true;
-        case 2:
-          setString(meta, 'generateName', reader.string());
-          return true;
-        case 3:
-          setString(meta, 'namespace', reader.string());
-          return true;
-        case 4:
-          setString(meta, 'selfLink', reader.string());
-          return true;
-        case 5:
-          setString(meta, 'uid', reader.string());
-          return true;
-        case 6:
-          setString(meta, 'resourceVersion', reader.string());
-          return true;
         case 8:
           meta.creationTimestamp = readTime(reader) as string;
           return true;
@@ -213,7 +207,7 @@ function readOwnerReference(reader: BinaryReader): OwnerReference {
 const UTF8 = new TextDecoder();
 
 /** `metav1.ManagedFieldsEntry`'s string fields by number. */
-const MANAGED_FIELDS_ENTRY_STRINGS: Partial<Record<number, string>> = {
+const MANAGED_FIELDS_ENTRY_STRINGS: StringFields<Record<string, unknown>> = {
   1: 'manager',
   2: 'operation',
   3: 'apiVersion',
@@ -227,9 +221,8 @@ function readManagedFieldsEntry(reader: BinaryReader): Record<string, unknown> {
     const entry: Record<string, unknown> = {};
     readFields(reader, end, (field, wireType) => {
       if (wireType !== WireType.LengthDelimited) return false;
-      const name = MANAGED_FIELDS_ENTRY_STRINGS[field];
-      if (name !== undefined) setString(entry, name, reader.string());
-      else if (field === 4) {
+      if (readStringField(reader, entry, MANAGED_FIELDS_ENTRY_STRINGS, field)) return true;
+      if (field === 4) {
         const time = readTime(reader);
         if (time !== null) entry.time = time;
       } else if (field === 7) {

@@ -162,6 +162,17 @@ export function readStringMapEntry(reader: BinaryReader, map: Record<string, str
   });
 }
 
+/** `metav1.Status`'s string fields by number. */
+const STATUS_STRINGS: StringFields<KubeStatus> = { 2: 'status', 3: 'message', 4: 'reason' };
+
+/** `metav1.StatusDetails`'s string fields by number. */
+const STATUS_DETAILS_STRINGS: StringFields<KubeStatusDetails> = {
+  1: 'name',
+  2: 'group',
+  3: 'kind',
+  6: 'uid',
+};
+
 /**
  * A `metav1.Status` (the `raw` of an object whose kind is `Status`) as its JSON reads, with the kind
  * and apiVersion its envelope gave.
@@ -171,16 +182,8 @@ export function decodeStatus(object: ProtobufObject): KubeStatus {
   const status: KubeStatus = { kind: object.kind, apiVersion: object.apiVersion };
   readFields(reader, reader.len, (field, wireType) => {
     if (field !== 6 && wireType !== WireType.LengthDelimited) return false;
+    if (readStringField(reader, status, STATUS_STRINGS, field)) return true;
     switch (field) {
-      case 2:
-        setString(status, 'status', reader.string());
-        return true;
-      case 3:
-        setString(status, 'message', reader.string());
-        return true;
-      case 4:
-        setString(status, 'reason', reader.string());
-        return true;
       case 5:
         status.details = readMessage(reader, (end) => decodeStatusDetails(reader, end));
         return true;
@@ -202,19 +205,8 @@ function decodeStatusDetails(reader: BinaryReader, end: number): KubeStatusDetai
   const details: KubeStatusDetails = {};
   readFields(reader, end, (field, wireType) => {
     if (field !== 5 && wireType !== WireType.LengthDelimited) return false;
+    if (readStringField(reader, details, STATUS_DETAILS_STRINGS, field)) return true;
     switch (field) {
-      case 1:
-        setString(details, 'name', reader.string());
-        return true;
-      case 2:
-        setString(details, 'group', reader.string());
-        return true;
-      case 3:
-        setString(details, 'kind', reader.string());
-        return true;
-      case 6:
-        setString(details, 'uid', reader.string());
-        return true;
       case 4:
         details.causes = appended(
           details.causes,
@@ -234,7 +226,7 @@ function decodeStatusDetails(reader: BinaryReader, end: number): KubeStatusDetai
 }
 
 /** `metav1.StatusCause`'s fields by number: field 1 is `reason` in the JSON (Go's `Type`). */
-const STATUS_CAUSE_FIELDS: Partial<Record<number, keyof KubeStatusCause>> = {
+const STATUS_CAUSE_STRINGS: StringFields<KubeStatusCause> = {
   1: 'reason',
   2: 'message',
   3: 'field',
@@ -243,18 +235,32 @@ const STATUS_CAUSE_FIELDS: Partial<Record<number, keyof KubeStatusCause>> = {
 function decodeStatusCause(reader: BinaryReader, end: number): KubeStatusCause {
   const cause: KubeStatusCause = {};
   readFields(reader, end, (field, wireType) => {
-    if (wireType !== WireType.LengthDelimited) return false;
-    const name = STATUS_CAUSE_FIELDS[field];
-    if (name === undefined) return false;
-    setString(cause, name, reader.string());
-    return true;
+    return (
+      wireType === WireType.LengthDelimited && readStringField(reader, cause, STATUS_CAUSE_STRINGS, field)
+    );
   });
   return cause;
 }
 
-/** Sets a string field as Go's `omitempty` JSON has it: absent when empty. */
-export function setString<T extends object>(target: T, key: keyof T & string, value: string): void {
+/** A message's `omitempty` string fields by number: the key each one sets in the decoded object. */
+export type StringFields<T> = Readonly<Partial<Record<number, keyof T & string>>>;
+
+/**
+ * Reads the string field `field` (a length-delimited one) into the key `names` gives it, as Go's
+ * `omitempty` JSON has it: absent when empty. False when `names` has no such field, so that the caller
+ * goes on to its other fields.
+ */
+export function readStringField<T extends object>(
+  reader: BinaryReader,
+  target: T,
+  names: StringFields<T>,
+  field: number,
+): boolean {
+  const key = names[field];
+  if (key === undefined) return false;
+  const value = reader.string();
   if (value !== '') (target as Record<string, unknown>)[key] = value;
+  return true;
 }
 
 /**
