@@ -51,6 +51,7 @@ export {
   type ProtobufObject,
   type StringFields,
 } from './kube/protobuf.ts';
+export { encodeObject, type FieldEncoding, type MessageSchema } from './kube/protobuf-encode.ts';
 export { REAPPLY_MS } from './kube/applied-config.ts';
 export {
   KubeTransport,

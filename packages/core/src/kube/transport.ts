@@ -46,7 +46,8 @@ export interface KubeRequest {
   path: string;
   /** Sent as given, after `User-Agent` and before the KubeConfig's credentials. */
   headers?: Record<string, string>;
-  body?: string;
+  /** Text (JSON) or bytes (protobuf), sent as given with the `Content-Type` the headers name. */
+  body?: string | Uint8Array;
   /** Aborting it fails the request with a {@link KubeApiError} whose `failure` is `aborted`. */
   signal?: AbortSignal;
   /**
@@ -477,7 +478,7 @@ export class KubeTransport {
 
   #dispatch(
     options: https.RequestOptions,
-    body: string | undefined,
+    body: string | Uint8Array | undefined,
     exchange: Exchange,
   ): Promise<http.IncomingMessage> {
     this.#stats.requests += 1;
