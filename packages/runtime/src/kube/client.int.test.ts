@@ -8,12 +8,14 @@ import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import {
   KubeApiError,
+  encodeObject,
   isAlreadyExists,
   isConflict,
   isForbidden,
   isInvalid,
   isNotFound,
   isUnauthorized,
+  type MessageSchema,
   type RestRequestObservation,
 } from '@loopwright/core';
 import { ACCEPT_METADATA_ONLY, KubeClient } from './client.ts';
@@ -146,6 +148,45 @@ describe('KubeClient against the API server', () => {
       .catch((e: unknown) => e);
     assert.equal(isAlreadyExists(again), true);
     assert.match((again as KubeApiError).message, /meta-only.*already exists/);
+  });
+
+  it('writeProtobuf stores an object as a JSON create would, and fails with the same errors', async () => {
+    const path = `/api/v1/namespaces/${namespace.name}/configmaps`;
+    const schema: MessageSchema = {
+      metadata: [1, { message: { name: [1, 'string'], labels: [11, { map: 'string' }] } }],
+      data: [2, { map: 'string' }],
+    };
+    const configMap = (name: string) => ({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name, labels: { app: 'x', 'loopwright.dev/kind': 'widget' } },
+      data: { text: 'ünïcode ✓', empty: '' },
+    });
+    await client.writeProtobuf('POST', path, encodeObject('v1', 'ConfigMap', schema, configMap('proto')));
+    await client.requestJson('POST', path, { body: configMap('json') });
+    const read = async (name: string) => {
+      const { metadata, data } = await core.readNamespacedConfigMap({ name, namespace: namespace.name });
+      return { labels: metadata?.labels, data };
+    };
+    assert.deepEqual(await read('proto'), await read('json'));
+    assert.deepEqual((await read('proto')).data, configMap('x').data);
+
+    const errorOf = (name: string, protobuf: boolean): Promise<KubeApiError> =>
+      (protobuf
+        ? client.writeProtobuf('POST', path, encodeObject('v1', 'ConfigMap', schema, configMap(name)))
+        : client.requestJson('POST', path, { body: configMap(name) })
+      ).then(
+        () => assert.fail(`creating ${name} succeeded`),
+        (error: unknown) => error as KubeApiError,
+      );
+    const exists = await errorOf('proto', true);
+    assert.equal(isAlreadyExists(exists), true);
+    assert.equal(exists.message, (await errorOf('proto', false)).message);
+    const invalid = await errorOf('Not_Valid', true);
+    assert.equal(isInvalid(invalid), true);
+    assert.equal(invalid.status, 422);
+    assert.deepEqual(invalid.details, (await errorOf('Not_Valid', false)).details);
+    assert.ok(invalid.details?.causes?.some((c) => c.field === 'metadata.name'));
   });
 
   it('merge-patches status with optimistic concurrency: a stale resourceVersion gets Conflict', async () => {
