@@ -1,0 +1,98 @@
+/**
+ * kube-apiserver's CPU per pod create: the controller's (`kubeAtApi`'s createPod, a protobuf body) against
+ * the same pod of `buildPod()` sent as JSON (as the controller did before, answered with its metadata).
+ *
+ *   node --conditions=development bench/pod-create.bench.ts      # part of `pnpm bench`, about 2 minutes
+ *   POD_CREATE_BENCH_PODS=3000, POD_CREATE_BENCH_RUNS=4         # the defaults
+ *
+ * One control plane placed as in the at-scheduler bench (`AT_BENCH_CPUS`), one At owning every pod,
+ * no watcher. Each run creates that many pods per variant, 32 at a time, the variants taking turns (who
+ * goes first rotates), and reads kube-apiserver's CPU from /proc between the first create sent and the
+ * last answered. What a create costs the server is what sets the starts/s of a controller at its limit.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ACCEPT_METADATA_ONLY, type KubeClient } from '@loopwright/runtime';
+import { kubeAtApi } from '../src/api.ts';
+import { buildPod } from '../src/pod.ts';
+import type { Pod } from '../src/resource.ts';
+import { benchNamespace, createAts, forEachConcurrently, type StoredAt } from './ats.ts';
+import { CpuSampler } from './cpu-sampler.ts';
+import { cpuPlacement } from './cpus.ts';
+import { withFreshPlane } from './plane.ts';
+import { spread } from './stats.ts';
+
+const PODS = Number(process.env['POD_CREATE_BENCH_PODS'] ?? 3000);
+const RUNS = Number(process.env['POD_CREATE_BENCH_RUNS'] ?? 4);
+const CONCURRENCY = 32;
+/** Created before the first run, so that no variant pays for the server's first requests of a kind. */
+const WARM_UP_PODS = 300;
+/** Lets the server finish the last run's work (its watch cache, its GC) before the next one. */
+const SETTLE_MS = 1500;
+
+type Create = (client: KubeClient, namespace: string, pod: Pod) => Promise<void>;
+
+const VARIANTS: Record<string, Create> = {
+  JSON: async (client, namespace, pod) => {
+    await client.requestJson('POST', `/api/v1/namespaces/${namespace}/pods?fieldManager=at-scheduler`, {
+      body: pod,
+      accept: ACCEPT_METADATA_ONLY,
+    });
+  },
+  'protobuf (the controller)': (client, namespace, pod) => kubeAtApi(client).createPod(namespace, pod),
+};
+
+const placement = cpuPlacement();
+const cpu = new CpuSampler();
+console.log(
+  `pod create bench: kube-apiserver CPU per create, ${PODS} pods of buildPod() per variant and run, ` +
+    `${RUNS} runs, ${CONCURRENCY} at a time`,
+);
+console.log(placement.describe());
+const perCreate = new Map<string, number[]>(Object.keys(VARIANTS).map((name) => [name, []]));
+const ratios: number[] = [];
+try {
+  await withFreshPlane(async ({ kc, admin }) => {
+    const namespace = await benchNamespace(kc, 'bench-pod-create');
+    const [owner] = await createAts(admin, namespace, [Date.parse('2099-01-01T00:00:00Z')]);
+    let batch = 0;
+    const createAll = async (create: Create, count: number): Promise<void> => {
+      batch += 1;
+      await forEachConcurrently(count, (i) =>
+        create(
+          admin,
+          namespace,
+          buildPod(owner as StoredAt, `b${batch}-${i}`, { defaultImage: 'busybox:1.37.0' }),
+        ),
+      );
+    };
+    for (const create of Object.values(VARIANTS)) await createAll(create, WARM_UP_PODS);
+    const names = Object.keys(VARIANTS);
+    for (let run = 0; run < RUNS; run++) {
+      const order = [...names.slice(run % names.length), ...names.slice(0, run % names.length)];
+      const cost = new Map<string, number>();
+      for (const name of order) {
+        await sleep(SETTLE_MS);
+        const fromMs = Date.now();
+        await createAll(VARIANTS[name] as Create, PODS);
+        const toMs = Date.now();
+        const ms = ((cpu.between(fromMs, toMs).get('kube-apiserver') ?? 0) * 1000) / PODS;
+        cost.set(name, ms);
+        perCreate.get(name)?.push(ms);
+        console.log(
+          `  run ${run + 1}/${RUNS} ${name}: ${((PODS * 1000) / (toMs - fromMs)).toFixed(0)} creates/s, ` +
+            `kube-apiserver ${ms.toFixed(3)} ms a create`,
+        );
+      }
+      ratios.push((cost.get(names[1] ?? '') ?? Number.NaN) / (cost.get(names[0] ?? '') ?? Number.NaN));
+    }
+  }, placement);
+} finally {
+  cpu.stop();
+}
+const figures = (values: readonly number[], digits: number): string => {
+  const { min, median, max } = spread(values);
+  return `${min.toFixed(digits)} / ${median.toFixed(digits)} / ${max.toFixed(digits)}`;
+};
+console.log('kube-apiserver CPU per create (min / median / max over the runs):');
+for (const [name, values] of perCreate) console.log(`  ${name}: ${figures(values, 3)} ms`);
+console.log(`  protobuf / JSON, run by run: ${figures(ratios, 2)}`);
