@@ -12,6 +12,7 @@ import { kubeAtApi } from './api.ts';
 import type { AtSpec } from './generated/types.ts';
 import { buildPod } from './pod.ts';
 import type { Pod } from './resource.ts';
+import { ownedByConfigMap } from './testing/owner.ts';
 
 let client: KubeClient;
 let ns: TestNamespace;
@@ -21,8 +22,6 @@ before(async () => {
   const kc = loadTestKubeConfig();
   client = new KubeClient(kc, { rateLimit: false });
   ns = await createTestNamespace(kc, 'at-pod-protobuf');
-  // An owner that exists: kube-controller-manager's garbage collector deletes a pod whose owner (here
-  // an At, which this test does not create) is gone, which would race the test.
   const owner = await client.requestJson<Pod>('POST', `/api/v1/namespaces/${ns.name}/configmaps`, {
     body: { metadata: { name: 'owner' } },
   });
@@ -49,17 +48,7 @@ const specs: Record<string, AtSpec> = {
 
 function podOf(name: string, spec: AtSpec): Pod {
   const at = { metadata: { name: `at-${name}`, namespace: ns.name, uid: ownerUid }, spec };
-  const pod = buildPod(at, name, { defaultImage: 'busybox:1.37.0' });
-  pod.metadata = {
-    ...pod.metadata,
-    ownerReferences: pod.metadata?.ownerReferences?.map((reference) => ({
-      ...reference,
-      apiVersion: 'v1',
-      kind: 'ConfigMap',
-      name: 'owner',
-    })),
-  };
-  return pod;
+  return ownedByConfigMap(buildPod(at, name, { defaultImage: 'busybox:1.37.0' }), 'owner', ownerUid);
 }
 
 const podsPath = (): string => `/api/v1/namespaces/${ns.name}/pods`;

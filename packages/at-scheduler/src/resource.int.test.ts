@@ -10,6 +10,7 @@ import { createTestNamespace, loadTestKubeConfig, type TestNamespace } from '@lo
 import { podCacheScope } from './controller.ts';
 import { buildPod } from './pod.ts';
 import { decodePodFieldsRead, keepPodFieldsRead, type Pod } from './resource.ts';
+import { ownedByConfigMap } from './testing/owner.ts';
 
 let transport: KubeTransport;
 let ns: TestNamespace;
@@ -80,8 +81,7 @@ function container(state: Record<string, unknown>, name = 'command'): Record<str
 }
 
 async function createPods(): Promise<void> {
-  // An owner that exists: kube-controller-manager's garbage collector deletes a pod whose owner (here
-  // an At, which this test does not create) is gone, which would race the test.
+  // An owner that exists (see ownedByConfigMap).
   const owner = await transport.requestJson<KubeObject>({
     method: 'POST',
     path: `/api/v1/namespaces/${ns.name}/configmaps`,
@@ -92,17 +92,11 @@ async function createPods(): Promise<void> {
       metadata: { name, namespace: ns.name, uid: `6d1f8a2e-0c4b-4f7e-9a51-3b2c7d9e0f1${name.length}` },
       spec: { schedule: started, command: `echo ${name}` },
     };
-    const pod = buildPod(at, name, { defaultImage: 'busybox:1.37.0' });
-    pod.metadata = {
-      ...pod.metadata,
-      ownerReferences: pod.metadata?.ownerReferences?.map((reference) => ({
-        ...reference,
-        apiVersion: 'v1',
-        kind: 'ConfigMap',
-        name: 'owner',
-        uid: owner.metadata?.uid ?? '',
-      })),
-    };
+    const pod = ownedByConfigMap(
+      buildPod(at, name, { defaultImage: 'busybox:1.37.0' }),
+      'owner',
+      owner.metadata?.uid ?? '',
+    );
     if (name === 'killed')
       (pod.spec as Record<string, unknown>).initContainers = [{ name: 'init', image: 'busybox:1.37.0' }];
     await transport.requestJson({ method: 'POST', path: `/api/v1/namespaces/${ns.name}/pods`, body: pod });
