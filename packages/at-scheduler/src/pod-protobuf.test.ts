@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { KubeConfig } from '@kubernetes/client-node';
 import { unwrapObject } from '@loopwright/core';
+import { KubeClient } from '@loopwright/runtime';
+import { kubeAtApi } from './api.ts';
 import { buildPod } from './pod.ts';
 import { encodePod } from './pod-protobuf.ts';
 
@@ -41,5 +44,21 @@ describe('encodePod', () => {
       name: 'TypeError',
       message: 'Pod.spec.nodeName: not a field this protobuf encoding writes',
     });
+  });
+
+  it("makes kubeAtApi's createPod reject, sending nothing, as any failed create does", async () => {
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'c', server: 'http://127.0.0.1:9' }],
+      users: [{ name: 'u' }],
+      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+      currentContext: 'x',
+    });
+    const client = new KubeClient(kc);
+    const pod = buildPod(at, 'backup-1', { defaultImage: 'busybox:1.37.0' });
+    (pod.spec as Record<string, unknown>).nodeName = 'node-1';
+    const created = kubeAtApi(client).createPod('jobs', pod);
+    await assert.rejects(created, { name: 'TypeError', message: /Pod\.spec\.nodeName/ });
+    assert.equal(client.stats().requests, 0);
   });
 });
