@@ -19,7 +19,7 @@ import { podCacheScope } from '../src/controller.ts';
 import { buildPod } from '../src/pod.ts';
 import { benchNamespace, createAts, forEachConcurrently } from './ats.ts';
 import { withFreshPlane } from './plane.ts';
-import { spread } from './stats.ts';
+import { formatSpread, spread } from './stats.ts';
 
 const VARIANTS = {
   /** The Manager's default transform alone, as every controller's cache without a transform of its own. */
@@ -55,8 +55,11 @@ async function bench(): Promise<void> {
     const plain = bytes.get('stripManagedFields') ?? [];
     for (const [variant, values] of bytes) {
       const { min, median, max } = spread(values);
-      const ratio = spread(values.map((value, run) => value / (plain[run] ?? Number.NaN)));
-      const ratios = `${ratio.min.toFixed(2)}x / ${ratio.median.toFixed(2)}x / ${ratio.max.toFixed(2)}x`;
+      const ratios = formatSpread(
+        values.map((value, run) => value / (plain[run] ?? Number.NaN)),
+        2,
+        'x',
+      );
       console.log(
         `  ${variant}: ${min} / ${median} / ${max} B per pod (min/median/max)` +
           (values === plain ? '' : `; run by run against stripManagedFields alone ${ratios}`),

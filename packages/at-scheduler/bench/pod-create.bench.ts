@@ -19,7 +19,7 @@ import { benchNamespace, createAts, forEachConcurrently, type StoredAt } from '.
 import { CpuSampler } from './cpu-sampler.ts';
 import { cpuPlacement } from './cpus.ts';
 import { withFreshPlane } from './plane.ts';
-import { spread } from './stats.ts';
+import { formatSpread } from './stats.ts';
 
 const PODS = Number(process.env['POD_CREATE_BENCH_PODS'] ?? 3000);
 const RUNS = Number(process.env['POD_CREATE_BENCH_RUNS'] ?? 4);
@@ -89,10 +89,6 @@ try {
 } finally {
   cpu.stop();
 }
-const figures = (values: readonly number[], digits: number): string => {
-  const { min, median, max } = spread(values);
-  return `${min.toFixed(digits)} / ${median.toFixed(digits)} / ${max.toFixed(digits)}`;
-};
 console.log('kube-apiserver CPU per create (min / median / max over the runs):');
-for (const [name, values] of perCreate) console.log(`  ${name}: ${figures(values, 3)} ms`);
-console.log(`  protobuf / JSON, run by run: ${figures(ratios, 2)}`);
+for (const [name, values] of perCreate) console.log(`  ${name}: ${formatSpread(values, 3)} ms`);
+console.log(`  protobuf / JSON, run by run: ${formatSpread(ratios, 2)}`);

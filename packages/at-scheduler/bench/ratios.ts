@@ -1,6 +1,6 @@
 /** The bench's ratios: a contender's figures over a baseline's in the same run, gathered over runs. */
 import type { Figures } from './starts.ts';
-import { spread } from './stats.ts';
+import { formatSpread } from './stats.ts';
 
 /** The controller's figures over a baseline's, run by run. */
 export class Ratios {
@@ -18,11 +18,6 @@ export class Ratios {
 
   /** Min/median/max over the runs so far. */
   overRuns(): string {
-    return `starts/s ${spreadOf(this.#throughput)}, lateness p99 ${spreadOf(this.#p99)}`;
+    return `starts/s ${formatSpread(this.#throughput, 2, 'x')}, lateness p99 ${formatSpread(this.#p99, 2, 'x')}`;
   }
-}
-
-function spreadOf(values: number[]): string {
-  const { min, median, max } = spread(values);
-  return `${min.toFixed(2)}x / ${median.toFixed(2)}x / ${max.toFixed(2)}x`;
 }

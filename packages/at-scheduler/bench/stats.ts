@@ -17,3 +17,9 @@ export interface Spread {
 export function spread(values: readonly number[]): Spread {
   return { min: percentile(values, 0), median: percentile(values, 50), max: percentile(values, 100) };
 }
+
+/** `min / median / max` of `values`, each with `digits` decimals and `unit` after it (`x` for ratios). */
+export function formatSpread(values: readonly number[], digits: number, unit = ''): string {
+  const { min, median, max } = spread(values);
+  return [min, median, max].map((value) => `${value.toFixed(digits)}${unit}`).join(' / ');
+}
