@@ -240,14 +240,19 @@ async function thirdPartyLicenses(metafiles: readonly esbuild.Metafile[]): Promi
   return sections.map((section) => section.text).join(`\n${'-'.repeat(80)}\n\n`);
 }
 
-async function bundle(controller: string, outDir: string): Promise<void> {
+/**
+ * Bundles `entry` (default: the controller's src/main.ts) as the controller's image has it. Another entry
+ * is for a bench that must run the controller as the image does: at-scheduler's runs its controller phase
+ * from bench/controller-process.ts bundled so.
+ */
+async function bundle(controller: string, outDir: string, entry?: string): Promise<void> {
   const packageDir = join(repoRoot, 'packages', controller);
   await prepareOutDir(outDir);
   const distDir = join(outDir, 'dist');
   const lazy = lazyLoad();
   const main = await esbuild.build({
     ...common,
-    entryPoints: [join(packageDir, 'src/main.ts')],
+    entryPoints: [entry === undefined ? join(packageDir, 'src/main.ts') : resolve(entry)],
     outfile: join(distDir, 'main.js'),
     format: 'esm',
     conditions: ['development'],
@@ -277,13 +282,20 @@ async function bundle(controller: string, outDir: string): Promise<void> {
   await writeFile(join(outDir, 'THIRD-PARTY-LICENSES'), await thirdPartyLicenses(metafiles));
 }
 
-const [controller, outDir] = process.argv.slice(2);
-if (controller === undefined || outDir === undefined) {
-  process.stderr.write('usage: scripts/bundle.ts <controller> <outDir>\n');
+const [controller, outDir, entryFlag, entry, ...extra] = process.argv.slice(2);
+if (
+  controller === undefined ||
+  outDir === undefined ||
+  (entryFlag !== undefined && (entryFlag !== '--entry' || entry === undefined)) ||
+  extra.length > 0
+) {
+  process.stderr.write(
+    'usage: scripts/bundle.ts <controller> <outDir> [--entry <file instead of src/main.ts>]\n',
+  );
   process.exit(2);
 }
 try {
-  await bundle(controller, resolve(outDir));
+  await bundle(controller, resolve(outDir), entry);
 } catch (error) {
   if (!(error instanceof UsageError)) throw error;
   process.stderr.write(`scripts/bundle.sh: ${error.message}\n`);
