@@ -18,11 +18,12 @@
  * client-go informers on what the controller caches (the namespace's Ats, and its pods by the controller's
  * label selector) and with nothing done with their events: the writes of the limit, plus what any
  * informer-based controller pays to be told, so the two ratios part the cost of watching from the rest.
- * The controller: at-scheduler in this process with the released program's defaults (read from its option
- * declarations; the environment may override them, as it does the program's) and its real event recorder.
+ * The controller: at-scheduler in a Node process of its own (bench/controller-process.ts, bundled as the
+ * image's program is), as the limit programs run in theirs, with the released program's defaults (read from its option declarations; the
+ * environment may override them, as it does the program's) and its real event recorder.
  *
  * Where each process runs (bench/cpus.ts): by default the control plane on half the machine's CPUs and
- * this process (the controller) and the limit programs on the other half, as in a cluster, where the API
+ * this process, the controller's and the limit programs on the other half, as in a cluster, where the API
  * server does not share its nodes' cores with the controllers: the ratio then compares what the contenders
  * get out of the same API server, not how much of the machine each leaves it.
  *
@@ -42,14 +43,16 @@
  * the claim's round trip, and claim->create = claim answered -> pod create answered, with the part
  * before the create was sent. For the controller, per start: status patches, pod creates, pod lookups,
  * 409s and Events created, counted from the window's opening until it stopped (with its Events flushed).
- * CPU per start, by process (this one, etcd, kube-apiserver, kube-controller-manager, the limit program),
+ * CPU per start, by process (this one, etcd, kube-apiserver, kube-controller-manager, the limit program or
+ * the controller's, at-scheduler),
  * from the window's opening to the last start: the two cores are shared, so it explains the ratio. And
  * for the controller, its event loop's delay and GC pauses over the same span: whether a lateness tail
- * is this process stalling or the server answering late.
+ * is the controller's process stalling or the server answering late.
  * Ratios are the controller's over the limit program's (the issue's figure), and over the informed limit
  * program's, in the same run; min/median/max over the runs.
  */
 import { formatSetUp } from './ats.ts';
+import { bundleControllerProcess } from './controller-bundle.ts';
 import { CpuSampler, formatCpuPerStart } from './cpu-sampler.ts';
 import { cpuPlacement } from './cpus.ts';
 import { controllerSettings, runControllerPhase, type ControllerOutcome } from './controller-phase.ts';
@@ -85,6 +88,7 @@ out(placement.describe());
 
 const cpu = new CpuSampler();
 const binary = await ensureLimitProgram(out);
+const controllerBundle = await bundleControllerProcess();
 
 const limitContext = (plane: BenchPlane): LimitContext => ({
   ...plane,
@@ -133,10 +137,12 @@ try {
         );
       const controllerPhase = (): Promise<ControllerOutcome> =>
         withFreshPlane(
-          ({ kc, admin }) =>
+          ({ kc, admin, kubeconfigPath }) =>
             runControllerPhase({
+              main: controllerBundle.main,
               kc,
               admin,
+              kubeconfigPath,
               settings,
               n,
               windowMs: WINDOW_MS,
@@ -174,6 +180,7 @@ try {
   }
 } finally {
   cpu.stop();
+  await controllerBundle.remove();
 }
 
 /** CPU by process from the window's opening to the last start, per start. */

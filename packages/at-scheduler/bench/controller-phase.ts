@@ -1,26 +1,21 @@
 /**
- * The controller's side of a run: at-scheduler in this process, configured as the released program is
- * (its option declarations' defaults, or the environment variables the program itself reads), with its
- * real event recorder, watching one fresh namespace. The AtApi is wrapped to time and count its writes.
+ * The controller's side of a run: at-scheduler, configured as the released program is (its option
+ * declarations' defaults, or the environment variables the program itself reads), with its real event
+ * recorder, watching one fresh namespace; in a process of its own (bench/controller-process.ts, bundled
+ * as the image's program is), while this process creates the Ats.
  */
 import type { KubeConfig } from '@kubernetes/client-node';
-import { createMetrics } from '@loopwright/metrics';
-import {
-  Manager,
-  clientRateLimit,
-  createSilentLogger,
-  parseProgram,
-  toKubeApiError,
-  variableOf,
-  type KubeClient,
-} from '@loopwright/runtime';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { CONTROLLER_NAME, createAtControllers, kubeAtApi, program, type AtApi } from '../src/index.ts';
+import { parseProgram, variableOf, type KubeClient } from '@loopwright/runtime';
+import { fork, type ChildProcess } from 'node:child_process';
+import { program } from '../src/index.ts';
 import { profileApiServer } from './apiserver-profile.ts';
 import { benchNamespace, createAts, windowSchedules, type SetUp } from './ats.ts';
-import type { Start } from './starts.ts';
-import { gcInTail, monitorLoop } from './loop-monitor.ts';
-import { startWindowProfile } from './window-profile.ts';
+import type {
+  ControllerProcessOutcome,
+  ControllerRun,
+  OutcomeMessage,
+  WindowMessage,
+} from './controller-process.ts';
 
 /** The program's options that shape its throughput, by the flag the released program takes. */
 const THROUGHPUT_FLAGS = ['--workers', '--kube-api-qps', '--kube-api-burst'] as const;
@@ -48,215 +43,102 @@ export function controllerSettings(env: NodeJS.ProcessEnv): ControllerSettings {
   };
 }
 
-/** Counted from the window's opening until the controller stopped, Events included. */
-export interface ControllerWork {
-  reconciles: number;
-  statusPatches: number;
-  podCreates: number;
-  /** Live pod GETs (reads on the start path, when the cache has not seen a pod). */
-  podLookups: number;
-  /** Responses 409 (Conflict on a status patch, AlreadyExists on a create). */
-  conflicts: number;
-  eventsCreated: number;
-  /**
-   * Of those, the Events created by the time the bench saw the last pod create answered (it looks every
-   * POLL_MS): written during the burst.
-   */
-  eventsCreatedInWindow: number;
-  /**
-   * Every request the controller's client sent (not its informers'), from the window's opening until the
-   * bench saw the last pod create answered: the writes above plus anything else on the way.
-   */
-  requestsInWindow: number;
-}
-
-export interface ControllerOutcome {
+export interface ControllerOutcome extends Omit<ControllerProcessOutcome, 'idleMs'> {
   setUp: SetUp;
-  starts: Start[];
-  work: ControllerWork;
-  /** Events the recorder did not write (spam filter, invalid) during the whole phase. */
-  eventsDropped: number;
-  eventsFailed: number;
-  /** The event loop's delay and GC pauses from the window's opening to the last start. */
-  loop: string;
-  /** How much of the slowest starts' lateness was this process's GC. */
-  gcInTail: string;
 }
 
 export interface ControllerPhaseOptions {
+  /** The controller's process to fork: bench/controller-process.ts, bundled (bench/controller-bundle.ts). */
+  main: string;
   kc: KubeConfig;
+  kubeconfigPath: string;
   admin: KubeClient;
   settings: ControllerSettings;
   n: number;
   windowMs: number;
-  /** From now until the window opens: time to create the Ats and for the controller to record them. */
+  /** From the controller's start until the window opens: time to create the Ats and for the controller to record them. */
   leadMs: number;
 }
 
-const POLL_MS = 100;
-/** The controller counts as idle once nothing it does has moved for this long. */
-const IDLE_MS = 1000;
-
 export async function runControllerPhase(options: ControllerPhaseOptions): Promise<ControllerOutcome> {
-  const { kc, admin, settings, n, windowMs } = options;
+  const { kc, admin, settings, n, windowMs, leadMs } = options;
   const namespace = await benchNamespace(kc, 'bench-controller');
-  const manager = new Manager({
-    kubeConfig: kc,
-    logger: createSilentLogger(),
-    metrics: createMetrics({ defaultMetrics: false }),
-    health: false,
-    rateLimit: clientRateLimit({ kubeApiQps: settings.qps, kubeApiBurst: settings.burst }),
+  // Its output goes to this process's; its CPU affinity is this process's (the contenders' CPUs).
+  const child = fork(options.main, {
+    execArgv: process.execArgv,
+    serialization: 'advanced',
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
-  const recorder = manager.eventRecorder(`loopwright.dev/${CONTROLLER_NAME}`);
-  const api = kubeAtApi(manager.client);
-  const timed = timedAtApi(api);
-  for (const controller of createAtControllers({
-    manager,
-    api: timed.api,
-    recorder,
-    namespaces: [namespace],
-    workers: settings.workers,
-    defaultImage: settings.defaultImage,
-  }))
-    manager.add(controller);
-  const abort = new AbortController();
-  const running = manager.start(abort.signal);
-
-  const startMs = Date.now();
-  const windowOpenMs = startMs + options.leadMs;
-  const schedules = windowSchedules(n, windowOpenMs, windowMs);
-  const apiServerProfile = profileApiServer(
-    admin,
-    process.env.AT_BENCH_APISERVER_PROFILE,
-    `apiserver-controller-n${n}-${windowOpenMs}`,
-    windowOpenMs,
+  const exited = new Promise<void>((resolve) =>
+    child.once('exit', () => {
+      resolve();
+    }),
   );
-  const reconciles = (): Promise<number> => reconcileTotal(manager);
-  const eventsCreated = (): number => recorder.stats().created;
-  // Taken by a timer, not by the set-up loop below, so it is taken when the window opens and not after.
-  const before = sleep(windowOpenMs - startMs).then(async () => ({
-    ...timed.counts,
-    eventsCreated: eventsCreated(),
-    requests: manager.client.stats().requests,
-    reconciles: await reconciles(),
-  }));
-  await createAts(admin, namespace, schedules);
-  const setUp: SetUp = { startMs, createdMs: Date.now(), windowOpenMs };
-  // Anything the controller does for a new At: a reconcile, an API call, an Event.
-  const activity = async (): Promise<number> => {
-    const events = recorder.stats();
-    const calls = Object.values(timed.counts).reduce((a, b) => a + b, 0);
-    return (
-      (await reconciles()) + calls + events.created + events.patched + events.aggregated + events.dropped
+  try {
+    const mailbox = messagesFrom(child);
+    const run: ControllerRun = {
+      kubeconfigPath: options.kubeconfigPath,
+      namespace,
+      settings,
+      n,
+      windowMs,
+      leadMs,
+    };
+    child.send(run);
+    const { startMs, windowOpenMs } = await mailbox.next<WindowMessage>('window');
+    const apiServerProfile = profileApiServer(
+      admin,
+      process.env.AT_BENCH_APISERVER_PROFILE,
+      `apiserver-controller-n${n}-${windowOpenMs}`,
+      windowOpenMs,
     );
-  };
-  let last = { activity: await activity(), ms: Date.now() };
-  while (Date.now() < windowOpenMs && setUp.idleMs === undefined) {
-    await sleep(POLL_MS);
-    const now = { activity: await activity(), ms: Date.now() };
-    if (now.activity !== last.activity) last = now;
-    if (now.ms - last.ms >= IDLE_MS && (await reconciles()) >= n) setUp.idleMs = last.ms;
+    await createAts(admin, namespace, windowSchedules(n, windowOpenMs, windowMs));
+    const createdMs = Date.now();
+    const { outcome } = await mailbox.next<OutcomeMessage>('outcome');
+    await apiServerProfile;
+    const { idleMs, ...rest } = outcome;
+    return { ...rest, setUp: { startMs, createdMs, idleMs, windowOpenMs } };
+  } finally {
+    if (child.exitCode === null && child.signalCode === null) child.kill();
+    await exited;
   }
-  const atOpen = await before;
-  const profile = await startWindowProfile(process.env.AT_BENCH_CPU_PROFILE);
-  const loop = monitorLoop();
+}
 
-  // Generous: every start's two writes at the client's rate, three times over.
-  const clientQps = settings.qps > 0 ? settings.qps : Infinity;
-  const deadline = windowOpenMs + windowMs + Math.max(120_000, (3 * n * 2 * 1000) / clientQps);
-  while (timed.createAnswered.size < n && Date.now() < deadline) await sleep(POLL_MS);
-  const eventsCreatedInWindow = eventsCreated() - atOpen.eventsCreated;
-  const requestsInWindow = manager.client.stats().requests - atOpen.requests;
-  const loopFigures = loop.stop();
-  await profile?.stop(`controller-n${n}-${windowOpenMs}`);
-  await apiServerProfile;
-  abort.abort();
-  // Stopping flushes the recorder: the Events of the last starts are written before this resolves.
-  await running;
-
-  const final = recorder.stats();
-  const starts = schedules.flatMap((dueMs, i): Start[] => {
-    const name = `at-${i}`;
-    const claimSentMs = timed.claimSent.get(name);
-    const claimAnsweredMs = timed.claimAnswered.get(name);
-    const createSentMs = timed.createSent.get(name);
-    const createAnsweredMs = timed.createAnswered.get(name);
-    return claimSentMs === undefined ||
-      claimAnsweredMs === undefined ||
-      createSentMs === undefined ||
-      createAnsweredMs === undefined
-      ? []
-      : [{ dueMs, claimSentMs, claimAnsweredMs, createSentMs, createAnsweredMs }];
+/**
+ * The child's messages, kept from the moment of the call so that none is missed, with `next(kind)`
+ * resolving with the first of that kind; rejects if the child exits before sending it.
+ */
+function messagesFrom(child: ChildProcess) {
+  const received: { kind: string }[] = [];
+  let exit: string | undefined;
+  const wake = new Set<() => void>();
+  const notify = (): void => {
+    for (const waiter of wake) waiter();
+  };
+  child.on('message', (message: { kind: string }) => {
+    received.push(message);
+    notify();
+  });
+  child.once('exit', (code, signal) => {
+    exit = signal ?? `code ${code}`;
+    notify();
   });
   return {
-    setUp,
-    starts,
-    work: {
-      reconciles: (await reconciles()) - atOpen.reconciles,
-      statusPatches: timed.counts.statusPatches - atOpen.statusPatches,
-      podCreates: timed.counts.podCreates - atOpen.podCreates,
-      podLookups: timed.counts.podLookups - atOpen.podLookups,
-      conflicts: timed.counts.conflicts - atOpen.conflicts,
-      eventsCreated: final.created - atOpen.eventsCreated,
-      eventsCreatedInWindow,
-      requestsInWindow,
+    next<T extends { kind: string }>(kind: T['kind']): Promise<T> {
+      return new Promise<T>((resolve, reject) => {
+        const check = (): void => {
+          const index = received.findIndex((message) => message.kind === kind);
+          if (index >= 0) {
+            wake.delete(check);
+            resolve(received.splice(index, 1)[0] as T);
+          } else if (exit !== undefined) {
+            wake.delete(check);
+            reject(new Error(`the controller process exited (${exit}) before it sent '${kind}'`));
+          }
+        };
+        wake.add(check);
+        check();
+      });
     },
-    eventsDropped: final.dropped,
-    eventsFailed: final.failed,
-    loop: loopFigures.line,
-    gcInTail: gcInTail(
-      starts.map((start) => ({ startMs: start.dueMs, endMs: start.createAnsweredMs })),
-      loopFigures.pauses,
-    ),
-  };
-}
-
-/** `controller_runtime_reconcile_total`, every result: this manager has its own registry. */
-async function reconcileTotal(manager: Manager): Promise<number> {
-  const metric = manager.metrics.registry.getSingleMetric('controller_runtime_reconcile_total');
-  const { values } = (await metric?.get()) ?? { values: [] };
-  return values.reduce((sum, { value }) => sum + value, 0);
-}
-
-/** The controller's AtApi, recording when each At's claim and create were answered, and counting calls. */
-function timedAtApi(api: AtApi) {
-  const counts = { statusPatches: 0, podCreates: 0, podLookups: 0, conflicts: 0 };
-  const claimSent = new Map<string, number>();
-  const claimAnswered = new Map<string, number>();
-  const createSent = new Map<string, number>();
-  const createAnswered = new Map<string, number>();
-  const counting409 = (error: unknown): never => {
-    if (toKubeApiError(error)?.status === 409) counts.conflicts++;
-    throw error;
-  };
-  const timed: AtApi = {
-    patchAtStatus: async (namespace, name, status, resourceVersion, signal) => {
-      counts.statusPatches++;
-      if (status.phase === 'RUNNING') claimSent.set(name, Date.now());
-      const at = await api.patchAtStatus(namespace, name, status, resourceVersion, signal).catch(counting409);
-      if (status.phase === 'RUNNING') claimAnswered.set(name, Date.now());
-      return at;
-    },
-    createPod: async (namespace, pod, signal) => {
-      counts.podCreates++;
-      // buildPod's controller owner reference names the At.
-      const at = pod.metadata?.ownerReferences?.[0]?.name ?? '';
-      createSent.set(at, Date.now());
-      await api.createPod(namespace, pod, signal).catch(counting409);
-      createAnswered.set(at, Date.now());
-    },
-    getPod: (namespace, name, signal) => {
-      counts.podLookups++;
-      return api.getPod(namespace, name, signal);
-    },
-    deletePod: (namespace, name, uid, signal) => api.deletePod(namespace, name, uid, signal),
-  };
-  return {
-    api: timed,
-    counts,
-    claimSent,
-    claimAnswered,
-    createSent,
-    createAnswered,
   };
 }

@@ -1,10 +1,10 @@
 /**
- * CPU time spent by the processes on the machine that take part in a run: this process (the bench and,
- * in the controller phase, the controller), and its descendants (etcd, kube-apiserver,
- * kube-controller-manager, the limit program), grouped by executable name. Sampled every 100 ms from
+ * CPU time spent by the processes on the machine that take part in a run: this process (the bench), and
+ * its descendants (etcd, kube-apiserver, kube-controller-manager, the limit program, the controller's
+ * process, named at-scheduler), grouped by executable name. Sampled every 100 ms from
  * /proc, so a phase's share is read between two instants (the window's opening and the last start).
  * Finding the descendants walks every thread of every process in the tree (a hundred reads, about a
- * millisecond on the event loop the controller shares); it is redone every second and on each reading,
+ * millisecond on the bench's event loop); it is redone every second and on each reading,
  * and the samples between only read the stat of the processes found.
  * The bench reports CPU per start next to starts/s: on a machine with two cores the API server and the
  * contender share them, so what a start costs in CPU, on each side, explains the ratio.

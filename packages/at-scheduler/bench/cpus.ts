@@ -2,8 +2,8 @@
  * Which CPUs the bench's processes run on (`AT_BENCH_CPUS`):
  *
  * - `split`: the control plane (etcd, kube-apiserver, kube-controller-manager) on the first half of the
- *   machine's CPUs, and this process with everything else it starts (the controller, which runs in it, and
- *   the limit programs) on the other half. That is the layout of a cluster, where the API server has
+ *   machine's CPUs, and this process with everything else it starts (the controller's process and the
+ *   limit programs) on the other half. That is the layout of a cluster, where the API server has
  *   control-plane nodes of its own: a contender's CPU then takes nothing from the API server, so the ratio
  *   compares what each contender gets out of the same API server rather than how much CPU each leaves it.
  * - `shared`: every process may run on every CPU; on a small machine the API server and the contender
@@ -49,7 +49,8 @@ function splitPlacement(cpus: number): CpuPlacement {
   // Everything this process is or starts runs on the contenders' half from now on.
   pin(contenders, { allThreads: true });
   return {
-    describe: () => `CPUs: control plane on ${plane}, this process and the limit programs on ${contenders}`,
+    describe: () =>
+      `CPUs: control plane on ${plane}, this process, the controller and the limit programs on ${contenders}`,
     async forControlPlane(start) {
       pin(plane, { allThreads: false });
       try {

@@ -1,7 +1,7 @@
 /**
- * AT_BENCH_CPU_PROFILE=<dir>: a V8 CPU profile of this process from the window's opening until the last
- * pod create was answered, one file per controller phase (open it in Chrome DevTools or speedscope).
- * The controller runs in this process, so the profile is its work under the burst, without the set-up.
+ * AT_BENCH_CPU_PROFILE=<dir>: a V8 CPU profile of the controller's process from the window's opening until
+ * the last pod create was answered, one file per controller phase (open it in Chrome DevTools or
+ * speedscope): its work under the burst, without the set-up.
  */
 import { Session } from 'node:inspector/promises';
 import { mkdir, writeFile } from 'node:fs/promises';
