@@ -1,7 +1,10 @@
+import { KubeConfig } from '@kubernetes/client-node';
+import { KubeTransport } from '@loopwright/core';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { eventually } from '../kube.ts';
@@ -31,6 +34,51 @@ describe('control-plane lifecycle', () => {
     await cp.stop();
     assert.deepEqual(pids.filter(alive), []);
     assert.equal(existsSync(cp.dir), false);
+  });
+
+  it('beforeControllerManager runs with the admin kubeconfig once the API server is up, before the controllers', async () => {
+    const seen: { processes: number; server: string }[] = [];
+    const cp = await startControlPlane({
+      beforeControllerManager: async (kubeconfigPath) => {
+        const dir = dirname(kubeconfigPath);
+        const kc = new KubeConfig();
+        kc.loadFromFile(kubeconfigPath);
+        const transport = new KubeTransport(kc, { rateLimit: false });
+        try {
+          const version = await transport.requestJson<{ gitVersion: string }>({ path: '/version' });
+          assert.match(version.gitVersion, /^v1\./);
+        } finally {
+          transport.close();
+        }
+        const processes = childPids(process.pid).filter((pid) =>
+          readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(dir),
+        );
+        seen.push({ processes: processes.length, server: kc.getCurrentCluster()?.server ?? '' });
+      },
+    });
+    try {
+      assert.deepEqual(seen, [{ processes: 2, server: cp.server }], 'etcd and kube-apiserver only');
+    } finally {
+      await cp.stop();
+    }
+  });
+
+  it('a failing beforeControllerManager fails the start and leaves nothing running', async () => {
+    let dir = '';
+    await assert.rejects(
+      startControlPlane({
+        beforeControllerManager: (kubeconfigPath) => {
+          dir = dirname(kubeconfigPath);
+          return Promise.reject(new Error('the hook failed'));
+        },
+      }),
+      /the hook failed/,
+    );
+    const left = childPids(process.pid).filter((pid) =>
+      readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(dir),
+    );
+    assert.deepEqual(left.filter(alive), []);
+    assert.equal(existsSync(dir), false);
   });
 
   it('its processes exit when the test runner is killed with SIGKILL', async () => {

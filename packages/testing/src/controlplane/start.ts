@@ -58,6 +58,14 @@ export interface ControlPlaneOptions {
   users?: StaticUser[];
   /** Serve a node (see NodeAccess); default: loopback only, no `kubernetes` Service endpoint. */
   node?: NodeAccess;
+  /**
+   * Run once the API server is up and before kube-controller-manager starts, with the admin kubeconfig:
+   * for what the controllers must find from their start, as in a cluster that has had it for long. A
+   * CRD applied here is watched by the garbage collector from its first discovery; applied later, it is
+   * picked up at the collector's next resync (every 30 s), which then lists its objects and looks up the
+   * owners it has not seen, in the middle of whatever runs then.
+   */
+  beforeControllerManager?: (kubeconfigPath: string) => Promise<void>;
 }
 
 const defaultControllers = [
@@ -265,6 +273,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     processes.push(apiserver);
     const kubeconfigPath = join(dir, 'kubeconfig');
     await writeFile(kubeconfigPath, kubeconfigYaml(server, caPem, adminToken), { mode: 0o600 });
+    await options.beforeControllerManager?.(kubeconfigPath);
 
     const controllerManager = new ManagedProcess(
       'kube-controller-manager',
