@@ -6,7 +6,8 @@
  * readings), and the major GCs that garbage brought on during a window were most of the controller's
  * lateness tail at N = 1,000.
  *
- * bench/controller-phase.ts forks this file and talks to it over IPC:
+ * bench/controller-phase.ts forks this file, bundled as the image's program is (bench/controller-bundle.ts),
+ * and talks to it over IPC:
  *
  *   bench -> controller  ControllerRun      what to run, against which control plane
  *   controller -> bench  WindowMessage      the manager has started; when the window opens
