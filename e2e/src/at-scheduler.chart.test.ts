@@ -74,7 +74,7 @@ describe('at-scheduler chart', () => {
     assert.deepEqual(env, {
       POD_NAME: JSON.stringify({ fieldRef: { fieldPath: 'metadata.name' } }),
       POD_NAMESPACE: JSON.stringify({ fieldRef: { fieldPath: 'metadata.namespace' } }),
-      WORKERS: '32',
+      WORKERS: '16',
       DEFAULT_IMAGE: 'busybox:1.37.0',
       LEADER_ELECT: 'true',
       LEADER_ELECTION_NAMESPACE: 'controllers',

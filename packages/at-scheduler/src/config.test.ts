@@ -10,11 +10,11 @@ function parse(argv: string[], env: Record<string, string> = {}) {
 }
 
 describe('at-scheduler options', () => {
-  it('defaults: a pinned busybox, 10 workers per namespace, all namespaces, the Lease at-scheduler', () => {
+  it('defaults: a pinned busybox, 16 workers per namespace, all namespaces, the Lease at-scheduler', () => {
     const { config, standard } = parse([]);
     assert.equal(config.defaultImage, DEFAULT_IMAGE);
     assert.match(DEFAULT_IMAGE, /:\d+\.\d+\.\d+$|@sha256:/);
-    assert.equal(standard.workers, 32);
+    assert.equal(standard.workers, 16);
     assert.equal(standard.watchNamespace, undefined);
     assert.equal(standard.leaderElectionId, 'at-scheduler');
   });
