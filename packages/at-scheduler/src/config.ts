@@ -12,10 +12,11 @@ export const program = defineProgram({
   packageJson: new URL('../package.json', import.meta.url),
   // Per watched namespace (one controller each); distinct Ats only. A start is two API round trips
   // (the claim, then the pod create), so a burst of due Ats is started at about
-  // workers / (2 x round trip) a second. 16 keeps an API server near its limit busy (the bench: 0.96x the limit's starts/s, 32 gave 1.01x)
-  // while queueing the rest here in due order: with 32 in flight, a busy server shared its core among
-  // more requests and the tail at 200/s grew (lateness p99 1.29x the limit's against 1.03x). Also the
-  // bound on the starts a crash can catch in flight. README, Benchmark.
+  // workers / (2 x round trip) a second. 16 keeps an API server near its limit busy (the bench: 0.96x
+  // the limit's starts/s, 32 gave 1.01x) while queueing the rest here in due order: with 32 in flight,
+  // a busy server shared its core among more requests and the tail at 200/s grew (lateness p99 1.29x
+  // the limit's against 1.03x). Also the bound on the starts a crash can catch in flight. README,
+  // Benchmark.
   workers: 16,
   namespaced: true,
   options: {
