@@ -1,9 +1,8 @@
 /** A control plane of the bench's own, started for one phase. */
 import { KubeConfig } from '@kubernetes/client-node';
 import { KubeClient } from '@loopwright/runtime';
-import { applyCrds, eventually, startControlPlane, type ControlPlane } from '@loopwright/testing';
+import { applyCrds, startControlPlane, type ControlPlane } from '@loopwright/testing';
 import { loadAtCrd } from '../src/crd.ts';
-import { AT_GROUP } from '../src/index.ts';
 import type { CpuPlacement } from './cpus.ts';
 
 /** What a phase gets of its control plane: the admin kubeconfig (object and file) and an admin client. */
@@ -36,24 +35,15 @@ export async function withFreshPlane<T>(
 }
 
 /**
- * The At CRD, applied and in the API server's discovery before kube-controller-manager starts: its
- * garbage collector then watches Ats from its first discovery, as in a cluster where the CRD is old.
- * Applied after, the collector picked Ats up at its first resync, 30 s in: in the middle of a phase's
- * window, where it listed the Ats and looked up the owners of the pods it had seen meanwhile (163 GETs
- * of Ats in one N = 2,000 window), work the API server did for that phase alone.
+ * The At CRD, applied and in the API server's discovery (`applyCrds` waits for both) before
+ * kube-controller-manager starts: its garbage collector then watches Ats from its first discovery, as in
+ * a cluster where the CRD is old. Applied after, the collector picked Ats up at its first resync, 30 s
+ * in: in the middle of a phase's window, where it listed the Ats and looked up the owners of the pods it
+ * had seen meanwhile (163 GETs of Ats in one N = 2,000 window), work the API server did for that phase
+ * alone.
  */
 async function serveAts(kubeconfigPath: string): Promise<void> {
   const kc = new KubeConfig();
   kc.loadFromFile(kubeconfigPath);
   await applyCrds(kc, [loadAtCrd()], { fieldManager: 'at-scheduler-bench' });
-  const client = new KubeClient(kc, { rateLimit: false });
-  try {
-    await eventually(async () => {
-      const groups = await client.requestJson<{ groups: { name: string }[] }>('GET', '/apis');
-      if (!groups.groups.some((group) => group.name === AT_GROUP))
-        throw new Error(`${AT_GROUP} is not in /apis yet`);
-    });
-  } finally {
-    await client.close();
-  }
 }

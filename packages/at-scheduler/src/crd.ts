@@ -21,6 +21,7 @@ export interface AtCrd {
     names: { kind: string; plural: string; shortNames?: string[] };
     versions: {
       name: string;
+      served: boolean;
       schema: { openAPIV3Schema: Record<string, unknown> };
       additionalPrinterColumns?: { name: string; jsonPath: string }[];
     }[];

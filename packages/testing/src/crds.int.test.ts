@@ -1,4 +1,4 @@
-/** applyCrds on the real API server: applied again without error, each served once it resolves. */
+/** applyCrds on the real API server: applied again without error, each served and discovered once it resolves. */
 import { KubeTransport } from '@loopwright/core';
 import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { stringify } from 'yaml';
-import { applyCrds, readCrdDirectory } from './crds.ts';
+import { applyCrds, readCrdDirectory, undiscovered, type GroupDiscoveryList } from './crds.ts';
 import { loadTestKubeConfig } from './kube.ts';
 
 const crd = (plural: string, kind: string) => ({
@@ -29,7 +29,7 @@ const crd = (plural: string, kind: string) => ({
 });
 
 describe('applyCrds', () => {
-  it("applies a chart's crds/ (again without error) and resolves once every kind is served", async () => {
+  it("applies a chart's crds/ (again without error) and resolves once every kind is served and discovered", async () => {
     const dir = await mkdtemp(join(tmpdir(), 'crds-'));
     try {
       await writeFile(join(dir, 'b.yaml'), stringify(crd('gizmos', 'Gizmo')));
@@ -50,6 +50,14 @@ describe('applyCrds', () => {
           });
           assert.deepEqual(list.items, []);
         }
+        const discovery = await transport.requestJson<GroupDiscoveryList>({
+          path: '/apis',
+          headers: { Accept: 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList' },
+        });
+        assert.deepEqual(
+          crds.flatMap((c) => undiscovered(c, discovery)),
+          [],
+        );
       } finally {
         transport.close();
       }

@@ -1,7 +1,8 @@
 /**
  * CustomResourceDefinitions for tests: server-side applied (force, under the caller's field manager, so
  * every test file of a run may apply the same ones again and concurrent callers converge), then waited
- * for until each is Established (its API served). In clusters, charts install them.
+ * for until each is Established (its API served) and in the API server's discovery. In clusters, charts
+ * install them.
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import { KubeTransport } from '@loopwright/core';
@@ -13,17 +14,28 @@ import { sortedYamlFiles } from './workspace/controllers.ts';
 /** What is read of a CRD here; every other field is sent as it is. */
 export interface Crd {
   metadata: { name: string };
+  spec: { group: string; names: { plural: string }; versions: readonly { name: string; served: boolean }[] };
 }
+
+/** The aggregated discovery document (`/apis`), as far as it is read here. */
+export interface GroupDiscoveryList {
+  items?: {
+    metadata: { name: string };
+    versions?: { version: string; resources?: { resource: string }[] }[];
+  }[];
+}
+
+const AGGREGATED_DISCOVERY = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList';
 
 export interface ApplyCrdsOptions {
   fieldManager: string;
-  /** How long each CRD may take to become Established. Default 30 s. */
+  /** How long each CRD may take to become Established, and then all of them to be discovered. Default 30 s. */
   timeoutMs?: number;
 }
 
 const crdPath = (name: string): string => `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`;
 
-/** Applies `crds` in order, then waits until every one is Established. */
+/** Applies `crds` in order, then waits until every one is Established and discovered. */
 export async function applyCrds(
   kubeConfig: KubeConfig,
   crds: readonly Crd[],
@@ -49,9 +61,41 @@ export async function applyCrds(
         },
         { timeoutMs: options.timeoutMs ?? 30_000 },
       );
+    // Established means the API serves the kind. Discovery is updated apart, after it, and controllers
+    // find kinds there: kube-controller-manager's garbage collector watches only what its discovery
+    // lists (a kind it misses is picked up at its next resync, 30 s on), and a manager's RESTMapper
+    // fails on a kind it cannot map.
+    await eventually(
+      async () => {
+        const discovery = await transport.requestJson<GroupDiscoveryList>({
+          path: '/apis',
+          headers: { Accept: AGGREGATED_DISCOVERY },
+        });
+        const missing = crds.flatMap((crd) => undiscovered(crd, discovery));
+        if (missing.length > 0)
+          throw new Error(`not in the API server's discovery yet: ${missing.join(', ')}`);
+      },
+      { timeoutMs: options.timeoutMs ?? 30_000 },
+    );
   } finally {
     transport.close();
   }
+}
+
+/** Each served version of `crd` whose resource `discovery` does not list, as `group/version/plural`. */
+export function undiscovered(crd: Crd, discovery: GroupDiscoveryList): string[] {
+  const { group, names, versions } = crd.spec;
+  const listed = discovery.items?.find((item) => item.metadata.name === group)?.versions ?? [];
+  return versions
+    .filter((version) => version.served)
+    .filter(
+      (version) =>
+        !listed.some(
+          (entry) =>
+            entry.version === version.name && entry.resources?.some((r) => r.resource === names.plural),
+        ),
+    )
+    .map((version) => `${group}/${version.name}/${names.plural}`);
 }
 
 /** The CRDs of a chart's `crds/` directory (its `*.yaml` files, sorted by name). */

@@ -35,7 +35,13 @@ export interface CrdManifest {
   apiVersion: string;
   kind: string;
   metadata: Metadata;
-  spec: { conversion?: Conversion; [field: string]: unknown };
+  spec: {
+    group: string;
+    names: { plural: string };
+    versions: { name: string; served: boolean }[];
+    conversion?: Conversion;
+    [field: string]: unknown;
+  };
 }
 
 interface Conversion {
