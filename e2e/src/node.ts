@@ -3,7 +3,16 @@
  * chart's pods and their logs, the Lease holder, and a real Prometheus discovering the controller pods
  * through the Kubernetes API (the chart's metrics Service, as a ServiceMonitor selects it).
  */
-import { createTestNamespace, eventually, loadTestNode, type TestNamespace } from '@loopwright/testing';
+import {
+  TIMESTAMPED_LOG_QUERY,
+  TimestampedLogReader,
+  createTestNamespace,
+  eventually,
+  loadTestNode,
+  readTimestampedLog,
+  type PodLogReadError,
+  type TestNamespace,
+} from '@loopwright/testing';
 import type { KubeConfig } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -109,17 +118,25 @@ export async function pods(admin: KubeConfig, namespace: string, selector: strin
   }));
 }
 
-/** A container's log through the API server (which asks the kubelet), as `kubectl logs` reads it. */
+/**
+ * A container's log through the API server (which asks the kubelet), as `kubectl logs` reads it; throws
+ * {@link PodLogReadError} when the kubelet's answer is not the log (see `readTimestampedLog`).
+ */
 export async function podLog(
   admin: KubeConfig,
   namespace: string,
   pod: string,
   options: { container?: string; previous?: boolean } = {},
 ): Promise<string> {
-  const query = new URLSearchParams();
+  const query = new URLSearchParams(TIMESTAMPED_LOG_QUERY);
   if (options.container) query.set('container', options.container);
   if (options.previous) query.set('previous', 'true');
-  return apiText(admin, 'GET', `/api/v1/namespaces/${namespace}/pods/${pod}/log?${query.toString()}`);
+  const body = await apiText(
+    admin,
+    'GET',
+    `/api/v1/namespaces/${namespace}/pods/${pod}/log?${query.toString()}`,
+  );
+  return readTimestampedLog(`log of pod ${namespace}/${pod}`, body);
 }
 
 export interface PodUidWatch {
@@ -201,6 +218,11 @@ async function containerExited(
 export interface FollowedLog {
   /** The log read so far. */
   text(): string;
+  /**
+   * Why the log may be incomplete: a read returned something other than the container's log (the
+   * kubelet's error text) and no earlier read had reached the container's end.
+   */
+  failure(): PodLogReadError | undefined;
   /** The complete log once the container has exited (or what was read when the signal aborted). */
   untilExit: Promise<string>;
 }
@@ -210,6 +232,11 @@ export interface FollowedLog {
  * pod that is deleted later (a failover, a rolling update, an uninstall) leaves its complete log,
  * shutdown included. Resolves once the container has started and the stream is open. `container` may
  * be omitted for a pod with a single container.
+ *
+ * Every read is timestamped and checked line by line, so the kubelet's error text (sent under a 200 once
+ * the pod's log file is gone) never becomes the log: such a read changes nothing, and is reported by
+ * `failure()` unless an earlier read already followed the container to its end (the kubelet ends a
+ * followed log only when the container stops, so that read holds all of it).
  */
 async function followPodLog(
   admin: KubeConfig,
@@ -218,18 +245,46 @@ async function followPodLog(
   signal: AbortSignal,
   container?: string,
 ): Promise<FollowedLog> {
-  const query = new URLSearchParams({ follow: 'true' });
+  const query = new URLSearchParams({ follow: 'true', ...TIMESTAMPED_LOG_QUERY });
   if (container) query.set('container', container);
   const path = `/api/v1/namespaces/${namespace}/pods/${pod}/log?${query.toString()}`;
+  const what = `log of pod ${namespace}/${pod}${container ? ` container ${container}` : ''}`;
   let text = '';
+  // A read that ran until the kubelet ended it, with the container's output in it: all of its log.
+  let followedToTheEnd = false;
+  let failure: PodLogReadError | undefined;
   let opened: () => void = () => undefined;
   const open = new Promise<void>((resolve) => (opened = resolve));
+  const aborted = () => signal.aborted;
   const untilExit = (async () => {
-    while (!signal.aborted) {
-      // Every attempt reads from the container's start: a reconnect replaces the text, never appends.
-      let attempt = '';
+    while (!aborted()) {
+      // Every read starts at the container's start: it replaces the text once it has read as much.
+      const reader = new TimestampedLogReader(what);
+      const keep = () => {
+        if (!reader.failure && reader.text.length >= text.length) text = reader.text;
+      };
       try {
-        await apiStream(admin, path, (chunk) => (text = attempt += chunk), signal, opened);
+        await apiStream(
+          admin,
+          path,
+          (chunk) => {
+            reader.push(chunk);
+            keep();
+          },
+          signal,
+          opened,
+        );
+        // An abort ends the read quietly, part-way: what it read stands.
+        if (aborted()) break;
+        reader.end();
+        if (reader.failure) {
+          if (!followedToTheEnd) failure = reader.failure;
+        } else {
+          // The whole current log: after a restart it is the new container's, shorter or not.
+          text = reader.text;
+          failure = undefined;
+          if (text !== '') followedToTheEnd = true;
+        }
         // The stream also ends early, empty, for a container that is only just starting: read again
         // unless the container has really exited (or the pod is gone).
         if (await containerExited(admin, namespace, pod, container)) break;
@@ -244,11 +299,14 @@ async function followPodLog(
     return text;
   })();
   await open;
-  return { text: () => text, untilExit };
+  return { text: () => text, failure: () => failure, untilExit };
 }
 
 export interface PodLogs {
-  /** Each pod's log so far, by pod name, for every pod that matched the selector since the start. */
+  /**
+   * Each pod's log so far, by pod name, for every pod that matched the selector since the start. Throws
+   * if the log of one of them could not be read whole (see {@link FollowedLog.failure}).
+   */
   byPod(): Map<string, string>;
   stop(): void;
 }
@@ -276,7 +334,12 @@ export function followPodLogs(
   };
   void discover();
   return {
-    byPod: () => new Map([...followed].map(([pod, log]) => [pod, log?.text() ?? ''])),
+    byPod: () => {
+      const failed = [...followed.values()].flatMap((log) => log?.failure() ?? []);
+      if (failed.length > 0)
+        throw new Error(`the pod log collector failed: ${failed.map((error) => error.message).join('; ')}`);
+      return new Map([...followed].map(([pod, log]) => [pod, log?.text() ?? '']));
+    },
     stop: () => {
       stopped.abort();
     },

@@ -3,12 +3,14 @@
  * log. Read through the API server, as `kubectl get pod` and `kubectl logs` read them.
  */
 import type { KubeClient } from '@loopwright/runtime';
+import { TIMESTAMPED_LOG_QUERY, readTimestampedLog } from '@loopwright/testing';
 import { PATHS } from './names.ts';
 import { getIfExists } from './read.ts';
 
 /**
  * A container's log through the API server (which asks the kubelet), as `kubectl logs` reads it; with
- * `previous`, that of the container before its last restart.
+ * `previous`, that of the container before its last restart. Throws when the kubelet's answer is not the
+ * log (its error text under a 200: see `readTimestampedLog`).
  */
 export async function podLog(
   client: KubeClient,
@@ -16,13 +18,13 @@ export async function podLog(
   container: string,
   options: { previous?: boolean; tailLines?: number } = {},
 ): Promise<string> {
-  const query = new URLSearchParams({ container });
+  const query = new URLSearchParams({ container, ...TIMESTAMPED_LOG_QUERY });
   if (options.previous) query.set('previous', 'true');
   if (options.tailLines !== undefined) query.set('tailLines', String(options.tailLines));
   const response = await client.fetch(`${PATHS.pods}/${pod}/log?${query.toString()}`);
   const text = await response.text();
   if (!response.ok) throw new Error(`log of pod ${pod}: HTTP ${response.status}: ${text.trim()}`);
-  return text;
+  return readTimestampedLog(`log of pod ${pod}`, text);
 }
 
 interface Pod {

@@ -2,6 +2,12 @@ export { startControlPlane, type ControlPlane, type ControlPlaneOptions } from '
 export { startCluster, type Cluster, type ClusterOptions } from './node/cluster.ts';
 export { NodeUnavailableError } from './node/requirements.ts';
 export { loadImagesIntoNode, type NodeImagesOptions } from './node/node-images.ts';
+export {
+  PodLogReadError,
+  TIMESTAMPED_LOG_QUERY,
+  TimestampedLogReader,
+  readTimestampedLog,
+} from './node/pod-log.ts';
 export { findTestNode, loadTestNode, testNodeExports, testNodeOf, type TestNode } from './node/test-node.ts';
 export { freeLoopbackPort } from './controlplane/ports.ts';
 export { ensureGoBuild } from './cached-go-build.ts';
