@@ -1,11 +1,14 @@
 /**
  * The start-up calls to the Hetzner Cloud API (token check, HCLOUD_NETWORK lookup), retried through
  * transient failures instead of exiting: in a pod an exit is a restart, and a crash loop during an API
- * outage only adds kubelet's growing restart delay to the outage. Answers that reject the configuration
- * end start-up with a {@link StartupError} (see `startup-decision.ts` for which are which).
+ * outage only adds kubelet's growing restart delay to the outage. An answer that rejects a value (the
+ * token, the endpoint, a network the API does not know) ends start-up with a `ConfigError` naming the
+ * option as the user set it, a bad value like any other: exit 2 (see `startup-decision.ts` for which
+ * answers are which).
  */
 import { Backoff, realClock, sleep, type BackoffOptions } from '@loopwright/core';
 import { HcloudError, type HcloudClient } from '@loopwright/hcloud';
+import { ConfigError } from '@loopwright/runtime';
 import { classifyStartupFailure } from './startup-decision.ts';
 
 /**
@@ -21,11 +24,6 @@ export const STARTUP_BACKOFF: BackoffOptions = {
   capMs: 30_000,
 };
 
-/** A configuration the API rejected: one line naming the variable, for stderr before exit 1. */
-export class StartupError extends Error {
-  override readonly name = 'StartupError';
-}
-
 export interface StartupRetry {
   /** What was being done, e.g. `check the token`. */
   step: string;
@@ -37,7 +35,8 @@ export interface StartupRetry {
 
 export interface HcloudStartupOptions {
   client: Pick<HcloudClient, 'endpoint' | 'validateToken' | 'getNetwork'>;
-  tokenSource: string;
+  /** The options as the user set them (`HCLOUD_TOKEN_FILE`, `--hcloud-network`...), for a rejected value. */
+  names: { readonly token: string; readonly endpoint: string; readonly network: string };
   /** HCLOUD_NETWORK as configured (id or name), if set. */
   network: string | undefined;
   /**
@@ -59,15 +58,15 @@ const STOPPED = Symbol('stopped');
 
 /**
  * Resolves once the API accepted the token and (with HCLOUD_NETWORK) named the network's id.
- * @throws StartupError when an answer rejects the configuration; any non-API error as it is.
+ * @throws ConfigError when an answer rejects a value; any non-API error as it is.
  */
 export async function connectToHcloud(options: HcloudStartupOptions): Promise<HcloudStartupResult> {
-  const { client, signal } = options;
+  const { client, signal, names } = options;
   const retrying = retryer(options);
   const checked = await retrying('check the token', () => client.validateToken({ signal }), {
-    tokenRejected: (error) => `${options.tokenSource}: ${error.message}`,
+    tokenRejected: (error) => new ConfigError(names.token, error.message),
     requestRejected: (error) =>
-      `HCLOUD_ENDPOINT: cannot check the token at ${client.endpoint}: ${error.message}`,
+      new ConfigError(names.endpoint, `cannot check the token at ${client.endpoint}: ${error.message}`),
   });
   if (checked === STOPPED) return { kind: 'stopped' };
   const wanted = options.network;
@@ -76,19 +75,22 @@ export async function connectToHcloud(options: HcloudStartupOptions): Promise<Hc
     `look up HCLOUD_NETWORK "${wanted}"`,
     () => client.getNetwork(wanted, { signal }),
     {
-      tokenRejected: (error) => `${options.tokenSource}: ${error.message}`,
-      requestRejected: (error) => `HCLOUD_NETWORK: cannot look up "${wanted}": ${error.message}`,
+      tokenRejected: (error) => new ConfigError(names.token, error.message),
+      requestRejected: (error) =>
+        new ConfigError(names.network, `cannot look up "${wanted}": ${error.message}`),
     },
   );
   if (network === STOPPED) return { kind: 'stopped' };
+  // The API answered, by id and by name, that the project has no such network: the value is wrong.
   if (network === null)
-    throw new StartupError(`HCLOUD_NETWORK: no network with id or name "${wanted}" in this project`);
+    throw new ConfigError(names.network, `no network with id or name "${wanted}" in this project`);
   return { kind: 'ready', networkId: network.id };
 }
 
-interface RejectionMessages {
-  tokenRejected: (error: HcloudError) => string;
-  requestRejected: (error: HcloudError) => string;
+/** The bad value each kind of rejecting answer means, at one step. */
+interface Rejections {
+  tokenRejected: (error: HcloudError) => ConfigError;
+  requestRejected: (error: HcloudError) => ConfigError;
 }
 
 /** Runs a call until it answers, sharing one backoff and one attempt count across calls. */
@@ -101,7 +103,7 @@ function retryer(options: HcloudStartupOptions) {
   return async <T>(
     step: string,
     call: () => Promise<T>,
-    messages: RejectionMessages,
+    rejections: Rejections,
   ): Promise<T | typeof STOPPED> => {
     for (;;) {
       if (stopping()) return STOPPED;
@@ -111,10 +113,8 @@ function retryer(options: HcloudStartupOptions) {
         if (stopping()) return STOPPED;
         const failure = classifyStartupFailure(error);
         if (failure === 'unexpected' || !(error instanceof HcloudError)) throw error;
-        if (failure === 'token-rejected')
-          throw new StartupError(messages.tokenRejected(error), { cause: error });
-        if (failure === 'request-rejected')
-          throw new StartupError(messages.requestRejected(error), { cause: error });
+        if (failure === 'token-rejected') throw rejections.tokenRejected(error);
+        if (failure === 'request-rejected') throw rejections.requestRejected(error);
         const retryAfterMs = backoff.step();
         options.onRetry({ step, error, attempt: ++failures, retryAfterMs });
         await wait(retryAfterMs, options.signal);

@@ -1,7 +1,7 @@
 /**
  * The process's command line (--help, --version: exit 0 before any configuration or cluster access; a bad
- * argument or value: exit 2, one line naming it) and its start-up failures: a configuration the API
- * rejects is exit status 1 and one line naming the variable; a failing API is waited for
+ * argument or value: exit 2, one line naming it) and its start-up failures: a value the API rejects is a
+ * bad value too, exit 2 and one line naming it as set; a failing API is waited for
  * (main-startup.int.test.ts).
  */
 import { startFakeHcloud } from '@loopwright/testing';
@@ -131,7 +131,7 @@ describe('main start-up failures', () => {
     );
   });
 
-  it('a token the API rejects: exit 1 after one request, the token nowhere in the output', async () => {
+  it('a token the API rejects: exit 2 after one request, the token nowhere in the output', async () => {
     const fake = await startFakeHcloud();
     try {
       const badToken = 'bad-token-0123456789abcdef0123456789abcdef0123456789abcdef01234567';
@@ -140,10 +140,10 @@ describe('main start-up failures', () => {
         HCLOUD_ENDPOINT: fake.url,
         HCLOUD_DEBUG: 'true',
       });
-      assert.equal(code, 1);
+      assert.equal(code, 2);
       assert.match(
         stderr,
-        /^cloud-node: HCLOUD_TOKEN: the Hetzner Cloud API rejected the token \(401 unauthorized[^\n]*\n$/,
+        /^cloud-node: HCLOUD_TOKEN: the Hetzner Cloud API rejected the token \(401 unauthorized[^\n]*\(see --help\)\n$/,
       );
       assert.equal(fake.requests.count(), 1);
       assert.ok(!stdout.includes(badToken) && !stderr.includes(badToken));
@@ -153,13 +153,13 @@ describe('main start-up failures', () => {
     }
   });
 
-  it('a 401 after a transient failure still exits 1: a token that never worked is a configuration error', async () => {
+  it('a 401 after a transient failure still exits 2: a token that never worked is a bad value', async () => {
     const fake = await startFakeHcloud();
     try {
       fake.faults.next({ status: 503 });
       fake.faults.next({ status: 401 });
       const { code, stdout, stderr } = await run({ HCLOUD_TOKEN: fake.token, HCLOUD_ENDPOINT: fake.url });
-      assert.equal(code, 1);
+      assert.equal(code, 2);
       assert.match(
         stderr,
         /^cloud-node: HCLOUD_TOKEN: the Hetzner Cloud API rejected the token \(401 unauthorized/,
@@ -188,16 +188,28 @@ describe('main start-up failures', () => {
     }
   });
 
-  it('an unknown HCLOUD_NETWORK: exit 1 naming it', async () => {
+  it('a network the API does not know: exit 2, one line naming it as set', async () => {
     const fake = await startFakeHcloud();
     try {
-      const { code, stderr } = await run({
-        HCLOUD_TOKEN: fake.token,
-        HCLOUD_ENDPOINT: fake.url,
-        HCLOUD_NETWORK: 'nope',
-      });
-      assert.equal(code, 1);
-      assert.match(stderr, /^cloud-node: HCLOUD_NETWORK: no network with id or name "nope"/);
+      const env = { HCLOUD_TOKEN: fake.token, HCLOUD_ENDPOINT: fake.url, HCLOUD_NETWORK: 'nope' };
+      const fromVariable = await run(env);
+      assert.deepEqual(
+        { code: fromVariable.code, stderr: fromVariable.stderr },
+        {
+          code: 2,
+          stderr:
+            'cloud-node: HCLOUD_NETWORK: no network with id or name "nope" in this project (see --help)\n',
+        },
+      );
+      const fromFlag = await run(env, ['--hcloud-network', 'k8s-nope']);
+      assert.deepEqual(
+        { code: fromFlag.code, stderr: fromFlag.stderr },
+        {
+          code: 2,
+          stderr:
+            'cloud-node: --hcloud-network: no network with id or name "k8s-nope" in this project (see --help)\n',
+        },
+      );
     } finally {
       await fake.close();
     }

@@ -2,18 +2,24 @@
  * The cloud-node process: the runtime's `runController` (options, logger, cluster, Manager with leader
  * election, health and metrics) around the Node and Node-lifecycle controllers. Before they start, the
  * token is checked with one cheap API call, retried with backoff while the API fails (unready meanwhile,
- * a Warning Event on this Pod per failure); a configuration the API rejects (a 401 token, an unknown
- * network) is one line on stderr and exit 1. `pnpm nx serve cloud-node` runs it against the current
- * kubeconfig context.
+ * a Warning Event on this Pod per failure); a value the API rejects (a 401 token, an endpoint that is
+ * not the API, a network it does not know) is a bad value like a malformed one: one line on stderr
+ * naming it as set, exit 2. `pnpm nx serve cloud-node` runs it against the current kubeconfig context.
  */
 import { HcloudClient } from '@loopwright/hcloud';
-import { runController, type ControllerRun, type EventRecorder } from '@loopwright/runtime';
+import {
+  ConfigError,
+  nameAsSet,
+  runController,
+  type ControllerRun,
+  type EventRecorder,
+} from '@loopwright/runtime';
 import { createNodeApi } from './api.ts';
 import { RequestBudget } from './budget.ts';
 import { program } from './config.ts';
 import { createCloudNodeControllers } from './controller.ts';
 import { createHcloudMetrics } from './hcloud-metrics.ts';
-import { connectToHcloud, StartupError } from './hcloud-startup.ts';
+import { connectToHcloud } from './hcloud-startup.ts';
 import { REPORTING_CONTROLLER } from './names.ts';
 import { EventReason } from './reasons.ts';
 import { ServerDirectory } from './server-directory.ts';
@@ -62,15 +68,16 @@ await runController(program, async (run) => {
 /**
  * Start-up's API calls, retried with backoff while the API fails transiently (see hcloud-startup.ts):
  * meanwhile /healthz is ok and /readyz is not, each failed attempt is one log line and a Warning Event on
- * this Pod, and SIGTERM ends it (`stopped`). A rejected configuration exits 1 with one line naming it.
- * Resolves the network's id.
+ * this Pod, and SIGTERM ends it (`stopped`). A rejected value is thrown as the `ConfigError` naming it
+ * (runController: exit 2). Resolves the network's id.
  */
 async function waitForHcloud(
   run: Run,
   client: HcloudClient,
   recorder: EventRecorder,
 ): Promise<number | undefined | 'stopped'> {
-  const { config, standard, logger } = run;
+  const { config, standard, logger, setBy } = run;
+  const { options } = program;
   let lastFailure = 'no answer from the Hetzner Cloud API yet';
   const probes = await run.serveStartupProbes({
     'hcloud-api': () => {
@@ -84,7 +91,11 @@ async function waitForHcloud(
   try {
     const result = await connectToHcloud({
       client,
-      tokenSource: config.hcloudToken.source,
+      names: {
+        token: config.hcloudToken.source,
+        endpoint: nameAsSet(options.hcloudEndpoint, setBy.config.hcloudEndpoint),
+        network: nameAsSet(options.hcloudNetwork, setBy.config.hcloudNetwork),
+      },
       network: config.hcloudNetwork,
       signal: run.signal,
       onRetry: ({ step, error, attempt, retryAfterMs }) => {
@@ -117,9 +128,8 @@ async function waitForHcloud(
     });
     return result.networkId;
   } catch (error) {
-    if (!(error instanceof StartupError)) throw error;
-    await recorder.close();
-    return run.fail(error.message);
+    if (error instanceof ConfigError) await recorder.close();
+    throw error;
   } finally {
     await probes?.close();
   }

@@ -1,6 +1,7 @@
 /**
  * What a failed start-up call to the Hetzner Cloud API means for the process: wait and try again, or
- * exit because only a changed configuration (and so a restart) can fix it.
+ * end start-up because the answer rejects a value the user set, which only a changed configuration (and
+ * so a restart) can fix: a bad value like a malformed one, exit 2 naming it.
  *
  * The token (HCLOUD_TOKEN, or HCLOUD_TOKEN_FILE read once at start), HCLOUD_ENDPOINT and HCLOUD_NETWORK
  * are read once per process, so an answer rejecting them is the same on every retry: exiting is the only

@@ -48,14 +48,19 @@ describe('mailgun-cluster command line', () => {
     });
   });
 
-  it('a kubeconfig that cannot be loaded: exit 1, one line, no stack trace', () => {
-    const { status, stdout, stderr } = run({
-      MAILGUN_DOMAIN: 'mg.example.com',
-      MAILGUN_API_KEY: 'key-test',
-      MAIL_RECIPIENT: 'ops@example.com',
-    });
-    assert.equal(status, 1);
-    assert.equal(stdout, '');
-    assert.match(stderr, /^mailgun-cluster: [^\n]*\/nonexistent\/kubeconfig[^\n]*\n$/);
+  it('a kubeconfig that does not exist: a bad value like any other, exit 2, one line naming it', () => {
+    assert.deepEqual(
+      run({
+        MAILGUN_DOMAIN: 'mg.example.com',
+        MAILGUN_API_KEY: 'key-test',
+        MAIL_RECIPIENT: 'ops@example.com',
+      }),
+      {
+        status: 2,
+        stdout: '',
+        stderr:
+          'mailgun-cluster: KUBECONFIG: none of its files exist ("/nonexistent/kubeconfig") (see --help)\n',
+      },
+    );
   });
 });

@@ -1,7 +1,10 @@
 // Test fixture: a program whose main is runController, with one option of its own. Its start logs
-// what it was given, then the Manager runs (no controllers: it serves, syncs nothing, and leads).
+// what it was given, then the Manager runs (no controllers: it serves, syncs nothing, and leads). A
+// greeting of "refused" is refused by start, as a value found wrong during start-up (cloud-node's
+// network that the API does not know).
+import { ConfigError } from '../config/config-error.ts';
 import { text } from '../config/kinds.ts';
-import { option } from '../config/option.ts';
+import { nameAsSet, option } from '../config/option.ts';
 import { defineProgram } from '../config/program.ts';
 import { runController } from './run-controller.ts';
 
@@ -15,7 +18,9 @@ const program = defineProgram({
   },
 });
 
-await runController(program, ({ config, standard, manager, logger }) => {
+await runController(program, ({ config, standard, setBy, manager, logger }) => {
+  if (config.greeting === 'refused')
+    throw new ConfigError(nameAsSet(program.options.greeting, setBy.config.greeting), 'refused at start-up');
   logger.info('started', {
     greeting: config.greeting,
     workers: standard.workers,

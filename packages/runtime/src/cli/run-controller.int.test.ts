@@ -1,6 +1,7 @@
 /**
  * runController on the real control plane: the standard options reach the Manager (probe and metrics
- * addresses, the Lease's namespace and name, this replica's identity), and SIGTERM ends it with 0.
+ * addresses, the Lease's namespace and name, this replica's identity), and SIGTERM ends it with 0; a
+ * kubeconfig or context the user got wrong exits 2 before anything starts, naming it as set.
  */
 import { CoordinationV1Api, type KubeConfig } from '@kubernetes/client-node';
 import {
@@ -128,5 +129,46 @@ describe('runController on a cluster', () => {
     child.kill('SIGTERM');
     const [code] = (await once(child, 'exit')) as [number | null];
     assert.equal(code, 0, output());
+  });
+
+  describe('a kubeconfig or context the user got wrong: exit 2, one line naming the flag or variable set', () => {
+    async function exit(
+      args: string[],
+      env: Record<string, string>,
+    ): Promise<{ code: number | null; stderr: string }> {
+      const { child } = start(args, env);
+      children.push(child);
+      let stderr = '';
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      const [code] = (await once(child, 'exit')) as [number | null];
+      return { code, stderr };
+    }
+    const kubeconfig = (): string => process.env.KUBECONFIG ?? '';
+    const contexts = (): string =>
+      kc
+        .getContexts()
+        .map((context) => context.name)
+        .join(', ');
+
+    it('CONTEXT naming a context the kubeconfig lacks', async () => {
+      assert.deepEqual(await exit([], { CONTEXT: 'no-such-context' }), {
+        code: 2,
+        stderr: `fixture: CONTEXT: expected a context of KUBECONFIG "${kubeconfig()}" (${contexts()}), got "no-such-context" (see --help)\n`,
+      });
+    });
+
+    it('--context naming a context the kubeconfig lacks (the flag wins over CONTEXT)', async () => {
+      assert.deepEqual(await exit(['--context', 'no-such-context'], { CONTEXT: kc.getCurrentContext() }), {
+        code: 2,
+        stderr: `fixture: --context: expected a context of KUBECONFIG "${kubeconfig()}" (${contexts()}), got "no-such-context" (see --help)\n`,
+      });
+    });
+
+    it('--kubeconfig naming a file that does not exist (the flag wins over KUBECONFIG)', async () => {
+      assert.deepEqual(await exit(['--kubeconfig', '/nonexistent/kubeconfig'], {}), {
+        code: 2,
+        stderr: 'fixture: --kubeconfig: "/nonexistent/kubeconfig" does not exist (see --help)\n',
+      });
+    });
   });
 });

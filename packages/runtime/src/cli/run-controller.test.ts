@@ -1,7 +1,12 @@
-/** runController before any cluster access: --help, --version, and bad arguments, values and kubeconfigs. */
+/**
+ * runController before any cluster access: --help, --version, and bad arguments, values and kubeconfigs,
+ * and a value its start refuses.
+ */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { clientRateLimit } from './run-controller.ts';
@@ -72,17 +77,50 @@ describe('runController', () => {
       );
   });
 
-  it('a kubeconfig that cannot be loaded: exit 1, one line, no stack trace', () => {
-    const fromVariable = run([]);
-    assert.equal(fromVariable.status, 1);
+  it('a kubeconfig that cannot be loaded: exit 2, one line naming the option as set, no stack trace', () => {
+    assert.deepEqual(run([]), {
+      status: 2,
+      stdout: '',
+      stderr: 'fixture: KUBECONFIG: none of its files exist ("/nonexistent/kubeconfig") (see --help)\n',
+    });
+    // None given, and none of the defaults applies: both names, as for any missing value.
+    const none = run([], { KUBECONFIG: ' ', HOME: '/nonexistent/home' });
+    assert.equal(none.status, 2);
     assert.match(
-      fromVariable.stderr,
-      /^fixture: KUBECONFIG=\/nonexistent\/kubeconfig: none of its files exist\n$/,
+      none.stderr,
+      /^fixture: --kubeconfig \/ KUBECONFIG: no Kubernetes configuration found; tried: [^\n]*\/nonexistent\/home\/\.kube\/config \(does not exist\) \(see --help\)\n$/,
     );
-    // The flag is one file, and wins over the variable.
-    const fromFlag = run(['--kubeconfig', '/nonexistent/flag']);
-    assert.equal(fromFlag.status, 1);
-    assert.equal(fromFlag.stderr, 'fixture: --kubeconfig /nonexistent/flag does not exist\n');
+  });
+
+  it("a value the program's start refuses: exit 2, one line naming it as set", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'run-controller-test-'));
+    try {
+      const kubeconfig = join(dir, 'kubeconfig');
+      writeFileSync(
+        kubeconfig,
+        [
+          'apiVersion: v1',
+          'kind: Config',
+          'clusters: [{ name: c, cluster: { server: "https://127.0.0.1:1" } }]',
+          'users: [{ name: u, user: { token: t } }]',
+          'contexts: [{ name: x, context: { cluster: c, user: u } }]',
+          'current-context: x',
+        ].join('\n'),
+      );
+      const env = { KUBECONFIG: kubeconfig, LOG_FORMAT: 'json', HEALTH_PROBE_BIND_ADDRESS: '0' };
+      const fromVariable = run([], { ...env, GREETING: 'refused' });
+      assert.deepEqual(
+        { status: fromVariable.status, stderr: fromVariable.stderr },
+        { status: 2, stderr: 'fixture: GREETING: refused at start-up (see --help)\n' },
+      );
+      const fromFlag = run(['--greeting=refused'], env);
+      assert.deepEqual(
+        { status: fromFlag.status, stderr: fromFlag.stderr },
+        { status: 2, stderr: 'fixture: --greeting: refused at start-up (see --help)\n' },
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

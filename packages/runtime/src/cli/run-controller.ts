@@ -3,10 +3,17 @@
  *
  * 1. `--help` / `--version`: print, exit 0, before anything else;
  * 2. every option from flags and environment, validated: a bad one is one line on stderr, exit 2;
- * 3. the logger, the cluster (`--kubeconfig`, `--context`; unusable: one line, exit 1), the Manager with
- *    leader election, the client rate limit, health probes and metrics, this replica's identity;
- * 4. the controller's `start`, which adds its controllers (and may do start-up work of its own);
+ * 3. the logger, the cluster (`--kubeconfig`, `--context`): a kubeconfig that does not exist or does not
+ *    load, or a context it lacks or cannot use, is a bad value of the option that chose it: one line
+ *    naming it as set, exit 2 (see kube-config-options.ts); then the Manager with leader election, the
+ *    client rate limit, health probes and metrics, this replica's identity;
+ * 4. the controller's `start`, which adds its controllers (and may do start-up work of its own): a
+ *    `ConfigError` it throws (a value that names what does not exist, such as cloud-node's network) is a
+ *    bad value too (exit 2), any other failure exit 1;
  * 5. the Manager until SIGTERM/SIGINT (exit 0) or lost leadership and failures (exit 1).
+ *
+ * Exit 1 is left for what a correct configuration can meet: an API server that does not answer, a port
+ * in use; what waits for an API to answer retries instead of exiting.
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { HealthCheck, HealthServer } from '@loopwright/metrics';
@@ -27,6 +34,7 @@ import {
 import { createLogger } from '../log/logger.ts';
 import { Manager, runManager, shutdownSignal, type ManagerOptions } from '../manager/manager.ts';
 import { startServers, type ServerAddress } from '../manager/servers.ts';
+import { kubeConfigValueError, loadKubeConfigOptions } from './kube-config-options.ts';
 import { readPackageInfo } from './package-info.ts';
 
 /** What a controller's `start` gets: its configuration and everything built from it. */
@@ -45,7 +53,10 @@ export interface ControllerRun<O extends OptionSet> extends Configuration<O> {
    * returning: the Manager binds the same addresses.
    */
   serveStartupProbes(readyz: Readonly<Record<string, HealthCheck>>): Promise<HealthServer | undefined>;
-  /** A start-up failure: one line on stderr, exit 1. */
+  /**
+   * A start-up failure: one line on stderr, exit 1. A value found wrong is not one: `start` throws a
+   * `ConfigError` naming it as set (`run.setBy`), and the process exits 2.
+   */
   fail(message: string): never;
 }
 
@@ -58,12 +69,13 @@ export async function runController<O extends OptionSet>(
     process.stderr.write(`${program.name}: ${message.replace(/\s*\n\s*/g, ' ')}\n`);
     return process.exit(code);
   };
+  const badValue = (error: ConfigError): never => fail(`${error.message} (see --help)`, 2);
   let parsed: ReturnType<typeof parseProgram<O>>;
   try {
     parsed = parseProgram(program, process.argv.slice(2), env);
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
-    return fail(`${error.message} (see --help)`, 2);
+    return badValue(error);
   }
   if (parsed.action === 'help' || parsed.action === 'version') {
     const info = { ...readPackageInfo(program.packageJson), name: program.name };
@@ -72,7 +84,7 @@ export async function runController<O extends OptionSet>(
     );
     return process.exit(0);
   }
-  const { config, standard } = parsed;
+  const { config, standard, setBy } = parsed;
 
   const logger = createLogger({
     level: standard.logLevel,
@@ -88,14 +100,10 @@ export async function runController<O extends OptionSet>(
 
   let kubeConfig: KubeConfig;
   try {
-    kubeConfig = loadKubeConfig({
-      ...(parsed.kubeconfigFlag && standard.kubeconfig ? { kubeconfig: standard.kubeconfig } : {}),
-      ...(standard.context ? { context: standard.context } : {}),
-      env,
-    });
+    kubeConfig = loadKubeConfig(loadKubeConfigOptions(standard, setBy.standard, env));
   } catch (error) {
     if (!(error instanceof KubeConfigError)) throw error;
-    return fail(error.message);
+    return badValue(kubeConfigValueError(error, setBy.standard));
   }
   const cluster = describeContext(kubeConfig);
   logger.info('target cluster', {
@@ -154,6 +162,7 @@ export async function runController<O extends OptionSet>(
   try {
     await start(run);
   } catch (error) {
+    if (error instanceof ConfigError) return badValue(error);
     logger.error('start-up failed', { error });
     return process.exit(1);
   }

@@ -85,6 +85,8 @@ describe('FileSecret', () => {
   it('a file that gives no value at start is a ConfigError naming the source, never the value', () => {
     const cases: [Record<string, string>, string, RegExp][] = [
       [{}, 'missing', /^API_KEY_FILE: cannot read ".*missing": ENOENT$/],
+      // Unreadable (a directory: EISDIR, as a file without permission gives EACCES).
+      [{ key: 'k' }, '', /^API_KEY_FILE: cannot read ".*volume-\d+": EISDIR$/],
       [{ key: '\n' }, 'key', /^API_KEY_FILE: ".*key" is empty$/],
       [{ key: 'two words' }, 'key', /^API_KEY_FILE: ".*key" does not hold a key without spaces$/],
     ];

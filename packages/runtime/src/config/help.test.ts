@@ -34,7 +34,10 @@ describe('formatHelp', () => {
   it('names the program, the naming rule and the exit statuses', () => {
     assert.match(help, /^example 1\.2\.3: Does one thing\n\nUsage: example \[flags\]\n\n/);
     assert.match(help, /\(--leader-election-id is LEADER_ELECTION_ID\); a flag wins over its variable/);
-    assert.match(help, /1 when start-up fails or leadership is lost; 2 for a bad\nargument or value\./);
+    assert.match(
+      help,
+      /1 when start-up fails or leadership is lost; 2 for a bad\nargument or value, also one naming what does not exist \(a kubeconfig file or context, say\)\./,
+    );
     assert.match(formatHelp(program, { ...info, description: '' }), /^example 1\.2\.3\n/);
   });
 

@@ -35,7 +35,7 @@ export function formatHelp(program: ProgramShape, info: HelpInfo): string {
     '',
     ...wrap(NAMING_RULE, 100),
     'Exit status: 0 after SIGTERM or SIGINT; 1 when start-up fails or leadership is lost; 2 for a bad',
-    'argument or value.',
+    'argument or value, also one naming what does not exist (a kubeconfig file or context, say).',
     '',
     `Flags of ${info.name}:`,
     ...section(program.options),

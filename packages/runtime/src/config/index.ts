@@ -18,6 +18,7 @@ export {
 } from './kinds.ts';
 export { labelSelector } from './label-selector.ts';
 export {
+  nameAsSet,
   option,
   secret,
   variableOf,

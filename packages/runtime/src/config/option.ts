@@ -116,6 +116,17 @@ export type OptionValues<O extends OptionSet> = {
   -readonly [K in keyof O]: NonNullable<O[K]> extends Option<infer T> ? T : Secret;
 };
 
+/**
+ * How a message names an option: as the user set it (`setBy`: the flag, or the variable), else by both
+ * of its names, for a value that is missing or whose default does not do.
+ */
+export function nameAsSet(declared: Option<unknown> | SecretOption, setBy: string | undefined): string {
+  if (setBy !== undefined) return setBy;
+  return declared.type === 'option'
+    ? `${declared.flag} / ${declared.variable}`
+    : `${declared.variable} / ${declared.fileVariable}`;
+}
+
 /** The flags and variables of a set, in declaration order; what `--help` lists. */
 export function namesOf(options: OptionSet): { flags: string[]; variables: string[] } {
   const flags: string[] = [];

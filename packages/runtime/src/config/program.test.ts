@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { ConfigError } from './config-error.ts';
 import { boolean, dnsLabel, duration, httpUrl, integer, listOf, oneOf, text } from './kinds.ts';
-import { option, secret, variableOf } from './option.ts';
+import { nameAsSet, option, secret, variableOf } from './option.ts';
 import { defineProgram, parseProgram, type Configuration } from './program.ts';
 import type { Env } from './resolve.ts';
 
@@ -228,7 +228,7 @@ describe('parseProgram: secrets', () => {
 
 describe('parseProgram: standard options', () => {
   it("defaults: controller-runtime's, with the program's Lease name and workers", () => {
-    const { standard, kubeconfigFlag } = parse([]);
+    const { standard, setBy } = parse([]);
     assert.deepEqual(standard, {
       kubeconfig: undefined,
       context: undefined,
@@ -249,7 +249,11 @@ describe('parseProgram: standard options', () => {
       podNamespace: undefined,
       watchNamespace: undefined,
     });
-    assert.equal(kubeconfigFlag, false);
+    assert.equal(setBy.standard.kubeconfig, undefined);
+    assert.equal(setBy.standard.workers, undefined, 'a default is set by nothing');
+    assert.equal(setBy.config.count, 'COUNT');
+    assert.equal(setBy.config.token, 'API_TOKEN');
+    assert.equal(setBy.config.greeting, undefined);
   });
 
   it('each flag has its variable by one rule, and wins over it', () => {
@@ -295,7 +299,8 @@ describe('parseProgram: standard options', () => {
       podNamespace: 'ops',
       watchNamespace: ['a', 'b'],
     });
-    assert.equal(fromEnv.kubeconfigFlag, false);
+    assert.equal(fromEnv.setBy.standard.kubeconfig, 'KUBECONFIG');
+    assert.equal(fromEnv.setBy.standard.context, 'CONTEXT');
     const flagged = parse(
       ['--kubeconfig=/c', '--workers=8', '--watch-namespace=c', '--watch-namespace', 'd'],
       env,
@@ -304,7 +309,8 @@ describe('parseProgram: standard options', () => {
       [flagged.standard.kubeconfig, flagged.standard.workers, flagged.standard.watchNamespace],
       ['/c', 8, ['c', 'd']],
     );
-    assert.equal(flagged.kubeconfigFlag, true);
+    assert.equal(flagged.setBy.standard.kubeconfig, '--kubeconfig');
+    assert.equal(flagged.setBy.standard.context, 'CONTEXT');
     for (const variable of Object.keys(env).filter((name) => !(name in REQUIRED)))
       assert.ok(variable === variableOf(`--${variable.toLowerCase().replaceAll('_', '-')}`), variable);
   });
@@ -403,5 +409,15 @@ describe('defineProgram', () => {
       () => option(integer(1, 2), { flag: '--n', description: 'x', default: '3' }),
       /--n: default "3"/,
     );
+  });
+});
+
+describe('nameAsSet', () => {
+  it('names an option as the user set it, else by both names (a secret: by its two variables)', () => {
+    assert.equal(nameAsSet(program.options.greeting, '--greeting'), '--greeting');
+    assert.equal(nameAsSet(program.options.greeting, 'GREETING'), 'GREETING');
+    assert.equal(nameAsSet(program.options.greeting, undefined), '--greeting / GREETING');
+    assert.equal(nameAsSet(program.options.token, 'API_TOKEN_FILE'), 'API_TOKEN_FILE');
+    assert.equal(nameAsSet(program.options.token, undefined), 'API_TOKEN / API_TOKEN_FILE');
   });
 });

@@ -65,8 +65,14 @@ export interface Configuration<O extends OptionSet> {
   readonly config: OptionValues<O>;
   /** `watchNamespace` is undefined for all namespaces and for programs that are not namespaced. */
   readonly standard: StandardValues & { readonly watchNamespace: string[] | undefined };
-  /** Whether `--kubeconfig` was given as a flag: a single file, unlike the variable's list. */
-  readonly kubeconfigFlag: boolean;
+  /**
+   * Which flag or variable set each option (undefined: unset), to name a value that start-up finds
+   * wrong as the user set it: `new ConfigError(nameAsSet(declared, setBy.config.key), problem)`.
+   */
+  readonly setBy: {
+    readonly config: SetBy<O>;
+    readonly standard: SetBy<ReturnType<typeof standardOptionsOf>>;
+  };
 }
 
 export type ParsedProgram<O extends OptionSet> =
@@ -94,6 +100,6 @@ export function parseProgram<O extends OptionSet>(
     action: 'run',
     config: own.values,
     standard: { ...standard.values, watchNamespace: standard.values.watchNamespace },
-    kubeconfigFlag: standard.setBy.kubeconfig === standardSet.kubeconfig.flag,
+    setBy: { config: own.setBy, standard: standard.setBy },
   };
 }

@@ -5,7 +5,14 @@
  */
 import { ConfigError } from './config-error.ts';
 import { FileSecret, fixedSecret } from './file-secret.ts';
-import type { Option, OptionSet, OptionValues, Secret, SecretOption } from './option.ts';
+import {
+  nameAsSet,
+  type Option,
+  type OptionSet,
+  type OptionValues,
+  type Secret,
+  type SecretOption,
+} from './option.ts';
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -65,7 +72,10 @@ function resolveOption(
   const given = raw(flag, variable, flags, env, kind.list);
   if (given === undefined) {
     if (declared.required)
-      throw new ConfigError(`${flag} / ${variable}`, `required: ${declared.description} (${kind.expected})`);
+      throw new ConfigError(
+        nameAsSet(declared, undefined),
+        `required: ${declared.description} (${kind.expected})`,
+      );
     return { value: declared.valueWhenUnset, setBy: undefined };
   }
   const value = kind.parse(given.text);
@@ -97,7 +107,7 @@ function resolveSecret(
   }
   if (direct === undefined)
     throw new ConfigError(
-      `${variable} / ${fileVariable}`,
+      nameAsSet(declared, undefined),
       `required: ${declared.description}, or the path of a file holding it`,
     );
   // Never echo the value: it is a secret.

@@ -3,7 +3,13 @@ import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { KubeConfigError, describeContext, loadKubeConfig } from './config.ts';
+import {
+  KubeConfigError,
+  describeContext,
+  loadKubeConfig,
+  type KubeConfigInput,
+  type LoadKubeConfigOptions,
+} from './config.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'kubeconfig-test-'));
 after(() => {
@@ -112,15 +118,11 @@ describe('loadKubeConfig precedence (controller-runtime GetConfig)', () => {
     assert.deepEqual(describeContext(kc).source?.paths, [env2File, envFile]);
   });
 
-  it('selects another context on request and rejects unknown ones', () => {
+  it('selects another context on request', () => {
     const list = [env2File, envFile].join(delimiter);
     assert.equal(
       describeContext(loadKubeConfig({ env: { KUBECONFIG: list }, context: 'env' })).server,
       'https://env.example:6443',
-    );
-    assert.throws(
-      () => loadKubeConfig({ env: { KUBECONFIG: list }, context: 'prod' }),
-      /context "prod" not found/,
     );
   });
 
@@ -129,6 +131,7 @@ describe('loadKubeConfig precedence (controller-runtime GetConfig)', () => {
       () => loadKubeConfig({ env: { HOME: join(dir, 'nohome') }, serviceAccountDir: serviceAccount }),
       (error: unknown) => {
         assert.ok(error instanceof KubeConfigError);
+        assert.equal(error.input, 'kubeconfig');
         assert.match(
           error.message,
           /--kubeconfig \(not given\).*KUBECONFIG \(not set\).*in-cluster \(KUBERNETES_SERVICE_HOST.*nohome\/\.kube\/config \(does not exist\)/,
@@ -138,17 +141,209 @@ describe('loadKubeConfig precedence (controller-runtime GetConfig)', () => {
       },
     );
   });
+});
 
-  it('fails clearly for a missing explicit file, a KUBECONFIG of missing files, or no current-context', () => {
-    assert.throws(
-      () => loadKubeConfig({ kubeconfig: join(dir, 'nope.yaml'), env: { HOME: home } }),
-      /--kubeconfig .*nope\.yaml does not exist/,
+/** Asserts that loading fails on `input` with exactly `message`. */
+function refuses(options: LoadKubeConfigOptions, input: KubeConfigInput, message: string): void {
+  assert.throws(
+    () => loadKubeConfig({ serviceAccountDir: join(dir, 'none'), ...options }),
+    (error: unknown) => {
+      assert.ok(error instanceof KubeConfigError, String(error));
+      assert.deepEqual({ input: error.input, message: error.message }, { input, message });
+      return true;
+    },
+  );
+}
+
+/** A kubeconfig file of `lines`. */
+function file(name: string, ...lines: string[]): string {
+  const path = join(dir, `${name}.yaml`);
+  writeFileSync(path, ['apiVersion: v1', 'kind: Config', ...lines].join('\n'));
+  return path;
+}
+
+describe('loadKubeConfig: what it refuses, and which input is wrong', () => {
+  const cluster = 'clusters: [{ name: c, cluster: { server: "https://c.example" } }]';
+  const user = 'users: [{ name: u, user: { token: s3cret-token } }]';
+
+  it('the files: an explicit path or a KUBECONFIG that does not exist', () => {
+    refuses(
+      { kubeconfig: join(dir, 'nope.yaml'), env: { HOME: home } },
+      'kubeconfig',
+      `"${join(dir, 'nope.yaml')}" does not exist`,
     );
-    assert.throws(
-      () => loadKubeConfig({ env: { KUBECONFIG: join(dir, 'nope.yaml'), HOME: home } }),
-      /KUBECONFIG=.*none of its files exist/,
+    const list = [join(dir, 'nope.yaml'), join(dir, 'nope2.yaml')].join(delimiter);
+    refuses({ env: { KUBECONFIG: list, HOME: home } }, 'kubeconfig', `none of its files exist ("${list}")`);
+  });
+
+  it('the files: one that does not load, said without quoting its lines (they may hold a token)', () => {
+    const broken = file('broken', 'users:', '- name: u', '  user: {token: s3cret-token', '   bad: [');
+    refuses(
+      { kubeconfig: broken },
+      'kubeconfig',
+      `cannot load "${broken}": missed comma between flow collection entries at line 6, column 7`,
     );
+    const invalid = file('invalid', 'clusters: [{ name: c, cluster: {} }]');
+    refuses(
+      { env: { KUBECONFIG: invalid } },
+      'kubeconfig',
+      `cannot load "${invalid}": clusters[0].cluster.server is missing`,
+    );
+    refuses({ kubeconfig: dir }, 'kubeconfig', `cannot load "${dir}": EISDIR`);
+  });
+
+  it('the context asked for: not in the files; says where they came from and which exist (names only)', () => {
+    const list = [env2File, envFile].join(delimiter);
+    refuses(
+      { env: { KUBECONFIG: list }, context: 'prod' },
+      'context',
+      `expected a context of KUBECONFIG "${list}" (env2, env), got "prod"`,
+    );
+    refuses(
+      { kubeconfig: flagFile, context: 'prod' },
+      'context',
+      `expected a context of --kubeconfig "${flagFile}" (flag), got "prod"`,
+    );
+    refuses(
+      { env: { HOME: home }, context: 'prod' },
+      'context',
+      `expected a context of "${join(home, '.kube', 'config')}" (home), got "prod"`,
+    );
+    const none = file('no-contexts', cluster, user);
+    refuses(
+      { kubeconfig: none, context: 'prod' },
+      'context',
+      `expected a context of --kubeconfig "${none}" (it has none), got "prod"`,
+    );
+    refuses(
+      { env: { HOME: home, ...inCluster }, serviceAccountDir: serviceAccount, context: 'prod' },
+      'context',
+      'expected a context of the in-cluster configuration (inClusterContext), got "prod"',
+    );
+  });
+
+  it('no context at all: the files set no current-context and none was asked for', () => {
     const noCurrent = kubeconfig('nocurrent', { server: 'https://x', current: false });
-    assert.throws(() => loadKubeConfig({ kubeconfig: noCurrent }), /no current-context/);
+    refuses(
+      { kubeconfig: noCurrent },
+      'context',
+      `required: "${noCurrent}" sets no current-context (nocurrent)`,
+    );
+  });
+
+  it("the files' own current-context is theirs to fix; a context asked for is the context's", () => {
+    const dangling = file(
+      'dangling',
+      cluster,
+      user,
+      'contexts: [{ name: a, context: { cluster: c, user: u } }]',
+      'current-context: gone',
+    );
+    refuses(
+      { kubeconfig: dangling },
+      'kubeconfig',
+      `"${dangling}": current-context "gone" is not one of its contexts (a)`,
+    );
+    assert.equal(loadKubeConfig({ kubeconfig: dangling, context: 'a' }).getCurrentContext(), 'a');
+
+    const brokenContexts = file(
+      'broken-contexts',
+      cluster,
+      user,
+      'contexts: [',
+      '  { name: ok, context: { cluster: c, user: u } },',
+      '  { name: no-cluster, context: { cluster: missing, user: u } },',
+      '  { name: no-user, context: { cluster: c, user: missing } },',
+      '  { name: bad-namespace, context: { cluster: c, user: u, namespace: Team_A } },',
+      '  ]',
+      'current-context: no-cluster',
+    );
+    refuses(
+      { kubeconfig: brokenContexts },
+      'kubeconfig',
+      `"${brokenContexts}": context "no-cluster" names cluster "missing", which is not defined`,
+    );
+    const asked = `--kubeconfig "${brokenContexts}"`;
+    refuses(
+      { kubeconfig: brokenContexts, context: 'no-cluster' },
+      'context',
+      `${asked}: context "no-cluster" names cluster "missing", which is not defined`,
+    );
+    refuses(
+      { kubeconfig: brokenContexts, context: 'no-user' },
+      'context',
+      `${asked}: context "no-user" names user "missing", which is not defined`,
+    );
+    refuses(
+      { kubeconfig: brokenContexts, context: 'bad-namespace' },
+      'context',
+      `${asked}: context "bad-namespace" has namespace "Team_A", which is not a DNS-1123 label`,
+    );
+    assert.equal(loadKubeConfig({ kubeconfig: brokenContexts, context: 'ok' }).getCurrentContext(), 'ok');
+  });
+
+  it("a context's cluster and user: a server that is no http(s) URL, files that cannot be read", () => {
+    const context = 'contexts: [{ name: x, context: { cluster: c, user: u } }]';
+    const anonymous = file(
+      'anonymous',
+      cluster,
+      'contexts: [{ name: x, context: { cluster: c } }]',
+      'current-context: x',
+    );
+    assert.equal(
+      describeContext(loadKubeConfig({ kubeconfig: anonymous })).user,
+      '',
+      'no user: no credentials',
+    );
+    const noUrl = file(
+      'no-url',
+      'clusters: [{ name: c, cluster: { server: "c.example:6443" } }]',
+      user,
+      context,
+      'current-context: x',
+    );
+    refuses(
+      { kubeconfig: noUrl },
+      'kubeconfig',
+      `"${noUrl}": context "x" names cluster "c", whose server "c.example:6443" is not an http(s) URL`,
+    );
+    const badProxy = file(
+      'bad-proxy',
+      'clusters: [{ name: c, cluster: { server: "https://c.example", proxy-url: "ftp://user:pw@proxy" } }]',
+      user,
+      context,
+      'current-context: x',
+    );
+    refuses(
+      { kubeconfig: badProxy },
+      'kubeconfig',
+      `"${badProxy}": context "x" names cluster "c", whose proxy-url is not an http(s) or socks5 URL`,
+    );
+    const ca = join(dir, 'missing-ca.crt');
+    const noCa = file(
+      'no-ca',
+      `clusters: [{ name: c, cluster: { server: "https://c.example", certificate-authority: "${ca}" } }]`,
+      user,
+      context,
+      'current-context: x',
+    );
+    refuses(
+      { kubeconfig: noCa, context: 'x' },
+      'context',
+      `--kubeconfig "${noCa}": context "x" names cluster "c", whose certificate-authority "${ca}" cannot be read: ENOENT`,
+    );
+    const key = join(dir, 'missing.key');
+    const noKey = file(
+      'no-key',
+      cluster,
+      `users: [{ name: u, user: { client-certificate: "${flagFile}", client-key: "${key}" } }]`,
+      context,
+      'current-context: x',
+    );
+    refuses(
+      { kubeconfig: noKey },
+      'kubeconfig',
+      `"${noKey}": context "x" names user "u", whose client-key "${key}" cannot be read: ENOENT`,
+    );
   });
 });

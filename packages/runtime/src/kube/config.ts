@@ -12,7 +12,9 @@
  *
  * Unlike client-node's `loadFromDefault()`, nothing silently falls back to `http://localhost:8080`:
  * when no source applies, {@link KubeConfigError} lists every source that was tried and why it did
- * not apply, so a misconfigured Deployment fails at start with a message that says what to fix.
+ * not apply, so a misconfigured Deployment fails at start with a message that says what to fix. So does
+ * a source that applies but cannot be used: a file that does not load, a context that is missing or
+ * unusable (see `selectContext`); the error's `input` says which input to fix.
  */
 import { KubeConfig, type Cluster, type Context, type User } from '@kubernetes/client-node';
 import { existsSync, readFileSync } from 'node:fs';
@@ -37,12 +39,26 @@ export type KubeConfigSource =
   | { kind: 'in-cluster'; paths: string[] }
   | { kind: 'home'; paths: string[] };
 
-/** No usable Kubernetes configuration; `tried` lists each source and why it did not apply. */
+/**
+ * The input of {@link loadKubeConfig} that a {@link KubeConfigError} is about, so that the caller can name
+ * the option that set it: `kubeconfig`, where the files are (the explicit path, `KUBECONFIG`, or the
+ * defaults) and what they hold, the current-context's entries included; `context`, the context asked
+ * for and its entries, or the lack of one where the files set no current-context.
+ */
+export type KubeConfigInput = 'kubeconfig' | 'context';
+
+/**
+ * No usable Kubernetes configuration. The message says what is wrong with `input` without naming it
+ * (the caller knows whether a flag or a variable set it), and never holds a credential.
+ */
 export class KubeConfigError extends Error {
   override readonly name = 'KubeConfigError';
+  readonly input: KubeConfigInput;
+  /** When no source applied: each source, and why it did not apply. */
   readonly tried: string[];
-  constructor(message: string, tried: string[], options?: { cause?: unknown }) {
-    super(message, options);
+  constructor(input: KubeConfigInput, message: string, tried: string[] = []) {
+    super(message);
+    this.input = input;
     this.tried = tried;
   }
 }
@@ -58,12 +74,8 @@ export function loadKubeConfig(options: LoadKubeConfigOptions = {}): KubeConfig 
 
   if (options.kubeconfig) {
     const path = options.kubeconfig;
-    if (!existsSync(path)) {
-      throw new KubeConfigError(`--kubeconfig ${path} does not exist`, [
-        `--kubeconfig ${path} (does not exist)`,
-      ]);
-    }
-    loaded = { kc: loadFiles([path], `--kubeconfig ${path}`), source: { kind: 'flag', paths: [path] } };
+    if (!existsSync(path)) throw new KubeConfigError('kubeconfig', `"${path}" does not exist`);
+    loaded = { kc: loadFiles([path]), source: { kind: 'flag', paths: [path] } };
   } else {
     tried.push('--kubeconfig (not given)');
   }
@@ -72,16 +84,9 @@ export function loadKubeConfig(options: LoadKubeConfigOptions = {}): KubeConfig 
     const list = (env.KUBECONFIG ?? '').split(delimiter).filter((entry) => entry.length > 0);
     if (list.length > 0) {
       const existing = list.filter((path) => existsSync(path));
-      if (existing.length === 0) {
-        throw new KubeConfigError(`KUBECONFIG=${env.KUBECONFIG ?? ''}: none of its files exist`, [
-          ...tried,
-          `KUBECONFIG=${env.KUBECONFIG ?? ''} (no such file)`,
-        ]);
-      }
-      loaded = {
-        kc: loadFiles(existing, `KUBECONFIG=${env.KUBECONFIG ?? ''}`),
-        source: { kind: 'KUBECONFIG', paths: existing },
-      };
+      if (existing.length === 0)
+        throw new KubeConfigError('kubeconfig', `none of its files exist ("${list.join(delimiter)}")`);
+      loaded = { kc: loadFiles(existing), source: { kind: 'KUBECONFIG', paths: existing } };
     } else {
       tried.push('KUBECONFIG (not set)');
     }
@@ -105,27 +110,21 @@ export function loadKubeConfig(options: LoadKubeConfigOptions = {}): KubeConfig 
     const home = env.HOME ?? homedir();
     const path = join(home, '.kube', 'config');
     if (existsSync(path)) {
-      loaded = { kc: loadFiles([path], path), source: { kind: 'home', paths: [path] } };
+      loaded = { kc: loadFiles([path]), source: { kind: 'home', paths: [path] } };
     } else {
       tried.push(`${path} (does not exist)`);
     }
   }
 
   if (!loaded) {
-    throw new KubeConfigError(`no Kubernetes configuration found; tried: ${tried.join('; ')}`, tried);
+    throw new KubeConfigError(
+      'kubeconfig',
+      `no Kubernetes configuration found; tried: ${tried.join('; ')}`,
+      tried,
+    );
   }
   const { kc, source } = loaded;
-  const where =
-    source.kind === 'flag'
-      ? `--kubeconfig ${source.paths.join(',')}`
-      : `${source.kind} ${source.paths.join(delimiter)}`;
-  if (options.context !== undefined) {
-    if (!kc.getContextObject(options.context)) {
-      throw new KubeConfigError(`context "${options.context}" not found in ${where}`, [where]);
-    }
-    kc.setCurrentContext(options.context);
-  }
-  validate(kc, where);
+  selectContext(kc, source, options.context);
   sources.set(kc, source);
   return kc;
 }
@@ -158,7 +157,7 @@ export function describeContext(kc: KubeConfig): KubeContextDescription {
 }
 
 /** Loads and merges kubeconfig files with clientcmd's first-wins rule. */
-function loadFiles(paths: string[], what: string): KubeConfig {
+function loadFiles(paths: string[]): KubeConfig {
   const clusters = new Map<string, Cluster>();
   const users = new Map<string, User>();
   const contexts = new Map<string, Context>();
@@ -168,9 +167,7 @@ function loadFiles(paths: string[], what: string): KubeConfig {
     try {
       file.loadFromFile(path);
     } catch (error) {
-      throw new KubeConfigError(`${what}: cannot load ${path}: ${(error as Error).message}`, [what], {
-        cause: error,
-      });
+      throw new KubeConfigError('kubeconfig', `cannot load "${path}": ${loadProblem(error)}`);
     }
     for (const cluster of file.getClusters())
       if (!clusters.has(cluster.name)) clusters.set(cluster.name, cluster);
@@ -188,6 +185,19 @@ function loadFiles(paths: string[], what: string): KubeConfig {
     currentContext,
   });
   return kc;
+}
+
+/**
+ * Why a file did not load. js-yaml's message quotes the lines around the mistake, which may hold a token:
+ * only its reason and position are kept.
+ */
+function loadProblem(error: unknown): string {
+  if (error instanceof Error && 'reason' in error && 'mark' in error) {
+    const mark = error.mark as { line: number; column: number };
+    return `${String(error.reason)} at line ${mark.line + 1}, column ${mark.column + 1}`;
+  }
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  return code ?? (error instanceof Error ? error.message : String(error));
 }
 
 function loadInCluster(host: string, port: string, dir: string): KubeConfig {
@@ -218,17 +228,108 @@ function loadInCluster(host: string, port: string, dir: string): KubeConfig {
   return kc;
 }
 
-function validate(kc: KubeConfig, where: string): void {
+/**
+ * Makes `requested` (else the files' current-context) current, and checks what client-go's
+ * `ConfirmUsable` and `validateContext` check of it: it exists, its cluster and user are defined, its
+ * namespace is a DNS-1123 label, the cluster's server is an http(s) URL (a proxy-url an http(s) or
+ * socks5 one), and the files it names (CA, client certificate and key) can be read; otherwise the first
+ * request would fail, and every one after it, as if the API server were down (a server that is no URL
+ * would throw in the transport's constructor). A problem of the context asked for is the `context` input's; one of
+ * the files' own current-context is the `kubeconfig` input's.
+ */
+function selectContext(kc: KubeConfig, source: KubeConfigSource, requested: string | undefined): void {
+  const files = source.kind === 'in-cluster' ? 'the in-cluster configuration' : quotedPaths(source);
+  const names = kc.getContexts().map((context) => context.name);
+  const available = names.length === 0 ? 'it has none' : names.join(', ');
+  if (requested !== undefined) {
+    if (!kc.getContextObject(requested))
+      throw new KubeConfigError(
+        'context',
+        `expected a context of ${describeSource(source)} (${available}), got "${requested}"`,
+      );
+    kc.setCurrentContext(requested);
+  }
+  const input: KubeConfigInput = requested === undefined ? 'kubeconfig' : 'context';
+  const where = input === 'context' ? describeSource(source) : files;
   const current = kc.getCurrentContext() as string | undefined;
-  if (!current) throw new KubeConfigError(`${where}: no current-context set (pass a context)`, [where]);
+  if (!current)
+    throw new KubeConfigError('context', `required: ${files} sets no current-context (${available})`);
   const context = kc.getContextObject(current);
-  if (!context) throw new KubeConfigError(`${where}: current-context "${current}" is not defined`, [where]);
-  const cluster = kc.getCluster(context.cluster);
-  if (!cluster)
+  // Only the files' own current-context can be missing here: a requested one was found above.
+  if (!context)
     throw new KubeConfigError(
-      `${where}: context "${current}" names cluster "${context.cluster}", which is not defined`,
-      [where],
+      'kubeconfig',
+      `${files}: current-context "${current}" is not one of its contexts (${available})`,
     );
-  if (!cluster.server)
-    throw new KubeConfigError(`${where}: cluster "${cluster.name}" has no server`, [where]);
+  const problem = contextProblem(kc, context);
+  if (problem !== undefined) throw new KubeConfigError(input, `${where}: context "${current}" ${problem}`);
+}
+
+/** What makes a context unusable, or undefined. */
+function contextProblem(kc: KubeConfig, context: Context): string | undefined {
+  const cluster = kc.getCluster(context.cluster);
+  if (!cluster) return `names cluster "${context.cluster}", which is not defined`;
+  // client-node lets a context name no user (no credentials; its type says otherwise); one it names
+  // must exist.
+  const userName = context.user as string | undefined;
+  const user = userName === undefined ? undefined : kc.getUser(userName);
+  if (userName !== undefined && !user) return `names user "${userName}", which is not defined`;
+  if (context.namespace !== undefined && !DNS_LABEL.test(context.namespace))
+    return `has namespace "${context.namespace}", which is not a DNS-1123 label`;
+  if (!cluster.server) return `names cluster "${cluster.name}", which has no server`;
+  if (!isUrl(cluster.server, ['http:', 'https:']))
+    return `names cluster "${cluster.name}", whose server "${cluster.server}" is not an http(s) URL`;
+  // A proxy URL may hold a password: it is not quoted.
+  if (cluster.proxyUrl && !isUrl(cluster.proxyUrl, ['http:', 'https:', 'socks5:']))
+    return `names cluster "${cluster.name}", whose proxy-url is not an http(s) or socks5 URL`;
+  const unreadable = [
+    { owner: `cluster "${cluster.name}"`, field: 'certificate-authority', path: cluster.caFile },
+    ...(user
+      ? [
+          { owner: `user "${user.name}"`, field: 'client-certificate', path: user.certFile },
+          { owner: `user "${user.name}"`, field: 'client-key', path: user.keyFile },
+        ]
+      : []),
+  ].flatMap(({ owner, field, path }) => {
+    const code = path ? unreadableCode(path) : undefined;
+    return code === undefined ? [] : [`names ${owner}, whose ${field} "${path}" cannot be read: ${code}`];
+  });
+  return unreadable[0];
+}
+
+const DNS_LABEL = /^(?=.{1,63}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+function isUrl(text: string, protocols: string[]): boolean {
+  try {
+    return protocols.includes(new URL(text).protocol);
+  } catch {
+    return false;
+  }
+}
+
+function unreadableCode(path: string): string | undefined {
+  try {
+    readFileSync(path);
+    return undefined;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code ?? String(error);
+  }
+}
+
+function quotedPaths(source: KubeConfigSource): string {
+  return `"${source.paths.join(delimiter)}"`;
+}
+
+/** Where the configuration came from, as the user chose it: `--kubeconfig "/path"`, `KUBECONFIG "/a:/b"`. */
+function describeSource(source: KubeConfigSource): string {
+  switch (source.kind) {
+    case 'flag':
+      return `--kubeconfig ${quotedPaths(source)}`;
+    case 'KUBECONFIG':
+      return `KUBECONFIG ${quotedPaths(source)}`;
+    case 'in-cluster':
+      return 'the in-cluster configuration';
+    case 'home':
+      return quotedPaths(source);
+  }
 }
