@@ -1,9 +1,14 @@
 import type { Tree } from '@nx/devkit';
 import { createTreeWithEmptyWorkspace } from '@nx/devkit/testing';
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
 import { beforeEach, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { serveScript, serveWatchPaths } from '../../../../../scripts/serve/watch-paths.ts';
 import controllerGenerator from './generator.ts';
 import type { ControllerOptions } from './names.ts';
+
+const repoRoot = fileURLToPath(new URL('../../../../../', import.meta.url));
 
 const widget: ControllerOptions = {
   name: 'widget-sync',
@@ -110,6 +115,21 @@ describe('controller generator', () => {
       read(tree, 'packages/widget-sync/src/widget-sync.int.test.ts'),
       /a change of an owned ConfigMap/,
     );
+  });
+
+  it('serves from source, watching its own src and the src of the workspace packages it depends on, transitively, not node_modules', async () => {
+    await controllerGenerator(tree, widget);
+    const manifest = JSON.parse(read(tree, 'packages/widget-sync/package.json')) as {
+      scripts: Record<string, string>;
+      dependencies: Record<string, string>;
+    };
+    // Against the repository's packages, where the generated one will live.
+    const packageDir = join(repoRoot, 'packages/widget-sync');
+    assert.equal(
+      manifest.scripts.serve,
+      serveScript(serveWatchPaths(packageDir, manifest.dependencies, repoRoot)),
+    );
+    assert.match(manifest.scripts.serve, /^exec node .* --watch-path=\.\.\/runtime\/src /);
   });
 
   it('a namespaced controller: one per watched namespace; a cluster-scoped one: one controller, no namespaces', async () => {
