@@ -105,7 +105,9 @@ async function waitingForChanges(serve: Serve): Promise<string[]> {
   return lines;
 }
 
-const ansi = new RegExp(String.raw`\u001b\[[0-9;]*[A-Za-z]`, 'g');
+// Colours, and the reset (ESC c) that clears the screen before a restart when colours are on: under Nx
+// (FORCE_COLOR) it starts the line that names the change.
+const ansi = new RegExp(String.raw`\u001b(?:\[[0-9;?]*[A-Za-z]|c)`, 'g');
 
 /** `pnpm run serve --help` in the controller's package, in a process group of its own. */
 function startServe(controller: WorkspaceController): Serve {
