@@ -1,20 +1,33 @@
 /**
  * `pnpm test`: formatting and Knip (unused files, exports, dependencies), then typecheck, lint and every
  * test suite of every package through Nx, then one summary line adding up node:test's per-package counts
- * (Nx replays cached output, so cached runs count too). A formatting or Knip failure fails the run but
- * does not skip the tests.
+ * (Nx replays cached output, so cached runs count too) and one with each phase's time. A formatting or
+ * Knip failure fails the run but does not skip the tests.
  */
 import { spawn, spawnSync } from 'node:child_process';
 
-const format = spawnSync('pnpm', ['exec', 'prettier', '--check', '--log-level=warn', '.'], {
-  stdio: 'inherit',
-});
+const started = performance.now();
+const phases: string[] = [];
+function timed<T>(phase: string, run: () => T): T {
+  const phaseStarted = performance.now();
+  const result = run();
+  phases.push(`${phase} ${seconds(performance.now() - phaseStarted)}`);
+  return result;
+}
+function seconds(ms: number): string {
+  return `${Math.round(ms / 1000)} s`;
+}
+
+const format = timed('formatting', () =>
+  spawnSync('pnpm', ['exec', 'prettier', '--check', '--log-level=warn', '.'], { stdio: 'inherit' }),
+);
 if (format.status !== 0) console.error('Formatting differs from Prettier: run `pnpm format`.\n');
 
 // Knip reads the whole workspace in one pass (a couple of seconds): as an Nx target its inputs would
 // be every file of every package, so it would rarely hit the cache and runs here instead.
-const knip = spawnSync('pnpm', ['exec', 'knip', '--no-progress'], { stdio: 'inherit' });
+const knip = timed('Knip', () => spawnSync('pnpm', ['exec', 'knip', '--no-progress'], { stdio: 'inherit' }));
 if (knip.status !== 0) console.error('Knip found unused files, exports or dependencies: run `pnpm knip`.\n');
+const nxStarted = performance.now();
 
 const args = ['run-many', '-t', 'typecheck', 'lint', 'test', ...process.argv.slice(2)];
 // The totals are read from each task's output, and Nx prints a passing task's only in the static style
@@ -42,6 +55,8 @@ nx.stdout.on('data', (chunk: Buffer) => {
 
 nx.on('exit', (code, signal) => {
   console.log(`\nTests: ${totals.pass} passed, ${totals.fail} failed, ${totals.skipped} skipped`);
+  phases.push(`typecheck, lint and tests ${seconds(performance.now() - nxStarted)}`);
+  console.log(`Time: ${seconds(performance.now() - started)} (${phases.join(', ')})`);
   const nxFailed = code !== 0 || signal !== null;
   process.exit(nxFailed || format.status !== 0 || knip.status !== 0 ? 1 : 0);
 });

@@ -7,7 +7,7 @@
  * that off and watches only the given directories.
  *
  * The list is written out in each package.json, not computed by a launcher, so the script stays one
- * `exec node ...` (see link-node.sh for why Node must be the process a signal reaches);
+ * `exec node ...` (see link-bin.sh for why Node must be the process a signal reaches);
  * serve-watch.test.ts and the generator's tests compare each script with `serveScript` below.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';

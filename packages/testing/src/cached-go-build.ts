@@ -5,7 +5,8 @@
  * into place, so concurrent callers (parallel test files or runs) never execute a half-written binary.
  */
 import { createHash } from 'node:crypto';
-import { execFile } from 'node:child_process';
+import { once } from 'node:events';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { homedir } from 'node:os';
@@ -23,8 +24,10 @@ export function goBuildCacheDir(name: string): string {
 }
 
 export interface CachedGoBuild {
-  /** Names the build in log lines and errors, e.g. `helm v4.3.1`. */
+  /** Names the build in log lines and errors, e.g. `the test tools`. */
   what: string;
+  /** Said once, when the build starts: what it builds, with versions. */
+  detail?: string;
   /** The Go module to build in; its .go files, go.mod and go.sum are hashed into the key. */
   moduleDir: string;
   /** The directory under the cache root that holds this program's builds, see {@link goBuildCacheDir}. */
@@ -34,8 +37,15 @@ export interface CachedGoBuild {
    * into the key. Kept as each caller has always hashed it, so existing caches stay valid.
    */
   settings: string;
-  /** The `go build` arguments that write the binaries into `outDir`. */
+  /** The `go build` arguments that write the binaries into `outDir` (`-v` is added, for progress). */
   goBuildArgs(outDir: string): string[];
+  /**
+   * The `go list -deps` arguments that name every package the build needs, to say how far it has got;
+   * without them progress counts the packages compiled only.
+   */
+  listArgs?: string[];
+  /** What to do in the build's directory before it is put in place (rename a binary, say). */
+  finish?(outDir: string): Promise<void>;
   /** The files the build leaves in its directory; the cache is hit when all of them exist. */
   binaries: readonly string[];
   /** The cache entry's directory name, given the hex digest of every build input. */
@@ -63,13 +73,25 @@ async function inputsDigest(build: CachedGoBuild): Promise<string> {
   return hash.digest('hex');
 }
 
+/** How far a build has got: `compiled` packages so far of `total` (those the build needs, cached or not). */
+export interface GoBuildProgress {
+  compiled: number;
+  total: number | undefined;
+  elapsedMs: number;
+}
+
+/** How often a running build says how far it has got: a build of every test tool takes minutes. */
+const PROGRESS_EVERY_MS = 20_000;
+
 /**
  * Returns the directory holding `build.binaries`, running `go build` (CGO off, so the binaries are
- * static) on the first call on this machine for these inputs.
+ * static) on the first call on this machine for these inputs. While it builds, `log` gets a line every
+ * 20 s with the packages compiled so far and the time taken, and `onProgress` every package.
  */
 export async function ensureGoBuild(
   build: CachedGoBuild,
   log: (line: string) => void = () => undefined,
+  onProgress?: (progress: GoBuildProgress) => void,
 ): Promise<string> {
   const cacheDir = goBuildCacheDir(build.cacheName);
   const target = join(cacheDir, build.entryName(await inputsDigest(build)));
@@ -79,17 +101,15 @@ export async function ensureGoBuild(
   await mkdir(cacheDir, { recursive: true });
   const staging = await mkdtemp(join(cacheDir, '.build-'));
   const started = performance.now();
-  log(`building ${build.what} (first use on this machine)`);
+  log(`building ${build.what} (first use on this machine)${build.detail ? `: ${build.detail}` : ''}`);
   try {
-    await run('go', build.goBuildArgs(staging), {
-      cwd: build.moduleDir,
-      maxBuffer: 64 * 1024 * 1024,
-      env: { ...process.env, CGO_ENABLED: '0' },
-    });
+    const total = build.listArgs ? await countPackages(build) : undefined;
+    const [command = 'build', ...rest] = build.goBuildArgs(staging);
+    await goBuild(build, [command, '-v', ...rest], total, started, log, onProgress);
+    await build.finish?.(staging);
   } catch (error) {
     await rm(staging, { recursive: true, force: true });
-    const stderr = (error as { stderr?: string }).stderr ?? '';
-    throw new Error(`building ${build.what} failed:\n${stderr.slice(-4000)}`, { cause: error });
+    throw error;
   }
   try {
     await rename(staging, target);
@@ -98,8 +118,67 @@ export async function ensureGoBuild(
     await rm(staging, { recursive: true, force: true });
     if (!complete()) throw error;
   }
-  log(`${build.what} build took ${((performance.now() - started) / 1000).toFixed(1)} s -> ${target}`);
+  log(`${build.what} build took ${seconds(performance.now() - started)} -> ${target}`);
   return target;
+}
+
+function seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(1)} s`;
+}
+
+/** How many packages `go list -deps` names for the build (module downloads happen here, if any). */
+async function countPackages(build: CachedGoBuild): Promise<number> {
+  const { stdout } = await run('go', build.listArgs ?? [], {
+    cwd: build.moduleDir,
+    maxBuffer: 64 * 1024 * 1024,
+    env: { ...process.env, CGO_ENABLED: '0' },
+  });
+  return stdout.split('\n').filter((line) => line.trim()).length;
+}
+
+/**
+ * Runs `go build -v`, which names each package on stderr as it compiles it, counting them. Fails with the
+ * end of stderr (where the compiler's errors are).
+ */
+async function goBuild(
+  build: CachedGoBuild,
+  args: string[],
+  total: number | undefined,
+  started: number,
+  log: (line: string) => void,
+  onProgress: ((progress: GoBuildProgress) => void) | undefined,
+): Promise<void> {
+  const child = spawn('go', args, {
+    cwd: build.moduleDir,
+    env: { ...process.env, CGO_ENABLED: '0' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let compiled = 0;
+  let stderr = '';
+  const progress = (): GoBuildProgress => ({ compiled, total, elapsedMs: performance.now() - started });
+  const say = () => {
+    const { elapsedMs } = progress();
+    const of = total === undefined ? '' : ` of ${total}`;
+    log(`still building ${build.what}: ${compiled}${of} packages compiled, ${seconds(elapsedMs)}`);
+  };
+  const ticker = setInterval(say, PROGRESS_EVERY_MS);
+  let pending = '';
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr = (stderr + chunk).slice(-16_000);
+    pending += chunk;
+    const lines = pending.split('\n');
+    pending = lines.pop() ?? '';
+    // A package line is an import path alone; the compiler's errors have spaces or start with `#`.
+    compiled += lines.filter((line) => /^[^\s#]+$/.test(line)).length;
+    onProgress?.(progress());
+  });
+  try {
+    const [code, signal] = (await once(child, 'close')) as [number | null, NodeJS.Signals | null];
+    if (code !== 0)
+      throw new Error(`building ${build.what} failed (${signal ?? `exit ${code}`}):\n${stderr.slice(-4000)}`);
+  } finally {
+    clearInterval(ticker);
+  }
 }
 
 /**

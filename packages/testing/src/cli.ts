@@ -1,9 +1,10 @@
 /**
  * `pnpm controlplane <command>` and `pnpm cluster <command>` (this file with `--node`): the test control
  * plane, or the single-node cluster, for humans.
- *   build   build (or find cached) etcd and the Kubernetes binaries (control plane and node), helm,
- *           Prometheus, the Mailgun mock and the Cluster API core manager: `scripts/setup.sh` runs it, so
- *           neither tests nor `pnpm demo` compile anything later
+ *   build   build (or find cached) the test tools (etcd, the Kubernetes control plane and node, kubectl,
+ *           helm, Prometheus, the Cluster API core manager, Mailgun's mock: see tools/tools.ts) and link
+ *           helm and kubectl where set-up says: `scripts/setup.sh` runs it, so neither tests nor
+ *           `pnpm demo` compile anything later
  *   up      start one in the background (state in .controlplane/ or .cluster/ at the repo root)
  *   down    stop it (a node puts the machine back as it found it)
  *   env     print shell exports for it: eval "$(pnpm -s controlplane env)"
@@ -12,17 +13,14 @@
 import { spawn } from 'node:child_process';
 import { existsSync, openSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ensureControlPlaneBinaries, pinnedVersions } from './controlplane/binaries.ts';
 import { startControlPlane, type ControlPlane } from './controlplane/start.ts';
 import { startCluster, type Cluster } from './node/cluster.ts';
 import { testNodeExports, testNodeOf, type TestNode } from './node/test-node.ts';
-import { ensureHelmBinary } from './helm/binary.ts';
-import { ensureMailgunMockBinary } from './mailgun/mock.ts';
-import { ensureClusterApiManager } from './cluster-api/binary.ts';
-import { ensurePrometheusBinary } from './prometheus/binary.ts';
+import { linkCommandLineTools } from './tools/command-line.ts';
+import { ensureTestTools, pinnedTools } from './tools/tools.ts';
 
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 const withNode = process.argv.includes('--node');
@@ -81,34 +79,16 @@ async function runForeground(onUp: (cp: ControlPlane | Cluster) => Promise<void>
 async function main(command: string | undefined): Promise<void> {
   switch (command) {
     case 'build': {
-      const binaries = await ensureControlPlaneBinaries({
+      const tools = await ensureTestTools({
         log: (line) => {
           console.log(line);
         },
       });
-      const versions = await pinnedVersions();
+      const pinned = await pinnedTools();
       console.log(
-        `kubernetes ${versions.kubernetes}, etcd ${versions.etcd}: ${Object.values(binaries).join(' ')}`,
+        `test tools: Kubernetes ${pinned.kubernetes} and kubectl, etcd ${pinned.etcd}, helm ${pinned.helm}, Prometheus ${pinned.prometheus.release}, Cluster API ${pinned.clusterApi.version}, Mailgun's mock in ${dirname(tools.etcd)}`,
       );
-      const helmBinary = await ensureHelmBinary({
-        log: (line) => {
-          console.log(line);
-        },
-      });
-      console.log(`helm: ${helmBinary}`);
-      const prometheusBinary = await ensurePrometheusBinary({
-        log: (line) => {
-          console.log(line);
-        },
-      });
-      console.log(`prometheus: ${prometheusBinary}`);
-      console.log(`mailgun mock: ${await ensureMailgunMockBinary()}`);
-      const clusterApiManager = await ensureClusterApiManager({
-        log: (line) => {
-          console.log(line);
-        },
-      });
-      console.log(`cluster api manager: ${clusterApiManager}`);
+      console.log(`helm and kubectl linked in ${await linkCommandLineTools(tools)}`);
       return;
     }
     case 'up': {

@@ -10,7 +10,17 @@ export {
 } from './node/pod-log.ts';
 export { findTestNode, loadTestNode, testNodeExports, testNodeOf, type TestNode } from './node/test-node.ts';
 export { freeLoopbackPort } from './controlplane/ports.ts';
-export { ensureGoBuild } from './cached-go-build.ts';
+export { ensureGoBuild, type GoBuildProgress } from './cached-go-build.ts';
+export {
+  ensureTestTools,
+  pinnedTools,
+  toolNames,
+  type EnsureToolsOptions,
+  type PinnedTools,
+  type TestTools,
+  type ToolName,
+} from './tools/tools.ts';
+export { commandLineToolsDir } from './tools/command-line.ts';
 export {
   ensureControlPlaneBinaries,
   pinnedVersions,

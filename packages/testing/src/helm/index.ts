@@ -1,2 +1,2 @@
-export { ensureHelmBinary, helmCacheRoot, helmModuleDir, pinnedHelmVersion } from './binary.ts';
+export { ensureHelmBinary, pinnedHelmVersion } from './binary.ts';
 export { helm, HelmError, type HelmOptions, type HelmResult } from './run.ts';

@@ -1,28 +1,14 @@
 /**
- * Mailgun's own API mock (mailgun-go's `NewMockServer`, Go module packages/testing/mailgun-mock), built
- * once per machine into a cache outside the repo and run as a child process.
+ * Mailgun's own API mock (mailgun-go's `NewMockServer`, packages/testing/tools/cmd/mailgun-mock), one of
+ * the test tools, run as a child process.
  */
 import { spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
-import { ensureGoBuild } from '../cached-go-build.ts';
+import { ensureTestTools } from '../tools/tools.ts';
 
-const mailgunMockModuleDir = fileURLToPath(new URL('../../mailgun-mock/', import.meta.url));
-
-/** The mock's binary, built with the Go toolchain on first use on this machine. */
+/** The mock's binary, built with the test tools on first use on this machine. */
 export async function ensureMailgunMockBinary(): Promise<string> {
-  const dir = await ensureGoBuild({
-    what: 'the Mailgun mock',
-    moduleDir: mailgunMockModuleDir,
-    cacheName: 'mailgun-mock',
-    // Its only flag, -trimpath, never changed, so it has never been part of the key.
-    settings: '',
-    goBuildArgs: (outDir) => ['build', '-trimpath', '-o', join(outDir, 'mailgun-mock'), '.'],
-    binaries: ['mailgun-mock'],
-    entryName: (digest) => digest.slice(0, 16),
-  });
-  return join(dir, 'mailgun-mock');
+  return (await ensureTestTools())['mailgun-mock'];
 }
 
 export interface MailgunMock {

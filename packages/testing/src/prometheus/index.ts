@@ -1,6 +1,1 @@
-export {
-  ensurePrometheusBinary,
-  pinnedPrometheusVersion,
-  prometheusModuleDir,
-  type PinnedPrometheusVersion,
-} from './binary.ts';
+export { ensurePrometheusBinary, pinnedPrometheusVersion, type PinnedPrometheusVersion } from './binary.ts';

@@ -3,7 +3,7 @@
 package main
 
 import (
-	_ "loopwright.dev/controlplane/internal/parentdeath"
+	_ "loopwright.dev/testing-tools/internal/parentdeath"
 
 	"os"
 

@@ -2,7 +2,7 @@
 package main
 
 import (
-	_ "loopwright.dev/controlplane/internal/parentdeath"
+	_ "loopwright.dev/testing-tools/internal/parentdeath"
 
 	"os"
 
