@@ -61,7 +61,7 @@ import {
   type PodLogs,
 } from './node.ts';
 import { promtoolCheckMetrics } from './prometheus.ts';
-import { readmeInstall, testOnlyArgs } from './readme-install.ts';
+import { readmeInstall, readmeSecret, secretData, testOnlyArgs } from './readme-install.ts';
 
 const expectedRules = JSON.parse(
   await readFile(new URL('../expected/cloud-node.effective-rules.json', import.meta.url), 'utf8'),
@@ -140,8 +140,8 @@ describe('cloud-node on the node: helm install, Nodes initialised, failover, upg
   const { release } = readme;
   /** The chart's fullname: the release's, since the release is named like the chart. */
   const fullname = release;
-  /** HCCM's Secret, as the README's command references it. */
-  const hcloudSecret = readme.values['hcloud.token.existingSecret'] ?? '';
+  /** HCCM's Secret, as the README creates it (`kubectl create secret`) and the install takes it. */
+  const hcloudSecret = readmeSecret('cloud-node');
   const podSelector = `app.kubernetes.io/instance=${release},app.kubernetes.io/name=cloud-node`;
   const { nodeName: realNodeName, hostAddress } = loadTestNode();
   let admin: KubeConfig;
@@ -205,7 +205,6 @@ describe('cloud-node on the node: helm install, Nodes initialised, failover, upg
   before(async () => {
     admin = loadTestKubeConfig();
     realNodeBefore = await api<Node>(admin, 'GET', `/api/v1/nodes/${realNodeName}`);
-    assert.ok(hcloudSecret, "the README's cloud-node install names no hcloud.token.existingSecret");
     other = await restrictedNamespace(admin, 'e2e-cn-other');
     cleanups.push(() => other.cleanup());
     fake = await startFakeHcloud({ token: hcloudToken, host: hostAddress });
@@ -214,11 +213,15 @@ describe('cloud-node on the node: helm install, Nodes initialised, failover, upg
     // The controller resolves HCLOUD_NETWORK at start (and exits if the project has no such network).
     networkId = fake.networks.add({ name: NETWORK, ip_range: '10.0.0.0/16' }).id;
     // The Secret the user has, HCCM's `hcloud` Secret as it is; the chart only references it.
-    await createOrReplaceSecret(admin, namespace.name, hcloudSecret, {
-      token: hcloudToken,
-      network: NETWORK,
-    });
-    cleanups.push(() => api(admin, 'DELETE', `/api/v1/namespaces/${namespace.name}/secrets/${hcloudSecret}`));
+    await createOrReplaceSecret(
+      admin,
+      hcloudSecret.namespace,
+      hcloudSecret.name,
+      secretData(hcloudSecret, { HCLOUD_TOKEN: hcloudToken, HCLOUD_NETWORK: NETWORK }),
+    );
+    cleanups.push(() =>
+      api(admin, 'DELETE', `/api/v1/namespaces/${hcloudSecret.namespace}/secrets/${hcloudSecret.name}`),
+    );
     // --wait: nothing of the release is left running when the suite ends.
     cleanups.push(() =>
       helmAsAdmin([
@@ -257,7 +260,10 @@ describe('cloud-node on the node: helm install, Nodes initialised, failover, upg
     assert.equal((JSON.parse(stdout) as { info: { status: string } }).info.status, 'deployed');
     assert.match(installOutput, new RegExp(`installed as\\s+${fullname} in ${namespace.name}\\.`));
     assert.match(installOutput, new RegExp(`Nodes: ${RUN_LABEL}=${run}\\.`));
-    assert.match(installOutput, new RegExp(`token: Secret ${namespace.name}/${hcloudSecret}, key token\\.`));
+    assert.match(
+      installOutput,
+      new RegExp(`token: Secret ${hcloudSecret.namespace}/${hcloudSecret.name}, key token\\.`),
+    );
     assert.match(
       installOutput,
       new RegExp(`Leader election: on \\(Lease ${namespace.name}/${LEASE}, 2 replicas\\)`),

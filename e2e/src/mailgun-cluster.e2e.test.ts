@@ -49,7 +49,7 @@ import {
   type PodSummary,
 } from './node.ts';
 import { promtoolCheckMetrics } from './prometheus.ts';
-import { readmeInstall, testOnlyArgs } from './readme-install.ts';
+import { readmeInstall, readmeSecret, secretData, testOnlyArgs } from './readme-install.ts';
 
 const expectedRules = JSON.parse(
   await readFile(new URL('../expected/mailgun-cluster.effective-rules.json', import.meta.url), 'utf8'),
@@ -64,8 +64,8 @@ const value = (key: string) => {
 };
 const DOMAIN = value('mailgun.domain');
 const RECIPIENT = value('recipient');
-/** The user's Secret with the key `api-key`, as the README's command references it. */
-const KEY_SECRET = value('mailgun.apiKey.existingSecret');
+/** The user's key Secret, as the README creates it (`kubectl create secret`) and the install takes it. */
+const KEY_SECRET = readmeSecret('mailgun-cluster');
 /** The chart's default `leaderElection.leaseName`, in the release namespace. */
 const LEASE = 'mailgun-cluster-controller';
 /** The chart's default `replicaCount`. */
@@ -255,8 +255,15 @@ describe('mailgun-cluster on the real node: helm install, one mail each, failove
     peer = await startMailgunPeer({ apiKey, host: loadTestNode().hostAddress });
     cleanups.push(() => peer.stop());
     // The key lives in a Secret the user created; the chart only references it.
-    await createOrReplaceSecret(admin, system, KEY_SECRET, { 'api-key': apiKey });
-    cleanups.push(() => api(admin, 'DELETE', `/api/v1/namespaces/${system}/secrets/${KEY_SECRET}`));
+    await createOrReplaceSecret(
+      admin,
+      KEY_SECRET.namespace,
+      KEY_SECRET.name,
+      secretData(KEY_SECRET, { MAILGUN_API_KEY: apiKey }),
+    );
+    cleanups.push(() =>
+      api(admin, 'DELETE', `/api/v1/namespaces/${KEY_SECRET.namespace}/secrets/${KEY_SECRET.name}`),
+    );
     secretsBeforeInstall = await names(`/api/v1/namespaces/${system}/secrets`);
     logs = followPodLogs(admin, system, selector, 'controller');
     cleanups.push(() => {
@@ -512,7 +519,7 @@ describe('mailgun-cluster on the real node: helm install, one mail each, failove
     );
     // Helm's release records are gone too; the user's key Secret stays: it never was the chart's.
     assert.deepEqual(await names(`/api/v1/namespaces/${system}/secrets`), secretsBeforeInstall);
-    assert.ok(secretsBeforeInstall.includes(KEY_SECRET));
+    assert.ok(secretsBeforeInstall.includes(KEY_SECRET.name));
     // The CRDs stay (helm never deletes crds/), and with them every MailgunCluster and its request.
     for (const crd of ['mailgunclusters', 'mailgunmachines'])
       await api(
