@@ -3,7 +3,13 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
-import { KubeApiError, KubeApiFailure, KubeTransport, type RestRequestObservation } from '@loopwright/core';
+import {
+  FakeClock,
+  KubeApiError,
+  KubeApiFailure,
+  KubeTransport,
+  type RestRequestObservation,
+} from '@loopwright/core';
 import { createResourceClient, type ResourceClient } from './list-watch.ts';
 import type { KubeObject, WatchEvent } from './types.ts';
 
@@ -168,12 +174,31 @@ describe('resource client on a KubeTransport', () => {
   it('classifies list errors by status and honours Retry-After', async () => {
     route = (_url, _req, res) =>
       res.writeHead(429, { 'retry-after': '3' }).end(status(429, 'TooManyRequests'));
-    await assert.rejects(client().list(new AbortController().signal), (error: unknown) => {
+    // The transport sends the list again after each Retry-After (10 times) before it returns the answer:
+    // on a fake clock, moved past each wait once it is armed, rather than in 30 s of real time.
+    const clock = new FakeClock();
+    const waiting = new KubeTransport(kc, { rateLimit: false, clock });
+    const resources = createResourceClient<KubeObject>({
+      transport: waiting,
+      group: '',
+      version: 'v1',
+      plural: 'configmaps',
+    });
+    requests.length = 0;
+    const listed = assert.rejects(resources.list(new AbortController().signal), (error: unknown) => {
       assert.ok(error instanceof KubeApiError);
       assert.equal(error.reason, 'TooManyRequests');
       assert.equal(error.retryAfterMs, 3000);
       return true;
     });
+    for (let wait = 1; wait <= 10; wait++) {
+      while (clock.armedDelays.filter((ms) => ms === 3000).length < wait)
+        await new Promise((resolve) => setImmediate(resolve));
+      await clock.advance(3000);
+    }
+    await listed;
+    assert.equal(requests.length, 11, 'sent again after each of 10 Retry-After waits');
+    waiting.close();
     route = (_url, _req, res) => res.writeHead(502).end('<html>bad gateway</html>');
     await assert.rejects(client().list(new AbortController().signal), {
       failure: KubeApiFailure.Status,

@@ -1,8 +1,14 @@
-/** The program's command line: --help and --version exit 0 before any configuration or cluster access. */
+/**
+ * The program's command line: --help and --version exit 0 before any configuration or cluster access;
+ * a missing value exits 2 with one line naming it, also in the environment the integration tests give it.
+ */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
+import type { MailgunPeer } from '@loopwright/testing';
+import { API_KEY, controllerEnv } from './controller-suite.test-support.ts';
+import { startController } from './testing/harness.ts';
 
 const MAIN = new URL('./main.ts', import.meta.url).pathname;
 const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
@@ -62,5 +68,18 @@ describe('mailgun-cluster command line', () => {
           'mailgun-cluster: KUBECONFIG: none of its files exist ("/nonexistent/kubeconfig") (see --help)\n',
       },
     );
+  });
+});
+
+describe('configuration', () => {
+  it('a missing variable exits 2 with one line naming it', async () => {
+    const env = controllerEnv({ url: 'http://127.0.0.1:1' } as MailgunPeer, 'default');
+    const controller = startController({ ...env, MAIL_RECIPIENT: '' });
+    const exit = await controller.exited;
+    assert.equal(exit.code, 2);
+    const lines = controller.output().trim().split('\n');
+    assert.equal(lines.length, 1);
+    assert.match(lines[0] ?? '', /^mailgun-cluster: --mail-recipient \/ MAIL_RECIPIENT: required/);
+    assert.equal(controller.output().includes(API_KEY), false);
   });
 });

@@ -1,0 +1,146 @@
+/**
+ * More than one in-process controller over the same Ats on a real control plane: one restarted mid-run,
+ * and two active at once without leader election.
+ */
+import { KubeClient } from '@loopwright/runtime';
+import { createTestNamespace, eventually, loadTestKubeConfig } from '@loopwright/testing';
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ATS, MERGE, PODS, startController } from './at-controller.test-support.ts';
+import type { At } from './generated/types.ts';
+import { AT_UID_LABEL, POD_SELECTOR, type Pod } from './resource.ts';
+import { installAtCrd } from './testing/crd.ts';
+
+describe('at-scheduler restarted mid-run', () => {
+  it('a new controller picks up the RUNNING At, records the outcome, and creates no second pod', async () => {
+    const kc = loadTestKubeConfig();
+    const client = new KubeClient(kc, { rateLimit: false });
+    await installAtCrd(kc);
+    const ns = await createTestNamespace(kc, 'at-restart');
+    try {
+      const first = startController(kc, ns.name);
+      const at = await client.requestJson<At>('POST', ATS(ns.name), {
+        body: {
+          apiVersion: 'cnat.programming-kubernetes.info/v1alpha1',
+          kind: 'At',
+          metadata: { name: 'restart' },
+          spec: { schedule: '2019-04-12T10:12:00Z', command: 'sleep 5' },
+        },
+      });
+      await eventually(async () => {
+        assert.equal(
+          (await client.requestJson<At>('GET', `${ATS(ns.name)}/restart`)).status?.phase,
+          'RUNNING',
+        );
+      });
+      await eventually(() => client.requestJson('GET', `${PODS(ns.name)}/restart-pod`));
+      await first.stop();
+
+      // While no controller runs, the pod finishes.
+      await client.requestJson('PATCH', `${PODS(ns.name)}/restart-pod/status`, {
+        contentType: MERGE,
+        body: {
+          status: {
+            phase: 'Succeeded',
+            containerStatuses: [
+              {
+                name: 'command',
+                image: 'busybox:1.37.0',
+                imageID: '',
+                ready: false,
+                restartCount: 0,
+                state: { terminated: { exitCode: 0, reason: 'Completed' } },
+              },
+            ],
+          },
+        },
+      });
+      const second = startController(kc, ns.name);
+      try {
+        await eventually(async () => {
+          assert.equal(
+            (await client.requestJson<At>('GET', `${ATS(ns.name)}/restart`)).status?.outcome,
+            'Succeeded',
+          );
+        });
+        assert.equal(first.starts.length + second.starts.length, 1);
+        const pods = await client.requestJson<{ items: Pod[] }>(
+          'GET',
+          `${PODS(ns.name)}?labelSelector=${encodeURIComponent(`${POD_SELECTOR},${AT_UID_LABEL}=${at.metadata?.uid ?? ''}`)}`,
+        );
+        assert.equal(pods.items.length, 1);
+      } finally {
+        await second.stop();
+      }
+    } finally {
+      await ns.cleanup();
+      await client.close();
+    }
+  });
+});
+
+describe('two active controllers on the same Ats (no leader election)', () => {
+  it('each At starts exactly once: the resourceVersion precondition lets one of them create the pod, and the other does not misreport it', async () => {
+    const kc = loadTestKubeConfig();
+    const client = new KubeClient(kc, { rateLimit: false });
+    await installAtCrd(kc);
+    const ns = await createTestNamespace(kc, 'at-race');
+    const first = startController(kc, ns.name);
+    const second = startController(kc, ns.name);
+    try {
+      const names = Array.from({ length: 8 }, (_, i) => `race-${i}`);
+      await Promise.all(
+        names.map((name) =>
+          client.requestJson('POST', ATS(ns.name), {
+            body: {
+              apiVersion: 'cnat.programming-kubernetes.info/v1alpha1',
+              kind: 'At',
+              metadata: { name },
+              spec: { schedule: '2019-04-12T10:12:00Z', command: 'true' },
+            },
+          }),
+        ),
+      );
+      for (const name of names) {
+        await eventually(() => client.requestJson('GET', `${PODS(ns.name)}/${name}-pod`));
+        await client.requestJson('PATCH', `${PODS(ns.name)}/${name}-pod/status`, {
+          contentType: MERGE,
+          body: {
+            status: {
+              phase: 'Succeeded',
+              containerStatuses: [
+                {
+                  name: 'command',
+                  image: 'busybox:1.37.0',
+                  imageID: '',
+                  ready: false,
+                  restartCount: 0,
+                  state: { terminated: { exitCode: 0, reason: 'Completed' } },
+                },
+              ],
+            },
+          },
+        });
+      }
+      for (const name of names) {
+        await eventually(async () => {
+          assert.equal(
+            (await client.requestJson<At>('GET', `${ATS(ns.name)}/${name}`)).status?.outcome,
+            'Succeeded',
+          );
+        });
+        assert.equal([...first.starts, ...second.starts].filter((s) => s.name === name).length, 1, name);
+      }
+      const pods = await client.requestJson<{ items: Pod[] }>(
+        'GET',
+        `${PODS(ns.name)}?labelSelector=${encodeURIComponent(POD_SELECTOR)}`,
+      );
+      assert.equal(pods.items.length, names.length);
+    } finally {
+      await first.stop();
+      await second.stop();
+      await ns.cleanup();
+      await client.close();
+    }
+  });
+});
