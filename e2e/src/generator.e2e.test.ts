@@ -70,8 +70,9 @@ function run(command: string, args: readonly string[], cwd: string, input?: stri
 function copyEnv(): NodeJS.ProcessEnv {
   const inherited = ([key]: [string, unknown]) => key !== 'NODE_TEST_CONTEXT' && !/^(npm|pnpm)_/i.test(key);
   const env = Object.fromEntries(Object.entries(process.env).filter(inherited));
-  // No Nx daemon: it would outlive the copy it watches.
-  return { ...env, CI: 'true', NX_DAEMON: 'false' };
+  // No Nx daemon: it would outlive the copy it watches. The copy's e2e run builds and imports the new
+  // controller's image only: the other suites run on this node meanwhile, on the images this run built.
+  return { ...env, CI: 'true', NX_DAEMON: 'false', LOOPWRIGHT_E2E_CONTROLLERS: NAME };
 }
 
 /**

@@ -5,7 +5,8 @@
  *           helm, Prometheus, the Cluster API core manager, Mailgun's mock: see tools/tools.ts) and link
  *           helm and kubectl where set-up says: `scripts/setup.sh` runs it, so neither tests nor
  *           `pnpm demo` compile anything later
- *   up      start one in the background (state in .controlplane/ or .cluster/ at the repo root)
+ *   up      start one in the background (state in .controlplane/ or .cluster/ at the repo root); a
+ *           node gets the controllers' images, built from their Dockerfiles, under the charts' names
  *   down    stop it (a node puts the machine back as it found it)
  *   env     print shell exports for it: eval "$(pnpm -s controlplane env)"
  *   run     start one in the foreground until Ctrl-C
@@ -18,6 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startControlPlane, type ControlPlane } from './controlplane/start.ts';
 import { startCluster, type Cluster } from './node/cluster.ts';
+import { loadImagesIntoNode } from './node/node-images.ts';
 import { testNodeExports, testNodeOf, type TestNode } from './node/test-node.ts';
 import { linkCommandLineTools } from './tools/command-line.ts';
 import { ensureTestTools, pinnedTools } from './tools/tools.ts';
@@ -61,7 +63,21 @@ function exportsFor(state: State): string {
 async function runForeground(onUp: (cp: ControlPlane | Cluster) => Promise<void> | void): Promise<void> {
   const log = (line: string): void => void process.stderr.write(`${line}\n`);
   const options = { dir: join(stateDir, 'data'), log };
-  const cp = withNode ? await startCluster(options) : await startControlPlane(options);
+  let cp: ControlPlane | Cluster;
+  if (withNode) {
+    const cluster = await startCluster(options);
+    cp = cluster;
+    // The node holds the controllers' images under the names the charts use, as a release would let it
+    // pull them: the READMEs' `helm install` commands then run on it as written.
+    await loadImagesIntoNode(testNodeOf(cluster), { outDir: join(stateDir, 'images'), log }).catch(
+      async (error: unknown) => {
+        await cluster.stop();
+        throw error;
+      },
+    );
+  } else {
+    cp = await startControlPlane(options);
+  }
   let stopping = false;
   const shutdown = (): void => {
     if (stopping) return;
