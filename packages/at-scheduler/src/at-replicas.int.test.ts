@@ -11,6 +11,16 @@ import type { At } from './generated/types.ts';
 import { AT_UID_LABEL, POD_SELECTOR, type Pod } from './resource.ts';
 import { installAtCrd } from './testing/crd.ts';
 
+/** What the kubelet would write when the command exits 0 (no kubelet runs here). */
+async function markSucceeded(client: KubeClient, namespace: string, pod: string): Promise<void> {
+  const terminated = { exitCode: 0, reason: 'Completed' };
+  const command = { name: 'command', image: 'busybox:1.37.0', imageID: '', ready: false, restartCount: 0 };
+  await client.requestJson('PATCH', `${PODS(namespace)}/${pod}/status`, {
+    contentType: MERGE,
+    body: { status: { phase: 'Succeeded', containerStatuses: [{ ...command, state: { terminated } }] } },
+  });
+}
+
 describe('at-scheduler restarted mid-run', () => {
   it('a new controller picks up the RUNNING At, records the outcome, and creates no second pod', async () => {
     const kc = loadTestKubeConfig();
@@ -37,24 +47,7 @@ describe('at-scheduler restarted mid-run', () => {
       await first.stop();
 
       // While no controller runs, the pod finishes.
-      await client.requestJson('PATCH', `${PODS(ns.name)}/restart-pod/status`, {
-        contentType: MERGE,
-        body: {
-          status: {
-            phase: 'Succeeded',
-            containerStatuses: [
-              {
-                name: 'command',
-                image: 'busybox:1.37.0',
-                imageID: '',
-                ready: false,
-                restartCount: 0,
-                state: { terminated: { exitCode: 0, reason: 'Completed' } },
-              },
-            ],
-          },
-        },
-      });
+      await markSucceeded(client, ns.name, 'restart-pod');
       const second = startController(kc, ns.name);
       try {
         await eventually(async () => {
@@ -103,24 +96,7 @@ describe('two active controllers on the same Ats (no leader election)', () => {
       );
       for (const name of names) {
         await eventually(() => client.requestJson('GET', `${PODS(ns.name)}/${name}-pod`));
-        await client.requestJson('PATCH', `${PODS(ns.name)}/${name}-pod/status`, {
-          contentType: MERGE,
-          body: {
-            status: {
-              phase: 'Succeeded',
-              containerStatuses: [
-                {
-                  name: 'command',
-                  image: 'busybox:1.37.0',
-                  imageID: '',
-                  ready: false,
-                  restartCount: 0,
-                  state: { terminated: { exitCode: 0, reason: 'Completed' } },
-                },
-              ],
-            },
-          },
-        });
+        await markSucceeded(client, ns.name, `${name}-pod`);
       }
       for (const name of names) {
         await eventually(async () => {

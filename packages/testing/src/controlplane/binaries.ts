@@ -1,17 +1,6 @@
-import { ensureTestTools, pinnedTools, type EnsureToolsOptions } from '../tools/tools.ts';
+import { clusterToolNames, ensureTestTools, pinnedTools, type EnsureToolsOptions } from '../tools/tools.ts';
 
-export const binaryNames = [
-  'etcd',
-  'kube-apiserver',
-  'kube-controller-manager',
-  // A node's: the scheduler binds pods to it, the kubelet runs them, kube-proxy serves Services, and
-  // pause is the pod sandbox's process.
-  'kube-scheduler',
-  'kubelet',
-  'kube-proxy',
-  'pause',
-] as const;
-export type BinaryName = (typeof binaryNames)[number];
+export type BinaryName = (typeof clusterToolNames)[number];
 export type ControlPlaneBinaries = Record<BinaryName, string>;
 
 export interface PinnedVersions {
@@ -33,5 +22,5 @@ export async function ensureControlPlaneBinaries(
   options: EnsureToolsOptions = {},
 ): Promise<ControlPlaneBinaries> {
   const tools = await ensureTestTools(options);
-  return Object.fromEntries(binaryNames.map((name) => [name, tools[name]])) as ControlPlaneBinaries;
+  return Object.fromEntries(clusterToolNames.map((name) => [name, tools[name]])) as ControlPlaneBinaries;
 }

@@ -17,8 +17,8 @@ const run = promisify(execFile);
 /** The Go module that pins them all; its go.mod is the single source of truth for every version. */
 const toolsModuleDir = fileURLToPath(new URL('../../tools/', import.meta.url));
 
-/** The programs, by the name of their file in the build's directory. */
-export const toolNames = [
+/** A control plane's and a node's programs: what `startControlPlane` and `startCluster` run. */
+export const clusterToolNames = [
   'etcd',
   'kube-apiserver',
   'kube-controller-manager',
@@ -28,6 +28,11 @@ export const toolNames = [
   'kubelet',
   'kube-proxy',
   'pause',
+] as const;
+
+/** The programs, by the name of their file in the build's directory. */
+export const toolNames = [
+  ...clusterToolNames,
   'kubectl',
   'helm',
   'prometheus',
