@@ -272,6 +272,30 @@ async function assertUninstallLeavesOnlyTheCrd(
   return logsBefore;
 }
 
+/** The `type/reason` of every Event regarding the At `name`, sorted. */
+async function eventsOf(admin: KubeConfig, namespace: string, name: string): Promise<string[]> {
+  const events = await api<{ items: { reason: string; type: string; regarding: { name: string } }[] }>(
+    admin,
+    'GET',
+    `/apis/events.k8s.io/v1/namespaces/${namespace}/events`,
+  );
+  return events.items
+    .filter((e) => e.regarding.name === name)
+    .map((e) => `${e.type}/${e.reason}`)
+    .sort();
+}
+
+/**
+ * A succeeded At's Events are in the API. The recorder writes them in the background, after the status
+ * (at background priority, behind any reconcile's requests): on a busy node that can be seconds later.
+ * Waited for before the uninstall, whose revoked ServiceAccount would refuse a late one.
+ */
+async function assertEventsWritten(admin: KubeConfig, namespace: string, name: string): Promise<void> {
+  await eventually(async () => {
+    assert.deepEqual(await eventsOf(admin, namespace, name), ['Normal/Started', 'Normal/Succeeded']);
+  });
+}
+
 const REFUSED = /\b40[13]\b|forbidden|unauthorized/i;
 const JWT = /eyJ[\w-]+\.eyJ[\w-]+\.[\w-]+/;
 
@@ -522,16 +546,10 @@ describe('at-scheduler on the node, all namespaces', () => {
 
     // Events, written with the ServiceAccount's rights (events.k8s.io create).
     await eventually(async () => {
-      const events = await api<{ items: { reason: string; type: string; regarding: { name: string } }[] }>(
-        admin,
-        'GET',
-        `/apis/events.k8s.io/v1/namespaces/${work.name}/events`,
-      );
-      const of = (name: string) =>
-        events.items.filter((e) => e.regarding.name === name).map((e) => `${e.type}/${e.reason}`);
       // A new At waits without a write or an Event: the first is its start.
-      assert.deepEqual(of('echo').sort(), ['Normal/Started', 'Normal/Succeeded']);
-      assert.ok(of('fail').includes('Warning/Failed'), JSON.stringify(of('fail')));
+      assert.deepEqual(await eventsOf(admin, work.name, 'echo'), ['Normal/Started', 'Normal/Succeeded']);
+      const fail = await eventsOf(admin, work.name, 'fail');
+      assert.ok(fail.includes('Warning/Failed'), JSON.stringify(fail));
     });
   });
 
@@ -615,6 +633,7 @@ describe('at-scheduler on the node, all namespaces', () => {
     const afterAt = await waitForPhase(admin, work.name, 'after-upgrade', 'DONE');
     assert.equal(afterAt.status?.outcome, 'Succeeded');
     assertRanOnce(afterAt, afterSchedule, podUids);
+    await assertEventsWritten(admin, work.name, 'after-upgrade');
     const leader = await leaseHolderPod(admin, system, CHART_DEFAULTS.leaseName);
     assert.ok(newPods.some((p) => p.name === leader));
     const debugLines = logLines(await podLog(admin, system, leader, { container: 'controller' })).filter(
@@ -719,6 +738,7 @@ describe('at-scheduler on the node, watchNamespaces', () => {
     const hello = await waitForPhase(admin, watched.name, 'hello', 'DONE');
     assert.equal(hello.status?.outcome, 'Succeeded');
     assertRanOnce(hello, schedule, podUids);
+    await assertEventsWritten(admin, watched.name, 'hello');
     assert.equal(
       await podLog(admin, watched.name, 'hello-pod', { container: 'command' }),
       'hello from a watched namespace\n',

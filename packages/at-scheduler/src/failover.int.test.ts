@@ -242,7 +242,10 @@ describe('at-scheduler leadership failover during a burst of starts', () => {
             [],
           );
         },
-        { timeoutMs: 60_000, intervalMs: 500 },
+        // The survivor starts the rest one claim and one create each, through its client's rate limiter,
+        // and ends the lost ones after START_GRACE_MS: on a machine busy with other suites and a CPU
+        // burner, over a minute (seen: dozens still RUNNING or PENDING after 60 s, none of them wrongly).
+        { timeoutMs: 180_000, intervalMs: 500 },
       );
 
       const podsByOwner = Map.groupBy(

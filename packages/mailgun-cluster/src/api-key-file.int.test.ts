@@ -26,7 +26,7 @@ describe('the API key from a Secret volume', () => {
       rmSync(volume, { recursive: true, force: true });
     });
     const keyFile = writeSecretVolume(volume, { 'api-key': 'key-revoked-0000' })['api-key'] ?? '';
-    const controller = suite.run(
+    const controller = await suite.run(
       controllerEnv(peer, namespace.name, { MAILGUN_API_KEY: '', MAILGUN_API_KEY_FILE: keyFile }),
     );
     await objects.createPair('key-file');

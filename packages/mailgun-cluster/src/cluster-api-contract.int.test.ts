@@ -30,7 +30,7 @@ describe('the Cluster API contract, applied by Cluster API itself', () => {
   let controller: ControllerProcess;
   before(async () => {
     ctx = await suite.setup('mailgun-contract');
-    controller = suite.run(controllerEnv(ctx.peer, ctx.namespace.name));
+    controller = await suite.run(controllerEnv(ctx.peer, ctx.namespace.name));
   });
 
   it('a Cluster naming a MailgunCluster owns it; one mail; provisioned once the endpoint is filled in; deleted with the Cluster', async () => {

@@ -38,6 +38,8 @@ export const API_KEY = 'key-3ax6xnjp29jd6fds4gc373sgvjxteol0';
 export const CLUSTER_NAME_LABEL = 'cluster.x-k8s.io/cluster-name';
 /** Cluster API reconciles each object at most once a second: its steps take seconds, not milliseconds. */
 export const CAPI_WAIT = { timeoutMs: 30_000, intervalMs: 200 };
+/** A process start, module loading and the first list of every cache, on a busy machine. */
+const STARTUP_WAIT = { timeoutMs: 60_000, intervalMs: 100 };
 
 export interface Context {
   namespace: TestNamespace;
@@ -120,8 +122,12 @@ export interface ControllerSuite {
   readonly kc: KubeConfig;
   /** A namespace of its own with a Mailgun peer and Cluster API's core manager reconciling it. */
   setup(prefix: string): Promise<Context>;
-  /** Starts the controller process, stopped after the file. */
-  run(env: Record<string, string>): ControllerProcess;
+  /**
+   * Starts the controller process (stopped after the file) and resolves once its caches have synced:
+   * a test's own waits then time what the controller does, not how long a busy machine takes to start
+   * a process and list.
+   */
+  run(env: Record<string, string>): Promise<ControllerProcess>;
 }
 
 /**
@@ -202,9 +208,21 @@ export function controllerSuite(): ControllerSuite {
       contexts.push(context);
       return context;
     },
-    run: (env) => {
+    run: async (env) => {
       const process = startController(env);
       processes.push(process);
+      const exited = process.exited.then(({ code, signal }) => {
+        throw new Error(
+          `the controller exited (${code ?? signal}) before its caches synced:\n${process.output()}`,
+        );
+      });
+      const synced = eventually(() => {
+        assert.match(process.output(), /"message":"caches synced"/);
+      }, STARTUP_WAIT);
+      // Whichever loses is settled later with no one waiting: an exit a test causes, or a wait cut short.
+      exited.catch(() => undefined);
+      synced.catch(() => undefined);
+      await Promise.race([exited, synced]);
       return process;
     },
   };

@@ -18,13 +18,15 @@ describe('exactly one mail per cluster', () => {
   for (const point of ['before-send', 'after-send', 'after-status-patch'] as const) {
     it(`when the controller is SIGKILLed ${point.replace(/-/g, ' ')} and restarted`, async () => {
       const { objects, peer, namespace } = await suite.setup(`mailgun-crash-${point}`);
-      const crashing = suite.run(controllerEnv(peer, namespace.name, { LOOPWRIGHT_TEST_CRASH_AT: point }));
+      const crashing = await suite.run(
+        controllerEnv(peer, namespace.name, { LOOPWRIGHT_TEST_CRASH_AT: point }),
+      );
       const name = `crash-${point}`;
       await objects.createPair(name);
       const exit = await crashing.exited;
       assert.equal(exit.signal, 'SIGKILL');
       assert.equal(await mailsFor(peer, name), point === 'before-send' ? 0 : 1);
-      suite.run(controllerEnv(peer, namespace.name));
+      await suite.run(controllerEnv(peer, namespace.name));
       await expectExactlyOneMail(peer, objects, name);
     });
   }

@@ -22,8 +22,8 @@ const suite = controllerSuite();
 describe('exactly one mail per cluster', () => {
   it('with two replicas racing (no leader election) and many reconciles', async () => {
     const { objects, peer, namespace } = await suite.setup('mailgun-race');
-    suite.run(controllerEnv(peer, namespace.name, { WORKERS: '2' }));
-    suite.run(controllerEnv(peer, namespace.name, { WORKERS: '2' }));
+    await suite.run(controllerEnv(peer, namespace.name, { WORKERS: '2' }));
+    await suite.run(controllerEnv(peer, namespace.name, { WORKERS: '2' }));
     const names = ['race-a', 'race-b', 'race-c', 'race-d'];
     await Promise.all(names.map((name) => objects.createPair(name)));
     for (const name of names) await expectExactlyOneMail(peer, objects, name);
@@ -47,7 +47,7 @@ describe('exactly one mail per cluster', () => {
 
   it('after a backup/restore that dropped status: the annotation keeps it from sending again', async () => {
     const { objects, peer, namespace } = await suite.setup('mailgun-restore');
-    suite.run(controllerEnv(peer, namespace.name));
+    await suite.run(controllerEnv(peer, namespace.name));
     await objects.createPair('original');
     await expectExactlyOneMail(peer, objects, 'original');
     const backup = await objects.getMailgunCluster('original');

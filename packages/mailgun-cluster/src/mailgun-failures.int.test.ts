@@ -24,7 +24,7 @@ describe('Mailgun failures', () => {
   let ctx: Context;
   before(async () => {
     ctx = await suite.setup('mailgun-errors');
-    suite.run(controllerEnv(ctx.peer, ctx.namespace.name));
+    await suite.run(controllerEnv(ctx.peer, ctx.namespace.name));
   });
 
   async function requestSent(name: string) {

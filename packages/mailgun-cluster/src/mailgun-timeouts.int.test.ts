@@ -11,7 +11,7 @@ describe('Mailgun timeouts', () => {
   let ctx: Context;
   before(async () => {
     ctx = await suite.setup('mailgun-timeouts');
-    suite.run(
+    await suite.run(
       controllerEnv(ctx.peer, ctx.namespace.name, {
         MAILGUN_TIMEOUT: '1s',
         MAILGUN_EVENTS_SETTLE_TIME: '3s',

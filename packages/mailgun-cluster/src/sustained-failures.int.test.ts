@@ -20,7 +20,7 @@ describe('sustained Mailgun failures: held apart, not retried in a loop', { conc
 
   it('401: one attempt per MAILGUN_UNAUTHORIZED_RETRY_DELAY', async () => {
     const { objects, peer, namespace } = await suite.setup('mailgun-401-loop');
-    const controller = suite.run(controllerEnv(peer, namespace.name));
+    const controller = await suite.run(controllerEnv(peer, namespace.name));
     peer.setApiKey('key-rotated');
     await objects.createPair('locked-out');
     const attempts = () => controller.output().split('retrying slowly').length - 1;
@@ -35,7 +35,7 @@ describe('sustained Mailgun failures: held apart, not retried in a loop', { conc
 
   it('429: exponentially further apart, however often the Cluster status is rewritten', async () => {
     const { objects, peer, namespace } = await suite.setup('mailgun-429-loop');
-    suite.run(controllerEnv(peer, namespace.name));
+    await suite.run(controllerEnv(peer, namespace.name));
     peer.injectFaults(...Array.from({ length: 100 }, () => ({ status: 429 })));
     await objects.createPair('rate-limited');
     await eventually(() => {
