@@ -314,18 +314,24 @@ describe('startClusterApi: the Cluster API core manager', { concurrency: true },
       assert.ok((await get(infraPath('testmachines', 'paused-0'))).metadata.ownerReferences);
     }, WAIT);
 
+    const pausedState = { status: 'True', reason: 'Paused', message: 'Cluster spec.paused is set to true' };
     await mergePatch(clusterApiPath('v1beta2', ns.name, 'clusters', 'paused'), { spec: { paused: true } });
     await eventually(async () => {
-      for (const plural of ['clusters', 'machines']) {
-        const object = await get(
-          clusterApiPath('v1beta2', ns.name, plural, plural === 'clusters' ? 'paused' : 'paused-0'),
-        );
-        assert.deepEqual(conditionState(object, 'Paused'), {
-          status: 'True',
-          reason: 'Paused',
-          message: 'Cluster spec.paused is set to true',
-        });
-      }
+      const cluster = await get(clusterApiPath('v1beta2', ns.name, 'clusters', 'paused'));
+      assert.deepEqual(conditionState(cluster, 'Paused'), pausedState);
+    }, WAIT);
+    // The Machine controller watches Clusters only for their control plane's initialisation: a pause
+    // does not enqueue the Cluster's Machines, each shows it at its next reconcile (whenever something
+    // else brings it, seconds or minutes later). A change of the Machine brings one now.
+    const machinePath = clusterApiPath('v1beta2', ns.name, 'machines', 'paused-0');
+    await mergePatch(machinePath, { metadata: { annotations: { 'loopwright.dev/touched': 'true' } } });
+    await eventually(async () => {
+      const machine = await get(machinePath);
+      assert.deepEqual(
+        conditionState(machine, 'Paused'),
+        pausedState,
+        JSON.stringify(machine.status?.conditions),
+      );
     }, WAIT);
     // Cluster API does not pass the pause on: each provider reads Cluster.spec.paused (or its own
     // object's cluster.x-k8s.io/paused annotation) itself.
