@@ -240,6 +240,11 @@ describe('at-scheduler leadership failover during a burst of starts', () => {
           assert.deepEqual(
             unsettled.map((at) => `${at.metadata?.name} ${at.status?.phase}`),
             [],
+            // What the survivor did last explains a stall (lost leadership, an API error, a slow start).
+            `survivor's last lines:\n${standby.lines
+              .slice(-15)
+              .map((l) => JSON.stringify(l))
+              .join('\n')}\n${diagnostics()}`,
           );
         },
         // The survivor starts the rest one claim and one create each, through its client's rate limiter,
