@@ -50,6 +50,14 @@ export class HttpFaultProxy {
     this.#goneMode = mode;
   }
 
+  /**
+   * Watch streams open now: the API server has answered them and events flow. A watch request only
+   * received (see `requests`) may still be on its way upstream, out of reach of `endOpenWatches()`.
+   */
+  get openWatches(): number {
+    return this.#openWatches.size;
+  }
+
   /** Ends every open watch stream cleanly, as the API server does when `timeoutSeconds` expires. */
   endOpenWatches(): void {
     for (const res of this.#openWatches) res.end();
