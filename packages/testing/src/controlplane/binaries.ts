@@ -1,6 +1,6 @@
 import { clusterToolNames, ensureTestTools, pinnedTools, type EnsureToolsOptions } from '../tools/tools.ts';
 
-export type BinaryName = (typeof clusterToolNames)[number];
+type BinaryName = (typeof clusterToolNames)[number];
 export type ControlPlaneBinaries = Record<BinaryName, string>;
 
 export interface PinnedVersions {
