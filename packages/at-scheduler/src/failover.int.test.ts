@@ -54,10 +54,13 @@ function startReplica(namespace: string, identity: string): Replica {
         WATCH_NAMESPACE: namespace,
         LEADER_ELECTION_NAMESPACE: namespace,
         POD_NAME: identity,
-        // Short, so that the standby takes over within seconds of the leader's last renewal.
-        LEADER_ELECT_LEASE_DURATION: '2s',
-        LEADER_ELECT_RENEW_DEADLINE: '1500ms',
-        LEADER_ELECT_RETRY_PERIOD: '500ms',
+        // controller-runtime's defaults (15 s, 10 s, 2 s) made explicit: the standby takes over up to
+        // 15 s after the leader's last renewal. Shorter ones failed the test, not the controller: with a
+        // 1.5 s renew deadline the survivor, busy starting the rest of the burst on a loaded CI machine,
+        // missed it once, stepped down as it must, and nobody was left to finish the lost starts.
+        LEADER_ELECT_LEASE_DURATION: '15s',
+        LEADER_ELECT_RENEW_DEADLINE: '10s',
+        LEADER_ELECT_RETRY_PERIOD: '2s',
         HEALTH_PROBE_BIND_ADDRESS: '127.0.0.1:0',
         METRICS_BIND_ADDRESS: '127.0.0.1:0',
         LOG_FORMAT: 'json',
@@ -214,7 +217,8 @@ describe('at-scheduler leadership failover during a burst of starts', () => {
             diagnostics(),
           );
         },
-        { timeoutMs: 30_000 },
+        // The lease duration after the leader's last renewal, one retry period, and room for a busy machine.
+        { timeoutMs: 60_000 },
       );
       const listAts = async (): Promise<At[]> =>
         (await client.requestJson<{ items: At[] }>('GET', ATS(ns.name))).items;
