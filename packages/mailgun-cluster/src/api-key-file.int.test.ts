@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import {
   API_KEY,
+  CAPI_WAIT,
   controllerEnv,
   controllerSuite,
   expectExactlyOneMail,
@@ -33,7 +34,7 @@ describe('the API key from a Secret volume', () => {
     await eventually(async () => {
       const conditions = (await objects.getMailgunCluster('key-file')).status?.conditions ?? [];
       assert.equal(conditions.find((c) => c.type === 'RequestSent')?.reason, 'Unauthorized');
-    });
+    }, CAPI_WAIT);
     // What the kubelet does when the Secret is corrected: a new directory behind `..data`.
     writeSecretVolume(volume, { 'api-key': API_KEY });
     await expectExactlyOneMail(peer, objects, 'key-file');

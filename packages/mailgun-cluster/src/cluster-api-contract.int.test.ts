@@ -37,12 +37,9 @@ describe('the Cluster API contract, applied by Cluster API itself', () => {
     const { objects, peer } = ctx;
     const requestsBefore = peer.messageRequests();
     await objects.createMailgunCluster('alpha');
-    await eventually(
-      () => {
-        assert.match(controller.output(), /waiting for Cluster controller to set OwnerRef/);
-      },
-      { timeoutMs: 15_000 },
-    );
+    await eventually(() => {
+      assert.match(controller.output(), /waiting for Cluster controller to set OwnerRef/);
+    }, CAPI_WAIT);
     assert.equal(await mailsFor(peer, 'alpha'), 0);
 
     const cluster = await objects.createCluster('alpha');
@@ -79,7 +76,7 @@ describe('the Cluster API contract, applied by Cluster API itself', () => {
       assert.equal(provisioned.status?.initialization?.provisioned, true);
       assert.equal(provisioned.status.observedGeneration, provisioned.metadata?.generation);
       assert.equal(condition(provisioned, 'Ready')?.status, 'True');
-    });
+    }, CAPI_WAIT);
     // Cluster API reads the v1beta2 contract's fields: status.initialization.provisioned, then the
     // endpoint from the spec.
     await eventually(async () => {
@@ -160,7 +157,7 @@ describe('the Cluster API contract, applied by Cluster API itself', () => {
       assert.ok(requested.status?.messageID);
       assert.equal(condition(requested, 'Paused')?.status, 'False');
       assert.equal(condition(requested, 'Ready')?.reason, 'WaitingForFulfilment');
-    });
+    }, CAPI_WAIT);
     assert.equal(await machineMailsFor(peer, 'fleet-0', 'fleet'), 1);
     // Touches of the MailgunMachine reconcile it again; none sends again.
     for (let i = 0; i < 3; i += 1)

@@ -10,6 +10,7 @@ import { before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   API_KEY,
+  CAPI_WAIT,
   controllerEnv,
   controllerSuite,
   expectExactlyOneMail,
@@ -47,7 +48,7 @@ describe('Mailgun failures', () => {
       assert.equal(condition?.reason, 'Rejected');
       assert.match(condition.message ?? '', /not a valid address/);
       assert.deepEqual(await warningReasons('rejected'), ['Rejected']);
-    });
+    }, CAPI_WAIT);
     await sleep(1500);
     assert.equal(peer.messageRequests() - before, 1, 'not retried');
     await objects.patch('mailgunclusters', 'rejected', { spec: { request: 'a corrected request' } });
@@ -80,7 +81,7 @@ describe('Mailgun failures', () => {
         assert.equal(JSON.stringify(conditions).includes(leak), false, `status carries ${leak}`);
         assert.equal(notes[0]?.includes(leak), false, `Event carries ${leak}`);
       }
-    });
+    }, CAPI_WAIT);
   });
 
   it('401: Unauthorized condition and Event, retried slowly until the key works', async () => {
@@ -90,7 +91,7 @@ describe('Mailgun failures', () => {
     await eventually(async () => {
       assert.equal((await requestSent('unauthorized'))?.reason, 'Unauthorized');
       assert.ok((await warningReasons('unauthorized')).includes('Unauthorized'));
-    });
+    }, CAPI_WAIT);
     peer.setApiKey(API_KEY);
     await expectExactlyOneMail(peer, objects, 'unauthorized');
   });
@@ -105,7 +106,7 @@ describe('Mailgun failures', () => {
       assert.equal(condition?.reason, 'Misconfigured');
       assert.match(condition.message ?? '', /Domain not found/);
       assert.ok((await warningReasons('misconfigured')).includes('Misconfigured'));
-    });
+    }, CAPI_WAIT);
     // The fault was one answer: the retry after MAILGUN_UNAUTHORIZED_RETRY_DELAY sends, with no spec change.
     await expectExactlyOneMail(peer, objects, 'misconfigured');
     assert.equal(peer.messageRequests() - before, 2);
