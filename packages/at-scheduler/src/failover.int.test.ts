@@ -54,13 +54,10 @@ function startReplica(namespace: string, identity: string): Replica {
         WATCH_NAMESPACE: namespace,
         LEADER_ELECTION_NAMESPACE: namespace,
         POD_NAME: identity,
-        // controller-runtime's defaults (15 s, 10 s, 2 s) made explicit: the standby takes over up to
-        // 15 s after the leader's last renewal. Shorter ones failed the test, not the controller: with a
-        // 1.5 s renew deadline the survivor, busy starting the rest of the burst on a loaded CI machine,
-        // missed it once, stepped down as it must, and nobody was left to finish the lost starts.
-        LEADER_ELECT_LEASE_DURATION: '15s',
-        LEADER_ELECT_RENEW_DEADLINE: '10s',
-        LEADER_ELECT_RETRY_PERIOD: '2s',
+        // The Lease timings are the program's defaults (controller-runtime's 15 s / 10 s / 2 s): the
+        // standby takes over up to 15 s after the leader's last renewal. Shorter ones fail the test, not
+        // the controller: with a 1.5 s renew deadline the survivor, busy starting the rest of the burst on
+        // a loaded machine, can miss it, step down as it must, and leave nobody to end the lost starts.
         HEALTH_PROBE_BIND_ADDRESS: '127.0.0.1:0',
         METRICS_BIND_ADDRESS: '127.0.0.1:0',
         LOG_FORMAT: 'json',
