@@ -35,7 +35,8 @@ next_step() { step=$((step + 1)); say "[$step/$steps] $* ($(elapsed "$started") 
 
 # The Go modules the test tools need are fetched while pnpm and apt work: the download is network-bound,
 # the build after it CPU-bound. `go list -deps` fetches exactly the modules of the packages the build
-# compiles (the same packages and build tags as src/tools/tools.ts).
+# compiles (the same packages and build tags as src/tools/tools.ts), then the release tools' (their own
+# module, src/tools/release-tools.ts).
 download_pid=
 download_log=$(mktemp)
 download_time=$(mktemp)
@@ -45,6 +46,7 @@ if $have_go; then
     download_started=$(date +%s)
     cd "$tools_module"
     go list -deps -tags="$(cat build-tags)" ./cmd/... tool >/dev/null 2>"$download_log" || true
+    cd ../release-tools && go list -deps tool >/dev/null 2>>"$download_log" || true
     echo $(($(date +%s) - download_started)) >"$download_time"
   ) &
   download_pid=$!
@@ -99,7 +101,7 @@ if can_root; then
 fi
 
 if $have_go; then
-  next_step "the test tools, from Go modules (the first time: minutes; cached in $cache_dir)"
+  next_step "the test and release tools, from Go modules (the first time: minutes; cached in $cache_dir)"
   phase_started=$(date +%s)
   if ! [ -s "$download_time" ]; then say "waiting for the Go module downloads"; fi
   wait "$download_pid" || true

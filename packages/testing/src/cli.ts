@@ -3,10 +3,12 @@
  * plane, or the single-node cluster, for humans.
  *   build   build (or find cached) the test tools (etcd, the Kubernetes control plane and node, kubectl,
  *           helm, Prometheus, the Cluster API core manager, Mailgun's mock: see tools/tools.ts) and link
- *           helm and kubectl where set-up says: `scripts/setup.sh` runs it, so neither tests nor
+ *           helm and kubectl where set-up says, then the release tools (the registry, crane, syft,
+ *           cosign: tools/release-tools.ts): `scripts/setup.sh` runs it, so neither tests nor
  *           `pnpm demo` compile anything later
  *   up      start one in the background (state in .controlplane/ or .cluster/ at the repo root); a
- *           node gets the controllers' images, built from their Dockerfiles, under the charts' names
+ *           node comes with an OCI registry beside it (`pnpm release --local` publishes to it) and the
+ *           stand-in busybox image
  *   down    stop it (a node puts the machine back as it found it)
  *   env     print shell exports for it: eval "$(pnpm -s controlplane env)"
  *   run     start one in the foreground until Ctrl-C
@@ -22,6 +24,7 @@ import { startCluster, type Cluster } from './node/cluster.ts';
 import { loadImagesIntoNode } from './node/node-images.ts';
 import { testNodeExports, testNodeOf, type TestNode } from './node/test-node.ts';
 import { linkCommandLineTools } from './tools/command-line.ts';
+import { ensureReleaseTools, pinnedReleaseTools } from './tools/release-tools.ts';
 import { ensureTestTools, pinnedTools } from './tools/tools.ts';
 
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
@@ -67,14 +70,16 @@ async function runForeground(onUp: (cp: ControlPlane | Cluster) => Promise<void>
   if (withNode) {
     const cluster = await startCluster(options);
     cp = cluster;
-    // The node holds the controllers' images under the names the charts use, as a release would let it
-    // pull them: the READMEs' `helm install` commands then run on it as written.
-    await loadImagesIntoNode(testNodeOf(cluster), { outDir: join(stateDir, 'images'), log }).catch(
-      async (error: unknown) => {
-        await cluster.stop();
-        throw error;
-      },
-    );
+    // The controllers come from its registry (`pnpm release --local`), as a user's cluster pulls a
+    // release; imported are only the stand-ins for public images (busybox, the At's default image).
+    await loadImagesIntoNode(testNodeOf(cluster), {
+      outDir: join(stateDir, 'images'),
+      log,
+      controllers: [],
+    }).catch(async (error: unknown) => {
+      await cluster.stop();
+      throw error;
+    });
   } else {
     cp = await startControlPlane(options);
   }
@@ -105,6 +110,15 @@ async function main(command: string | undefined): Promise<void> {
         `test tools: Kubernetes ${pinned.kubernetes} and kubectl, etcd ${pinned.etcd}, helm ${pinned.helm}, Prometheus ${pinned.prometheus.release}, Cluster API ${pinned.clusterApi.version}, Mailgun's mock in ${dirname(tools.etcd)}`,
       );
       console.log(`helm and kubectl linked in ${await linkCommandLineTools(tools)}`);
+      const releaseTools = await ensureReleaseTools({
+        log: (line) => {
+          console.log(line);
+        },
+      });
+      const release = await pinnedReleaseTools();
+      console.log(
+        `release tools: distribution ${release.registry}, crane ${release.crane}, syft ${release.syft}, cosign ${release.cosign} in ${dirname(releaseTools.registry)}`,
+      );
       return;
     }
     case 'up': {

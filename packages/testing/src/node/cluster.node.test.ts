@@ -1,27 +1,34 @@
 /**
  * The single-node cluster: a Ready node, real containers under the restricted Pod Security profile,
- * Services reaching the API server from a pod, nothing routed off the machine, and a stop that leaves
- * the machine exactly as it was.
+ * images pulled from the node's registry, Services reaching the API server from a pod, nothing routed
+ * off the machine, and a stop that leaves the machine exactly as it was.
  */
 import { CoreV1Api, KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
-import { readdir, readFile } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { mkdir, readdir, readFile } from 'node:fs/promises';
+import { promisify } from 'node:util';
 import { after, before, describe, test } from 'node:test';
 import { busyboxStandIn } from '../images/busybox.ts';
 import { writeImageArchive } from '../images/oci-image.ts';
 import { eventually } from '../kube.ts';
+import { ensureReleaseTools } from '../tools/release-tools.ts';
 import { processesInCgroupRoot } from './cgroups.ts';
 import { restoreAbandonedNode, startCluster, type Cluster } from './cluster.ts';
 import { machineDifferences, readMachineState, type MachineState } from './machine.ts';
 
+const run = promisify(execFile);
 const namespace = 'node-test';
 
+/** The node's processes (its registry among them), by their command lines. */
 async function shimProcesses(): Promise<string[]> {
   const found: string[] = [];
   for (const pid of await readdir('/proc')) {
     if (!/^\d+$/.test(pid)) continue;
     const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
-    if (/containerd-shim|kubelet|kube-proxy|kube-scheduler|loopwright-containerd/.test(cmdline))
+    if (
+      /containerd-shim|kubelet|kube-proxy|kube-scheduler|loopwright-containerd|registry\0serve/.test(cmdline)
+    )
       found.push(`${pid} ${cmdline.replaceAll('\0', ' ')}`);
   }
   return found;
@@ -62,7 +69,12 @@ describe('a real single-node cluster', () => {
   // Only a failed run gets here with the cluster up; the last test stops it and asserts the restore.
   after(() => cluster.stop());
 
-  async function runPod(name: string, script: string, extra: Partial<V1Pod['spec']> = {}): Promise<V1Pod> {
+  async function runPod(
+    name: string,
+    script: string,
+    extra: Partial<V1Pod['spec']> = {},
+    image = 'busybox:1.37.0',
+  ): Promise<V1Pod> {
     await core.createNamespacedPod({
       namespace,
       body: {
@@ -77,7 +89,7 @@ describe('a real single-node cluster', () => {
           containers: [
             {
               name: 'main',
-              image: 'busybox:1.37.0',
+              image,
               imagePullPolicy: 'IfNotPresent',
               command: ['/bin/sh', '-c', script],
               terminationMessagePolicy: 'FallbackToLogsOnError',
@@ -124,6 +136,20 @@ describe('a real single-node cluster', () => {
     assert.match(logs, /Seccomp:\s+2/);
     // FallbackToLogsOnError: the kubelet put the tail of the log into the termination message.
     assert.equal(terminated.message, logs);
+  });
+
+  test("the node's containerd pulls an image pushed to the node's registry", async () => {
+    const layout = `${cluster.dir}/images/busybox-layout`;
+    await mkdir(layout, { recursive: true });
+    await run('tar', ['-xf', `${cluster.dir}/images/busybox.tar`, '-C', layout]);
+    const repository = `${cluster.registry}/node-test/busybox`;
+    const crane = (await ensureReleaseTools()).crane;
+    await run(crane, ['push', '--insecure', layout, `${repository}:pushed`]);
+    const { stdout: digest } = await run(crane, ['digest', '--insecure', `${repository}:pushed`]);
+    const pod = await runPod('pulled', 'echo pulled', {}, `${repository}:pushed`);
+    assert.equal(pod.status?.phase, 'Succeeded');
+    // The repository digest is what a pull records; an imported image has none of this registry.
+    assert.equal(pod.status.containerStatuses?.[0]?.imageID, `${repository}@${digest.trim()}`);
   });
 
   test('a pod that is not restricted is refused by Pod Security admission', async () => {

@@ -14,7 +14,8 @@ import { ManagedProcess } from '../controlplane/process.ts';
 import { kubeconfigYaml, startControlPlane, type ControlPlane } from '../controlplane/start.ts';
 import { buildPauseImage, importImage, pauseImage } from '../images/index.ts';
 import { createCgroupRoot, removeCgroupRoot } from './cgroups.ts';
-import { containerdSocketName, killShims, startContainerd } from './containerd.ts';
+import { containerdSocketName, killShims, startContainerd, writeRegistryHosts } from './containerd.ts';
+import { startLocalRegistry, type LocalRegistry } from '../registry/registry.ts';
 import { kubeletArgs, kubeletConfig, type KubeletSettings } from './kubelet.ts';
 import { kubeProxyConfig } from './kube-proxy.ts';
 import { acquireNodeLock } from './machine-lock.ts';
@@ -30,6 +31,11 @@ export interface Cluster extends ControlPlane {
   containerdSocket: string;
   /** Imports an OCI image archive into the node (the name comes from the archive's index). */
   importImage(archivePath: string): Promise<void>;
+  /**
+   * The node's registry, `127.0.0.1:<port>`: an OCI registry beside it that its containerd pulls from
+   * (plain HTTP, loopback only), as a cluster pulls from a user's registry.
+   */
+  registry: string;
 }
 
 export interface ClusterOptions {
@@ -143,6 +149,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
   const processes: ManagedProcess[] = [];
   let controlPlane: ControlPlane | undefined;
   let containerd: ManagedProcess | undefined;
+  let registry: LocalRegistry | undefined;
   const containerdDir = join(dir, 'containerd');
   const socket = join(containerdDir, containerdSocketName);
   const cniConfDir = join(containerdDir, 'cni', 'net.d');
@@ -156,6 +163,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     await removeCgroupRoot(cgroupRoot);
     await killShims(containerdSocketName);
     await containerd?.stop();
+    await registry?.stop();
     await controlPlane?.stop();
     const restored = await restoreMachineState(machine, dir);
     log(`node stopped; restored: ${restored.length === 0 ? 'nothing to restore' : restored.join('; ')}`);
@@ -204,9 +212,13 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     );
     processes.push(scheduler);
 
+    registry = await startLocalRegistry({ dir: join(dir, 'registry'), log });
+    const registryConfigDir = join(containerdDir, 'certs.d');
+    await writeRegistryHosts(registryConfigDir, registry.host);
+
     await createCgroupRoot(cgroupRoot);
     containerd = await startContainerd(
-      { dir: containerdDir, socket, cri: { sandboxImage: pauseImage, cniConfDir } },
+      { dir: containerdDir, socket, cri: { sandboxImage: pauseImage, cniConfDir, registryConfigDir } },
       deadline - Date.now(),
     );
     await importImage(await buildPauseImage(binaries.pause, join(dir, 'images')), { address: socket });
@@ -268,6 +280,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
       network,
       containerdSocket: socket,
       importImage: (archivePath) => importImage(archivePath, { address: socket }),
+      registry: registry.host,
       stop,
     };
   } catch (error) {

@@ -21,6 +21,11 @@ export interface CriSettings {
   /** The pod sandbox image; it must be imported before the first pod starts. */
   sandboxImage: string;
   cniConfDir: string;
+  /**
+   * containerd's per-registry configuration directory (`<host>/hosts.toml`, see {@link writeRegistryHosts}):
+   * how the CRI plugin reaches registries that differ from the defaults (HTTPS on 443).
+   */
+  registryConfigDir: string;
 }
 
 export interface ContainerdOptions {
@@ -52,6 +57,8 @@ function criConfig(cri: CriSettings): string {
     bin_dir = "/usr/lib/cni"
     conf_dir = "${cri.cniConfDir}"
     max_conf_num = 1
+  [plugins."io.containerd.grpc.v1.cri".registry]
+    config_path = "${cri.registryConfigDir}"
 `;
 }
 
@@ -80,6 +87,19 @@ disabled_plugins = ${JSON.stringify(disabled)}
 [plugins."io.containerd.internal.v1.opt"]
   path = "${join(options.dir, 'opt')}"
 ${options.cri ? criConfig(options.cri) : ''}`;
+}
+
+/**
+ * Tells containerd that the registry at `host` (`127.0.0.1:<port>`) speaks plain HTTP: the hosts.toml a
+ * user writes for a registry without TLS. Read at each pull, so a registry added after start-up counts.
+ */
+export async function writeRegistryHosts(registryConfigDir: string, host: string): Promise<void> {
+  const dir = join(registryConfigDir, host);
+  await mkdir(dir, { recursive: true });
+  await writeFile(
+    join(dir, 'hosts.toml'),
+    `server = "http://${host}"\n\n[host."http://${host}"]\n  capabilities = ["pull", "resolve"]\n`,
+  );
 }
 
 /** `ctr` against this containerd, in the CRI namespace; its standard output. */

@@ -10,6 +10,8 @@ export interface TestNode {
   hostAddress: string;
   /** containerd's socket, to import images into the node. */
   containerdSocket: string;
+  /** The node's OCI registry, `127.0.0.1:<port>` (plain HTTP): what it pulls images from. */
+  registry: string;
 }
 
 const variable = 'LOOPWRIGHT_NODE';
@@ -19,12 +21,21 @@ export function testNodeOf(cluster: Cluster): TestNode {
     nodeName: cluster.nodeName,
     hostAddress: cluster.network.hostAddress,
     containerdSocket: cluster.containerdSocket,
+    registry: cluster.registry,
   };
 }
 
-/** The shell exports for a node's test processes (what `pnpm -s cluster env` prints). */
+/**
+ * The shell exports for a node's test processes (what `pnpm -s cluster env` prints); LOOPWRIGHT_REGISTRY
+ * is the node's registry, for the README's install commands with `ghcr.io` replaced by it.
+ */
 export function testNodeExports(kubeconfigPath: string, node: TestNode): Record<string, string> {
-  return { KUBECONFIG: kubeconfigPath, LOOPWRIGHT_CONTROLPLANE: '1', [variable]: JSON.stringify(node) };
+  return {
+    KUBECONFIG: kubeconfigPath,
+    LOOPWRIGHT_CONTROLPLANE: '1',
+    [variable]: JSON.stringify(node),
+    LOOPWRIGHT_REGISTRY: node.registry,
+  };
 }
 
 /** The node of this test run, if a global setup or `pnpm cluster up` provided one. */

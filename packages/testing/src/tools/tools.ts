@@ -37,6 +37,8 @@ export const toolNames = [
   'helm',
   'prometheus',
   'cluster-api-manager',
+  // Cluster API's own CLI: `clusterctl init` installs mailgun-cluster from a release's provider files.
+  'clusterctl',
   'mailgun-mock',
 ] as const;
 export type ToolName = (typeof toolNames)[number];
@@ -158,7 +160,7 @@ export const ensureTestTools = sharedUntilFailure(
     const dir = await ensureGoBuild(
       {
         what: 'the test tools',
-        detail: `Kubernetes ${pinned.kubernetes} and kubectl, etcd ${pinned.etcd}, helm ${pinned.helm}, Prometheus ${pinned.prometheus.release}, Cluster API ${pinned.clusterApi.version}, Mailgun's mock`,
+        detail: `Kubernetes ${pinned.kubernetes} and kubectl, etcd ${pinned.etcd}, helm ${pinned.helm}, Prometheus ${pinned.prometheus.release}, Cluster API ${pinned.clusterApi.version} and clusterctl, Mailgun's mock`,
         moduleDir: toolsModuleDir,
         cacheName: 'tools',
         settings: flags.join(' '),
