@@ -6,6 +6,9 @@
  *   dist/main.js (+ .map)      the controller and everything it imports, one ES module for Node 24
  *   dist/<package>.cjs (+ .map) a dependency only some code paths need, loaded on first use (below)
  *   THIRD-PARTY-LICENSES       the license of every package the bundle holds code of
+ *   package-lock.json          every npm package the bundle holds code of, with its version and license,
+ *                              in npm's lockfile format (v3): SBOM tools (syft, the release's) read it,
+ *                              as the image has no node_modules for them to find the packages in
  *
  * What shapes it, each measured by the footprint bench (e2e/bench/footprint.bench.ts):
  * - Minified: V8 keeps a module's whole source in memory to compile functions on first call, and the
@@ -222,14 +225,19 @@ async function licenseText(dir: string): Promise<string | undefined> {
   return file === undefined ? undefined : readFile(join(dir, file), 'utf8');
 }
 
-/** Every bundled dependency's name, version, license and license text, as its package ships them. */
-async function thirdPartyLicenses(metafiles: readonly esbuild.Metafile[]): Promise<string> {
+/** The directory of every dependency (not workspace) package the bundle holds code of. */
+function bundledPackageDirs(metafiles: readonly esbuild.Metafile[]): string[] {
   const dirs = new Set<string>();
   for (const metafile of metafiles)
     for (const input of Object.keys(metafile.inputs)) {
       const dir = virtualModule.test(input) ? undefined : packageDirOf(input);
       if (dir) dirs.add(resolve(repoRoot, dir));
     }
+  return [...dirs];
+}
+
+/** Every bundled dependency's name, version, license and license text, as its package ships them. */
+async function thirdPartyLicenses(dirs: readonly string[]): Promise<string> {
   const sections: { name: string; text: string }[] = [];
   for (const dir of dirs) {
     const { name = basename(dir), version = '', license = 'UNKNOWN' } = await readManifest(dir);
@@ -238,6 +246,27 @@ async function thirdPartyLicenses(metafiles: readonly esbuild.Metafile[]): Promi
   }
   sections.sort((a, b) => a.name.localeCompare(b.name));
   return sections.map((section) => section.text).join(`\n${'-'.repeat(80)}\n\n`);
+}
+
+/**
+ * npm's lockfile (v3) of what the bundle holds: the controller as its root and one entry per bundled
+ * dependency, by the path npm would install it at. The same package at two versions keeps both (the
+ * second nested under the first's path is not where npm would put it, but the entry still names it).
+ */
+async function bundledPackagesLock(root: PackageManifest, dirs: readonly string[]): Promise<string> {
+  const packages: Record<string, { version?: string; license?: string }> = {
+    '': { version: root.version, license: root.license },
+  };
+  const manifests = await Promise.all(dirs.map(async (dir) => ({ dir, manifest: await readManifest(dir) })));
+  manifests.sort((a, b) => (a.manifest.name ?? '').localeCompare(b.manifest.name ?? ''));
+  for (const { dir, manifest } of manifests) {
+    const name = manifest.name ?? basename(dir);
+    let path = `node_modules/${name}`;
+    while (path in packages) path = `${path}/node_modules/${name}`;
+    packages[path] = { version: manifest.version, license: manifest.license };
+  }
+  const lock = { name: root.name, version: root.version, lockfileVersion: 3, requires: true, packages };
+  return `${JSON.stringify(lock, null, 2)}\n`;
 }
 
 /**
@@ -279,7 +308,9 @@ async function bundle(controller: string, outDir: string, entry?: string): Promi
   const { name, version, description, license } = await readManifest(packageDir);
   const manifest = { name, version, description, license, private: true, type: 'module' };
   await writeFile(join(outDir, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
-  await writeFile(join(outDir, 'THIRD-PARTY-LICENSES'), await thirdPartyLicenses(metafiles));
+  const dependencies = bundledPackageDirs(metafiles);
+  await writeFile(join(outDir, 'THIRD-PARTY-LICENSES'), await thirdPartyLicenses(dependencies));
+  await writeFile(join(outDir, 'package-lock.json'), await bundledPackagesLock(manifest, dependencies));
 }
 
 const [controller, outDir, entryFlag, entry, ...extra] = process.argv.slice(2);

@@ -53,3 +53,5 @@ export {
   type WorkspaceController,
 } from './workspace/controllers.ts';
 export * from './prometheus/index.ts';
+export * from './release/index.ts';
+export { ensureReleaseTools, type ReleaseTools } from './tools/release-tools.ts';

@@ -88,15 +88,28 @@ export function bundleDirOf(outDir: string, controller: string): string {
   return join(outDir, 'bundles', controller, 'bundle');
 }
 
+export interface ControllerImageOptions extends BuildImagesOptions {
+  /** The image's version: its tag and `--build-arg VERSION`. Default: the chart's appVersion. */
+  version?: string;
+  /** Where the image is to live, e.g. `ghcr.io/loopwright/at-scheduler`. Default: the chart's `image.repository`. */
+  repository?: string;
+}
+
 /**
- * Builds `ghcr.io/loopwright/<controller>:<appVersion>` (the chart's default image) from the
- * controller's Dockerfile with `--build-arg VERSION=<appVersion>`, as one archive in `outDir`.
+ * Builds `ghcr.io/loopwright/<controller>:<appVersion>` (the chart's default image), or
+ * `<repository>:<version>` for a release, from the controller's Dockerfile with
+ * `--build-arg VERSION=<version>`, as one archive in `outDir`.
  */
 export async function buildControllerImage(
   controller: string,
-  { outDir }: BuildImagesOptions,
+  { outDir, ...release }: ControllerImageOptions,
 ): Promise<ControllerImage> {
-  const { name, appVersion } = await chartDefaultImage(controller);
+  const chartDefault = await chartDefaultImage(controller);
+  const appVersion = release.version ?? chartDefault.appVersion;
+  const name =
+    release.version === undefined && release.repository === undefined
+      ? chartDefault.name
+      : `${release.repository ?? chartDefault.name.slice(0, chartDefault.name.lastIndexOf(':'))}:${appVersion}`;
   const dockerfile = parseDockerfile(await readFile(dockerfilePath(controller), 'utf8'));
   const blobsDir = blobsDirOf(outDir);
   const scratch = join(outDir, 'bundles', controller);
