@@ -1,5 +1,5 @@
 /**
- * The production bundles the images ship (`scripts/bundle.sh`, run by each packages/<controller>/Dockerfile):
+ * The production bundles the images ship (`scripts/bundle.sh`, run by the root Dockerfile's build stage):
  * built, inspected and run as the image runs them, with Node alone from outside the repository.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
@@ -21,7 +21,7 @@ export async function readPackageJson(dir: string): Promise<PackageJson> {
   return JSON.parse(await readFile(join(dir, 'package.json'), 'utf8')) as PackageJson;
 }
 
-/** `scripts/bundle.sh <controller> <outDir>`: the build stage of the controller's Dockerfile. */
+/** `scripts/bundle.sh <controller> <outDir>`: the build stage of the Dockerfile, `--build-arg CONTROLLER=<controller>`. */
 export async function buildBundle(controller: string, outDir: string): Promise<void> {
   const env = { ...process.env };
   // Set by `pnpm run`; the nested pnpm would engine-check every workspace package against the system Node.
@@ -39,16 +39,15 @@ export async function buildBundle(controller: string, outDir: string): Promise<v
 }
 
 /**
- * Node's arguments in the image, from the ENTRYPOINT of packages/<controller>/Dockerfile (exec form:
+ * Node's arguments in the image, from the ENTRYPOINT of the root Dockerfile, the same for every controller (exec form:
  * `["/nodejs/bin/node", ...flags, "dist/main.js"]`) without the binary: the bundle runs with exactly them.
  */
 export async function imageNodeArgs(controller: string): Promise<string[]> {
-  const dockerfile = await readFile(join(repoRoot, 'packages', controller, 'Dockerfile'), 'utf8');
+  const dockerfile = await readFile(join(repoRoot, 'Dockerfile'), 'utf8');
   const entrypoint = /^ENTRYPOINT (\[.*\])$/m.exec(dockerfile)?.[1];
-  if (entrypoint === undefined) throw new Error(`packages/${controller}/Dockerfile: no exec-form ENTRYPOINT`);
+  if (entrypoint === undefined) throw new Error(`Dockerfile (${controller}): no exec-form ENTRYPOINT`);
   const [binary, ...args] = JSON.parse(entrypoint) as string[];
-  if (binary !== '/nodejs/bin/node')
-    throw new Error(`packages/${controller}/Dockerfile: ENTRYPOINT runs ${binary}`);
+  if (binary !== '/nodejs/bin/node') throw new Error(`Dockerfile (${controller}): ENTRYPOINT runs ${binary}`);
   return args;
 }
 

@@ -5,7 +5,7 @@
  * Knip, typecheck, lint, its unit tests and its integration test against a real control plane), and its
  * chart and e2e suites for the new controller: the copy's e2e global setup reuses this run's node
  * (LOOPWRIGHT_NODE and KUBECONFIG, set by ours) and the cached helm and Prometheus, builds the copy's
- * images from their Dockerfiles and imports them, and the suite installs the new chart there. The copy
+ * images from the root Dockerfile and imports them, and the suite installs the new chart there. The copy
  * is removed afterwards.
  */
 import assert from 'node:assert/strict';
@@ -129,7 +129,6 @@ describe('the controller generator, in a copy of the workspace', () => {
   test('generates the controller, whose package, chart and e2e suites then pass with no edit', async () => {
     await succeeds('pnpm', GENERATE, copy);
     for (const file of [
-      `packages/${NAME}/Dockerfile`,
       `packages/${NAME}/src/main.ts`,
       `packages/${NAME}/src/config.ts`,
       `packages/${NAME}/src/generated/types.ts`,

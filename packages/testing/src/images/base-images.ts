@@ -23,11 +23,34 @@ export function blobsDirOf(outDir: string): string {
 }
 
 /**
+ * The name:tag a stand-in is looked up by. A reference pinned by digest, `name:tag@sha256:<hex>` (as
+ * the Dockerfile names its bases, the tag kept for Renovate), is matched by its name:tag: the stand-in is
+ * built here and cannot have the registry's digest. A digest without a tag names no stand-in.
+ */
+export function standInName(reference: string, line = 0): string {
+  const at = reference.indexOf('@');
+  if (at < 0) return normalizedImageName(reference);
+  const nameTag = reference.slice(0, at);
+  const digest = reference.slice(at + 1);
+  if (!/^sha256:[0-9a-f]{64}$/.test(digest)) {
+    throw new DockerfileError(line, `base image ${reference}: ${digest} is not a sha256 digest`);
+  }
+  if (!(nameTag.split('/').pop() ?? '').includes(':')) {
+    throw new DockerfileError(
+      line,
+      `base image ${reference} is pinned by digest alone: keep its tag (name:tag@sha256:...) to match a stand-in`,
+    );
+  }
+  return normalizedImageName(nameTag);
+}
+
+/**
  * The stand-in for `reference` (compared as Docker does, `busybox:1.37.0` is
- * `docker.io/library/busybox:1.37.0`); any other base throws, naming the FROM line.
+ * `docker.io/library/busybox:1.37.0`; `name:tag@sha256:...` by its name:tag); any other base throws,
+ * naming the FROM line.
  */
 export function standInBaseImage(reference: string, blobsDir: string, line = 0): Promise<Image> {
-  const name = normalizedImageName(reference);
+  const name = standInName(reference, line);
   const build = standIns[name];
   if (!build) {
     throw new DockerfileError(

@@ -1,7 +1,8 @@
 /**
- * A controller's image, built from packages/<controller>/Dockerfile: its runtime stage executed on a
- * stand-in base, and its build stage replaced by what that stage runs, scripts/bundle.sh, run on the host
- * (the stage itself needs node:24-bookworm-slim and a container runtime, neither of which exists here).
+ * A controller's image, built from the repository's one Dockerfile with `--build-arg
+ * CONTROLLER=<controller>`: its runtime stage executed on a stand-in base, and its build stage replaced by
+ * what that stage runs, scripts/bundle.sh, run on the host (the stage itself needs node:24-bookworm-slim
+ * and a container runtime, neither of which exists here).
  */
 import { execFile } from 'node:child_process';
 import { readFile, rm } from 'node:fs/promises';
@@ -9,8 +10,15 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { parse as parseYaml } from 'yaml';
 import { blobsDirOf, standInBaseImage, type BuildImagesOptions } from './base-images.ts';
-import { DockerfileError, parseDockerfile, type Instruction, type Stage } from './dockerfile.ts';
-import { executeLastStage } from './dockerfile-execute.ts';
+import {
+  DockerfileError,
+  parseDockerfile,
+  type Dockerfile,
+  type Instruction,
+  type Stage,
+} from './dockerfile.ts';
+import { executeLastStage, stageVariables } from './dockerfile-execute.ts';
+import { expandWord } from './dockerfile-words.ts';
 import { archiveFileName } from './image-name.ts';
 import { repositoryRoot } from '../workspace/repository-root.ts';
 import { writeImageArchive, type ImageArchive } from './oci-image.ts';
@@ -23,8 +31,17 @@ export interface ControllerImage extends ImageArchive {
   appLayerBytes: { compressed: number; uncompressed: number };
 }
 
-export function dockerfilePath(controller: string): string {
-  return join(repositoryRoot, 'packages', controller, 'Dockerfile');
+/** The Dockerfile every controller's image is built from: the repository root's, `--build-arg CONTROLLER`. */
+export function dockerfilePath(): string {
+  return join(repositoryRoot, 'Dockerfile');
+}
+
+/** The package's one-line description, `--build-arg DESCRIPTION` (the image's description label). */
+export async function controllerDescription(controller: string): Promise<string> {
+  const manifest = JSON.parse(
+    await readFile(join(repositoryRoot, 'packages', controller, 'package.json'), 'utf8'),
+  ) as { description?: unknown };
+  return typeof manifest.description === 'string' ? manifest.description : '';
 }
 
 /**
@@ -49,9 +66,17 @@ export async function chartDefaultImage(controller: string): Promise<{ name: str
 
 /**
  * Checks that the build stage produces `sourcePath` with `./scripts/bundle.sh <controller> <sourcePath>`,
- * the command run here in its place; a Dockerfile that bundles differently throws.
+ * the command run here in its place, its words expanded with the stage's ARGs and ENVs under
+ * `buildArgs` (`./scripts/bundle.sh ${CONTROLLER} /bundle`); a Dockerfile that bundles differently throws.
  */
-function bundleCommandOf(stage: Stage, controller: string, sourcePath: string, copy: Instruction): void {
+export function bundleCommandOf(
+  dockerfile: Dockerfile,
+  stage: Stage,
+  buildArgs: Readonly<Record<string, string>>,
+  controller: string,
+  sourcePath: string,
+  copy: Instruction,
+): void {
   const invocations = stage.instructions
     .filter(({ keyword }) => keyword === 'RUN')
     .flatMap((instruction) =>
@@ -59,7 +84,14 @@ function bundleCommandOf(stage: Stage, controller: string, sourcePath: string, c
         ...instruction.arguments.matchAll(
           /(?:^|&&|;)\s*\.\/scripts\/bundle\.sh\s+(\S+)\s+(\S+)\s*(?=$|&&|;)/g,
         ),
-      ].map((match) => ({ controller: match[1], output: match[2], line: instruction.line })),
+      ].map((match) => {
+        const variables = stageVariables(dockerfile, stage, instruction, buildArgs);
+        return {
+          controller: expandWord(match[1] ?? '', variables),
+          output: expandWord(match[2] ?? '', variables),
+          line: instruction.line,
+        };
+      }),
     );
   const [invocation, ...others] = invocations;
   if (!invocation || others.length > 0) {
@@ -71,7 +103,7 @@ function bundleCommandOf(stage: Stage, controller: string, sourcePath: string, c
   if (invocation.controller !== controller || invocation.output !== sourcePath) {
     throw new DockerfileError(
       invocation.line,
-      `expected ./scripts/bundle.sh ${controller} ${sourcePath}, found ./scripts/bundle.sh ${invocation.controller ?? ''} ${invocation.output ?? ''}`,
+      `expected ./scripts/bundle.sh ${controller} ${sourcePath}, found ./scripts/bundle.sh ${invocation.controller} ${invocation.output} (with --build-arg CONTROLLER=${buildArgs['CONTROLLER'] ?? ''})`,
     );
   }
 }
@@ -97,8 +129,9 @@ export interface ControllerImageOptions extends BuildImagesOptions {
 
 /**
  * Builds `ghcr.io/loopwright/<controller>:<appVersion>` (the chart's default image), or
- * `<repository>:<version>` for a release, from the controller's Dockerfile with
- * `--build-arg VERSION=<version>`, as one archive in `outDir`.
+ * `<repository>:<version>` for a release, from the root Dockerfile with `--build-arg
+ * CONTROLLER=<controller> --build-arg VERSION=<version> --build-arg DESCRIPTION=<package description>`,
+ * as one archive in `outDir`.
  */
 export async function buildControllerImage(
   controller: string,
@@ -110,7 +143,12 @@ export async function buildControllerImage(
     release.version === undefined && release.repository === undefined
       ? chartDefault.name
       : `${release.repository ?? chartDefault.name.slice(0, chartDefault.name.lastIndexOf(':'))}:${appVersion}`;
-  const dockerfile = parseDockerfile(await readFile(dockerfilePath(controller), 'utf8'));
+  const dockerfile = parseDockerfile(await readFile(dockerfilePath(), 'utf8'));
+  const buildArgs = {
+    CONTROLLER: controller,
+    DESCRIPTION: await controllerDescription(controller),
+    VERSION: appVersion,
+  };
   const blobsDir = blobsDirOf(outDir);
   const scratch = join(outDir, 'bundles', controller);
   await rm(scratch, { recursive: true, force: true });
@@ -118,17 +156,17 @@ export async function buildControllerImage(
     const { image, addedLayers } = await executeLastStage(dockerfile, {
       name,
       blobsDir,
-      buildArgs: { VERSION: appVersion },
+      buildArgs,
       baseImage: (reference, line) => standInBaseImage(reference, blobsDir, line),
       stageOutput: async (stage, sourcePath, copy) => {
-        bundleCommandOf(stage, controller, sourcePath, copy);
+        bundleCommandOf(dockerfile, stage, buildArgs, controller, sourcePath, copy);
         const output = bundleDirOf(outDir, controller);
         await bundle(controller, output);
         return output;
       },
     });
     const appLayer = addedLayers.at(-1);
-    if (!appLayer) throw new Error(`${dockerfilePath(controller)}: the runtime stage added no layer`);
+    if (!appLayer) throw new Error(`${dockerfilePath()}: the runtime stage added no layer`);
     const archive = await writeImageArchive(image, join(outDir, archiveFileName(name)));
     return {
       ...archive,

@@ -4,7 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { DockerfileError, parseDockerfile } from './dockerfile.ts';
-import { executeLastStage, type ExecuteOptions } from './dockerfile-execute.ts';
+import { readFile } from 'node:fs/promises';
+import { standInName } from './base-images.ts';
+import { bundleCommandOf, dockerfilePath } from './controller-image.ts';
+import { distrolessNodejsImage } from './distroless-nodejs.ts';
+import { executeLastStage, stageVariables, type ExecuteOptions } from './dockerfile-execute.ts';
 import { writeLayer } from './layer.ts';
 import type { Image } from './oci-image.ts';
 
@@ -158,5 +162,157 @@ ENTRYPOINT ["/bin/run"]
       ),
       /build args VERSOIN are not declared/,
     );
+  });
+
+  it('scopes a global ARG CONTROLLER as BuildKit does: seen by a stage that redeclares it, with the build arg', async () => {
+    const text = [
+      'ARG CONTROLLER', // 1
+      'FROM example.test/builder AS build', // 2
+      'RUN echo $CONTROLLER', // 3: not redeclared yet, unset
+      'ARG CONTROLLER', // 4
+      'RUN ./scripts/bundle.sh ${CONTROLLER} /bundle', // 5
+      'FROM example.test/base:1', // 6
+      'ARG CONTROLLER', // 7
+      'LABEL title="${CONTROLLER}" unscoped="${OTHER}"', // 8
+    ].join('\n');
+    const parsed = parseDockerfile(text);
+    const [build] = parsed.stages;
+    assert.ok(build);
+    const [unscoped, , run] = build.instructions;
+    assert.ok(unscoped && run);
+    assert.equal(
+      stageVariables(parsed, build, unscoped, { CONTROLLER: 'at-scheduler' }).get('CONTROLLER'),
+      undefined,
+    );
+    assert.equal(
+      stageVariables(parsed, build, run, { CONTROLLER: 'at-scheduler' }).get('CONTROLLER'),
+      'at-scheduler',
+    );
+    assert.equal(stageVariables(parsed, build, run).get('CONTROLLER'), undefined);
+
+    const { image } = await executeLastStage(parsed, options({ buildArgs: { CONTROLLER: 'cloud-node' } }));
+    assert.deepEqual(image.config.Labels, { title: 'cloud-node', unscoped: '' });
+  });
+
+  it('a redeclared ARG takes its own default, else the global one, and ENV overrides ARG', () => {
+    const parsed = parseDockerfile(
+      'ARG A=global B=globalb\nFROM example.test/builder AS build\nARG A=local\nARG B\nENV B=env\nRUN x\n',
+    );
+    const [build] = parsed.stages;
+    const run = build?.instructions.at(-1);
+    assert.ok(build && run);
+    const vars = stageVariables(parsed, build, run);
+    assert.equal(vars.get('A'), 'local');
+    assert.equal(vars.get('B'), 'env');
+    assert.equal(stageVariables(parsed, build, run, { A: 'arg' }).get('A'), 'arg');
+  });
+
+  describe('bundleCommandOf: the build stage must bundle the controller the build arg names', () => {
+    const copyOf = (parsed: ReturnType<typeof parseDockerfile>) => {
+      const copy = parsed.stages.at(-1)?.instructions.find(({ keyword }) => keyword === 'COPY');
+      assert.ok(copy);
+      return copy;
+    };
+    for (const word of ['${CONTROLLER}', '$CONTROLLER', '"${CONTROLLER}"']) {
+      it(`expands ./scripts/bundle.sh ${word} /bundle with --build-arg CONTROLLER`, () => {
+        const parsed = parseDockerfile(
+          `ARG CONTROLLER\nFROM b AS build\nARG CONTROLLER\nRUN test -n "$CONTROLLER" && ./scripts/bundle.sh ${word} /bundle\nFROM example.test/base:1\nCOPY --from=build /bundle /app\n`,
+        );
+        const [build] = parsed.stages;
+        assert.ok(build);
+        const args = { CONTROLLER: 'at-scheduler' };
+        bundleCommandOf(parsed, build, args, 'at-scheduler', '/bundle', copyOf(parsed));
+        assert.throws(
+          () =>
+            bundleCommandOf(
+              parsed,
+              build,
+              { CONTROLLER: 'cloud-node' },
+              'at-scheduler',
+              '/bundle',
+              copyOf(parsed),
+            ),
+          /line 4: expected \.\/scripts\/bundle\.sh at-scheduler \/bundle, found \.\/scripts\/bundle\.sh cloud-node \/bundle/,
+        );
+        assert.throws(
+          () => bundleCommandOf(parsed, build, args, 'at-scheduler', '/other', copyOf(parsed)),
+          /expected \.\/scripts\/bundle\.sh at-scheduler \/other/,
+        );
+      });
+    }
+
+    it('throws when the stage does not redeclare the global ARG (BuildKit would run bundle.sh without it)', () => {
+      const parsed = parseDockerfile(
+        'ARG CONTROLLER\nFROM b AS build\nRUN ./scripts/bundle.sh ${CONTROLLER} /bundle\nFROM example.test/base:1\nCOPY --from=build /bundle /app\n',
+      );
+      const [build] = parsed.stages;
+      assert.ok(build);
+      assert.throws(
+        () =>
+          bundleCommandOf(
+            parsed,
+            build,
+            { CONTROLLER: 'at-scheduler' },
+            'at-scheduler',
+            '/bundle',
+            copyOf(parsed),
+          ),
+        /found \.\/scripts\/bundle\.sh {2}\/bundle/,
+      );
+    });
+
+    it("accepts the repository's Dockerfile for a controller only with its CONTROLLER", async () => {
+      const parsed = parseDockerfile(await readFile(dockerfilePath(), 'utf8'));
+      const build = parsed.stages.find(({ name }) => name === 'build');
+      assert.ok(build);
+      for (const controller of ['at-scheduler', 'cloud-node', 'mailgun-cluster']) {
+        bundleCommandOf(parsed, build, { CONTROLLER: controller }, controller, '/bundle', copyOf(parsed));
+      }
+      assert.throws(
+        () =>
+          bundleCommandOf(
+            parsed,
+            build,
+            { CONTROLLER: 'cloud-node' },
+            'at-scheduler',
+            '/bundle',
+            copyOf(parsed),
+          ),
+        /expected \.\/scripts\/bundle\.sh at-scheduler \/bundle/,
+      );
+    });
+  });
+});
+
+describe('standInName: base images pinned by digest', () => {
+  const digest = `sha256:${'0123456789abcdef'.repeat(4)}`;
+
+  it('matches name:tag@sha256:<digest> by its name:tag, normalized', () => {
+    assert.equal(
+      standInName(`gcr.io/distroless/nodejs24-debian12:nonroot@${digest}`),
+      'gcr.io/distroless/nodejs24-debian12:nonroot',
+    );
+    assert.equal(standInName(`busybox:1.37.0@${digest}`), 'docker.io/library/busybox:1.37.0');
+    assert.equal(standInName('localhost:5000/app:1'), 'localhost:5000/app:1');
+    assert.equal(standInName('busybox'), 'docker.io/library/busybox:latest');
+  });
+
+  it('throws on a digest alone or a malformed digest, naming the line', () => {
+    assert.throws(
+      () => standInName(`gcr.io/distroless/nodejs24-debian12@${digest}`, 7),
+      /line 7: .*pinned by digest alone/,
+    );
+    assert.throws(() => standInName(`localhost:5000/app@${digest}`, 7), /line 7: .*pinned by digest alone/);
+    assert.throws(() => standInName('busybox:1.37.0@sha256:abc', 3), /line 3: .*not a sha256 digest/);
+  });
+
+  it("the repository's Dockerfile pins its runtime base by digest, and it maps to the distroless stand-in", async () => {
+    const parsed = parseDockerfile(await readFile(dockerfilePath(), 'utf8'));
+    const runtime = parsed.stages.at(-1);
+    assert.ok(runtime);
+    assert.match(runtime.baseImage, /:nonroot@sha256:[0-9a-f]{64}$/);
+    assert.equal(standInName(runtime.baseImage, runtime.from.line), distrolessNodejsImage);
+    for (const stage of parsed.stages)
+      assert.match(stage.baseImage, /^[^@\s]+:[^@:/\s]+@sha256:[0-9a-f]{64}$/);
   });
 });

@@ -238,6 +238,54 @@ function declaredArgs(dockerfile: Dockerfile): Set<string> {
   );
 }
 
+/** The global ARGs' values: a `--build-arg`, else the default (FROM lines and redeclaring stages see them). */
+function globalArgValues(
+  dockerfile: Dockerfile,
+  buildArgs: Readonly<Record<string, string>>,
+): Map<string, string | undefined> {
+  const globalArgs = new Map<string, string | undefined>();
+  for (const arg of dockerfile.globalArgs) {
+    for (const { name, defaultValue } of argDeclarations(arg.arguments, globalArgs as Variables)) {
+      globalArgs.set(name, buildArgs[name] ?? defaultValue);
+    }
+  }
+  return globalArgs;
+}
+
+/**
+ * The variables `stage`'s instruction `before` sees, as BuildKit scopes them: the stage's own ARGs
+ * (a `--build-arg`, else the ARG's default, else a global ARG's value when the stage redeclares it by
+ * name only) and ENVs declared above it. A global ARG the stage does not redeclare is not visible.
+ * For checking what a stage the executor does not run would do (its RUN lines).
+ */
+export function stageVariables(
+  dockerfile: Dockerfile,
+  stage: Stage,
+  before: Instruction,
+  buildArgs: Readonly<Record<string, string>> = {},
+): Variables {
+  const globalArgs = globalArgValues(dockerfile, buildArgs);
+  const args = new Map<string, string | undefined>();
+  const env = new Map<string, string>();
+  const current = (): Map<string, string> => {
+    const result = new Map<string, string>();
+    for (const [name, value] of args) if (value !== undefined) result.set(name, value);
+    for (const [name, value] of env) result.set(name, value);
+    return result;
+  };
+  for (const instruction of stage.instructions) {
+    if (instruction === before) break;
+    if (instruction.keyword === 'ARG') {
+      for (const { name, defaultValue } of argDeclarations(instruction.arguments, current())) {
+        args.set(name, buildArgs[name] ?? defaultValue ?? globalArgs.get(name));
+      }
+    } else if (instruction.keyword === 'ENV') {
+      for (const { key, value } of keyValues(instruction.arguments, current(), true)) env.set(key, value);
+    }
+  }
+  return current();
+}
+
 /** Builds the image of `dockerfile`'s last stage. */
 export async function executeLastStage(
   dockerfile: Dockerfile,
@@ -249,12 +297,7 @@ export async function executeLastStage(
   if (undeclared.length > 0)
     throw new Error(`build args ${undeclared.join(', ')} are not declared by any ARG`);
 
-  const globalArgs = new Map<string, string | undefined>();
-  for (const arg of dockerfile.globalArgs) {
-    for (const { name, defaultValue } of argDeclarations(arg.arguments, globalArgs as Variables)) {
-      globalArgs.set(name, buildArgs[name] ?? defaultValue);
-    }
-  }
+  const globalArgs = globalArgValues(dockerfile, buildArgs);
   const stage = dockerfile.stages.at(-1);
   if (!stage) throw new Error('Dockerfile has no stage');
   const reference = expandWord(stage.baseImage, globalArgs as Variables);

@@ -19,7 +19,6 @@ const widget: ControllerOptions = {
 
 /** The package's files, as the contract and the other controllers have them. */
 const PACKAGE_FILES = [
-  'Dockerfile',
   'README.md',
   'package.json',
   'samples/widget.yaml',

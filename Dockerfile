@@ -1,18 +1,29 @@
 # syntax=docker/dockerfile:1
-# The <%= name %> image. The build context is the repository root (the controller is built together with
-# the workspace packages it imports):
+# Every controller's image, from this one Dockerfile: --build-arg CONTROLLER names the package under
+# packages/. The build context is the repository root (a controller is built together with the
+# workspace packages it imports):
 #
-#   docker build -f packages/<%= name %>/Dockerfile --build-arg VERSION=0.1.0 \
-#     -t ghcr.io/loopwright/<%= name %>:0.1.0 .
+#   docker build --build-arg CONTROLLER=at-scheduler --build-arg VERSION=0.1.0 \
+#     -t ghcr.io/loopwright/at-scheduler:0.1.0 .
 #
 # The runtime stage ships what scripts/bundle.sh produces and nothing else: the controller bundled by
 # esbuild into dist/main.js, its package.json and its dependencies' licenses, no node_modules.
-# e2e/src/bundle.test.ts runs that same bundle with Node 24 against a real API server, so the image's
+# e2e/src/bundle.test.ts runs that same bundle with Node 24 against a real API server, and
+# packages/testing/src/images builds the runtime stage from this file without Docker, so the image's
 # contents are tested without a Docker engine.
+#
+# The base images are pinned by digest, the tag kept beside it for Renovate, which updates the digest
+# (renovate.json, pinDigests). The stand-ins the tests build match them by name:tag.
+
+# The controller to build: at-scheduler, cloud-node, mailgun-cluster (scripts/controllers.ts lists them).
+# Declared before the first FROM so that each stage that redeclares it sees the value, as BuildKit scopes
+# ARGs.
+ARG CONTROLLER
 
 # The build stage runs on the builder's own platform even for a multi-platform image: the bundle is plain
 # JavaScript without native addons, so one build serves every target and needs no emulation.
-FROM --platform=$BUILDPLATFORM node:24-bookworm-slim AS build
+FROM --platform=$BUILDPLATFORM node:24-bookworm-slim@sha256:0e0ff40c39bc087845bfb27465a0df4ea419520094bc35842ff83dd8cbe6f9b6 AS build
+ARG CONTROLLER
 # PNPM_HOME puts pnpm's store at /pnpm/store, the cache mount below: dependencies are downloaded once per
 # builder. CI=true: pnpm never waits for a confirmation (there is no terminal).
 ENV PNPM_HOME=/pnpm CI=true
@@ -26,18 +37,23 @@ RUN pnpm_version=$(sed -n 's/.*"packageManager": "pnpm@\([^"]*\)".*/\1/p' packag
 RUN --mount=type=cache,id=pnpm-store,target=/pnpm/store pnpm fetch
 COPY . .
 # Install (from the store on the cache mount), then bundle: esbuild reads the workspace's sources and the
-# installed dependencies and writes /bundle.
+# installed dependencies and writes /bundle. A missing CONTROLLER fails here, before anything is bundled.
 RUN --mount=type=cache,id=pnpm-store,target=/pnpm/store \
-    pnpm install --frozen-lockfile --offline \
-    && ./scripts/bundle.sh <%= name %> /bundle
+    test -n "${CONTROLLER}" \
+    && pnpm install --frozen-lockfile --offline \
+    && ./scripts/bundle.sh ${CONTROLLER} /bundle
 
 # Distroless Node 24: no shell, no package manager, and its nonroot user is 65532, the UID/GID the chart
 # runs the container as (runAsUser/runAsGroup 65532, readOnlyRootFilesystem).
-FROM gcr.io/distroless/nodejs24-debian12:nonroot
+FROM gcr.io/distroless/nodejs24-debian12:nonroot@sha256:14d42e2511532589a7c7e01a753667a74fcc96266e137e8125006b87b0c32d0a
+ARG CONTROLLER
+# The controller's one-line description, its package.json "description" (the release workflow and the
+# tests' executor pass it).
+ARG DESCRIPTION=""
 ARG VERSION=dev
 ARG SOURCE=https://github.com/loopwright/loopwright
-LABEL org.opencontainers.image.title="<%= name %>" \
-      org.opencontainers.image.description="Keeps every <%= kind %> (<%= plural %>.<%= group %>) reconciled and reports it in its Ready condition" \
+LABEL org.opencontainers.image.title="${CONTROLLER}" \
+      org.opencontainers.image.description="${DESCRIPTION}" \
       org.opencontainers.image.source="${SOURCE}" \
       org.opencontainers.image.licenses="Apache-2.0" \
       org.opencontainers.image.version="${VERSION}"
