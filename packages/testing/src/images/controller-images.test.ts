@@ -174,8 +174,8 @@ describe('controller images', { timeout: 15 * 60_000 }, () => {
         assert.equal(config.config.User, '65532:65532');
         assert.equal(expected.Labels['org.opencontainers.image.version'], image.appVersion);
         // --build-arg CONTROLLER and DESCRIPTION reached the labels: the one Dockerfile names each image.
-        assert.equal(config.config.Labels?.['org.opencontainers.image.title'], controller);
-        assert.equal(config.config.Labels?.['org.opencontainers.image.description'], manifest.description);
+        assert.equal(config.config.Labels['org.opencontainers.image.title'], controller);
+        assert.equal(config.config.Labels['org.opencontainers.image.description'], manifest.description);
         assert.notEqual(manifest.description, '');
       });
 

@@ -222,22 +222,19 @@ ENTRYPOINT ["/bin/run"]
         assert.ok(build);
         const args = { CONTROLLER: 'at-scheduler' };
         bundleCommandOf(parsed, build, args, 'at-scheduler', '/bundle', copyOf(parsed));
-        assert.throws(
-          () =>
-            bundleCommandOf(
-              parsed,
-              build,
-              { CONTROLLER: 'cloud-node' },
-              'at-scheduler',
-              '/bundle',
-              copyOf(parsed),
-            ),
-          /line 4: expected \.\/scripts\/bundle\.sh at-scheduler \/bundle, found \.\/scripts\/bundle\.sh cloud-node \/bundle/,
-        );
-        assert.throws(
-          () => bundleCommandOf(parsed, build, args, 'at-scheduler', '/other', copyOf(parsed)),
-          /expected \.\/scripts\/bundle\.sh at-scheduler \/other/,
-        );
+        assert.throws(() => {
+          bundleCommandOf(
+            parsed,
+            build,
+            { CONTROLLER: 'cloud-node' },
+            'at-scheduler',
+            '/bundle',
+            copyOf(parsed),
+          );
+        }, /line 4: expected \.\/scripts\/bundle\.sh at-scheduler \/bundle, found \.\/scripts\/bundle\.sh cloud-node \/bundle/);
+        assert.throws(() => {
+          bundleCommandOf(parsed, build, args, 'at-scheduler', '/other', copyOf(parsed));
+        }, /expected \.\/scripts\/bundle\.sh at-scheduler \/other/);
       });
     }
 
@@ -247,18 +244,16 @@ ENTRYPOINT ["/bin/run"]
       );
       const [build] = parsed.stages;
       assert.ok(build);
-      assert.throws(
-        () =>
-          bundleCommandOf(
-            parsed,
-            build,
-            { CONTROLLER: 'at-scheduler' },
-            'at-scheduler',
-            '/bundle',
-            copyOf(parsed),
-          ),
-        /found \.\/scripts\/bundle\.sh {2}\/bundle/,
-      );
+      assert.throws(() => {
+        bundleCommandOf(
+          parsed,
+          build,
+          { CONTROLLER: 'at-scheduler' },
+          'at-scheduler',
+          '/bundle',
+          copyOf(parsed),
+        );
+      }, /found \.\/scripts\/bundle\.sh {2}\/bundle/);
     });
 
     it("accepts the repository's Dockerfile for a controller only with its CONTROLLER", async () => {
@@ -268,18 +263,16 @@ ENTRYPOINT ["/bin/run"]
       for (const controller of ['at-scheduler', 'cloud-node', 'mailgun-cluster']) {
         bundleCommandOf(parsed, build, { CONTROLLER: controller }, controller, '/bundle', copyOf(parsed));
       }
-      assert.throws(
-        () =>
-          bundleCommandOf(
-            parsed,
-            build,
-            { CONTROLLER: 'cloud-node' },
-            'at-scheduler',
-            '/bundle',
-            copyOf(parsed),
-          ),
-        /expected \.\/scripts\/bundle\.sh at-scheduler \/bundle/,
-      );
+      assert.throws(() => {
+        bundleCommandOf(
+          parsed,
+          build,
+          { CONTROLLER: 'cloud-node' },
+          'at-scheduler',
+          '/bundle',
+          copyOf(parsed),
+        );
+      }, /expected \.\/scripts\/bundle\.sh at-scheduler \/bundle/);
     });
   });
 });
