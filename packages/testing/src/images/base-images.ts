@@ -1,5 +1,5 @@
 /**
- * The base images the Dockerfiles name, as stand-ins built from this machine (no registry is
+ * The base images the Dockerfile names, as stand-ins built from this machine (no registry is
  * reachable), and the pod sandbox image. Each is built once per output directory and process.
  */
 import { join } from 'node:path';

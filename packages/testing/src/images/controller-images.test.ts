@@ -1,6 +1,6 @@
 /**
  * Every controller's image and the stand-in bases, built once for this file: their configs against
- * the Dockerfiles (read here with plain regexes, not with the parser under test), their app layers
+ * the root Dockerfile (read here with plain regexes, not with the parser under test), their app layers
  * against a fresh bundle, the OCI layout's digests, and, where containerd and runc are available, the
  * images imported and run.
  */
