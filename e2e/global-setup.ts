@@ -1,11 +1,16 @@
 /**
  * The e2e run's global setup: the pinned helm and Prometheus built once before any test file starts
  * (files run in parallel processes; without this each would start its own cold `go build` on a fresh
- * machine), then one real single-node cluster for every suite, with the controllers' images built from
- * their Dockerfiles and imported under the names the charts use (only those LOOPWRIGHT_E2E_CONTROLLERS
- * names, comma-separated, when it is set). A cluster already provided by
- * `eval "$(pnpm -s cluster env)"` is reused (its images are rebuilt and imported again, so they match
- * the sources).
+ * machine), then one real single-node cluster for every suite, with its OCI registry. The controllers
+ * reach the node as a user's cluster gets them: `pnpm release --local` publishes this checkout's
+ * release of the README's version, and the next patch release for the suites' upgrades, into the
+ * registry (images signed, with SBOMs; charts by `helm push`); the suites install the charts from it
+ * and containerd pulls the images. The stand-in bases (busybox, the At's default image) are imported.
+ *
+ * With LOOPWRIGHT_E2E_CONTROLLERS (comma-separated names: the generator's suite, for the new controller
+ * of a workspace copy), those controllers' images are built and imported under their charts' names
+ * instead, for charts installed from their directories. A cluster already provided by
+ * `eval "$(pnpm -s cluster env)"` is reused (the release is published again, so it matches the sources).
  */
 import {
   ensureHelmBinary,
@@ -17,13 +22,31 @@ import {
   testNodeOf,
   type Cluster,
 } from '@loopwright/testing';
+import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { e2eReleasesExports, nextPatch } from './src/release.ts';
+import { readmeInstall } from './src/readme-install.ts';
+
+const run = promisify(execFile);
 
 let cluster: Cluster | undefined;
 let imagesDir: string | undefined;
+let releasesDir: string | undefined;
 const log = (line: string): void => void process.stderr.write(`[e2e] ${line}\n`);
+
+/** `pnpm release --local <tag>`, as a user runs it (the node found through LOOPWRIGHT_NODE). */
+async function releaseLocally(tag: string, outDir: string): Promise<void> {
+  const repoRoot = new URL('..', import.meta.url).pathname;
+  const { stdout } = await run(
+    process.execPath,
+    ['--conditions=development', join(repoRoot, 'scripts', 'release.ts'), '--local', tag, '--out', outDir],
+    { cwd: repoRoot, maxBuffer: 64 * 1024 * 1024, env: process.env },
+  );
+  for (const line of stdout.trim().split('\n')) log(line);
+}
 
 export async function globalSetup(): Promise<void> {
   await ensureHelmBinary({ log });
@@ -40,13 +63,24 @@ export async function globalSetup(): Promise<void> {
       });
   }
   imagesDir = await mkdtemp(join(tmpdir(), 'loopwright-e2e-images-'));
-  // A run for some controllers only (the generator's suite runs the new one's, on this run's node while
-  // the other suites use theirs) builds and imports only theirs.
   const only = process.env.LOOPWRIGHT_E2E_CONTROLLERS?.split(',').filter(Boolean);
-  await loadImagesIntoNode(node, { outDir: imagesDir, log, ...(only ? { controllers: only } : {}) });
+  if (only) {
+    await loadImagesIntoNode(node, { outDir: imagesDir, log, controllers: only });
+    return;
+  }
+  await loadImagesIntoNode(node, { outDir: imagesDir, log, controllers: [] });
+  releasesDir = await mkdtemp(join(tmpdir(), 'loopwright-e2e-releases-'));
+  // The version every README install names (readme-install.test.ts checks they agree).
+  const current = readmeInstall('at-scheduler').version;
+  const next = nextPatch(current);
+  for (const version of [current, next]) await releaseLocally(`v${version}`, releasesDir);
+  Object.assign(
+    process.env,
+    e2eReleasesExports({ dir: releasesDir, registry: node.registry, current, next }),
+  );
 }
 
 export async function globalTeardown(): Promise<void> {
   await cluster?.stop();
-  if (imagesDir) await rm(imagesDir, { recursive: true, force: true });
+  for (const dir of [imagesDir, releasesDir]) if (dir) await rm(dir, { recursive: true, force: true });
 }

@@ -13,7 +13,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { after, before, describe, test } from 'node:test';
-import { chartPath, normalizeRules, repoRoot, type PolicyRule } from './charts.ts';
+import { normalizeRules, repoRoot, type PolicyRule } from './charts.ts';
 import {
   adminKubeconfigPath,
   api,
@@ -37,7 +37,8 @@ import {
   type PodUidWatch,
 } from './node.ts';
 import { promtoolCheckMetrics } from './prometheus.ts';
-import { readmeInstall, testOnlyArgs } from './readme-install.ts';
+import { fromRegistry, readmeInstall, testOnlyArgs } from './readme-install.ts';
+import { assertRunsReleasedImage, e2eReleases, releasedChartArgs } from './release.ts';
 
 const expectedRules = JSON.parse(
   await readFile(new URL('../expected/at-scheduler.effective-rules.json', import.meta.url), 'utf8'),
@@ -339,7 +340,7 @@ function assertLogsClean(
  */
 class Run {
   readonly admin = loadTestKubeConfig();
-  readonly readme = readmeInstall('at-scheduler');
+  readonly readme = fromRegistry(readmeInstall('at-scheduler'), e2eReleases().registry);
   readonly release = this.readme.release;
   readonly system = this.readme.namespace;
   readonly #cleanups: (() => unknown)[] = [];
@@ -363,7 +364,8 @@ class Run {
   }
 
   /**
-   * The README's install, word for word (`helm install at-scheduler charts/at-scheduler -n loopwright
+   * The README's install, word for word but for the registry (`helm install at-scheduler
+   * oci://<node registry>/loopwright/charts/at-scheduler --version <README's> -n loopwright
    * --create-namespace`, run from the repository root), into the namespace made restricted first, plus
    * `--wait` and `values` only.
    */
@@ -465,6 +467,8 @@ describe('at-scheduler on the node, all namespaces', () => {
       );
       assert.equal(container.readinessProbe?.httpGet?.path, '/readyz');
       assert.equal(container.livenessProbe?.httpGet?.path, '/healthz');
+      // The README's release, pulled by containerd from the registry the release was pushed to.
+      await assertRunsReleasedImage(admin, system, pod.name, 'at-scheduler', e2eReleases().current);
     }
     assert.ok(await objectExists(admin, `/apis/rbac.authorization.k8s.io/v1/clusterroles/${release}`));
   });
@@ -594,7 +598,7 @@ describe('at-scheduler on the node, all namespaces', () => {
     await assertReplicasReady(admin, system, release);
   });
 
-  test('helm upgrade --reuse-values --set logLevel=debug rolls the pods; an At due meanwhile runs once', async () => {
+  test('helm upgrade to the next release (--reuse-values --set logLevel=debug) rolls the pods; an At due meanwhile runs once', async () => {
     const oldPods = (await livePods(admin, system, release)).map((p) => p.name);
     const duringSchedule = inMs(4000);
     await createAt(admin, work.name, 'during-upgrade', { schedule: duringSchedule, command: 'echo during' });
@@ -602,7 +606,7 @@ describe('at-scheduler on the node, all namespaces', () => {
       [
         'upgrade',
         release,
-        chartPath('at-scheduler'),
+        ...releasedChartArgs(readmeInstall('at-scheduler').chart, e2eReleases().next),
         '--namespace',
         system,
         '--reuse-values',
@@ -622,6 +626,7 @@ describe('at-scheduler on the node, all namespaces', () => {
         await api<PodSpec>(admin, 'GET', `/api/v1/namespaces/${system}/pods/${pod.name}`),
       );
       assert.equal(container.env?.find((e) => e.name === 'LOG_LEVEL')?.value, 'debug');
+      await assertRunsReleasedImage(admin, system, pod.name, 'at-scheduler', e2eReleases().next);
     }
     const during = await waitForPhase(admin, work.name, 'during-upgrade', 'DONE');
     assert.equal(during.status?.outcome, 'Succeeded');

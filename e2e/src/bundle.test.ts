@@ -112,6 +112,7 @@ function describeBundle(controller: string): void {
         // Loaded on first use only (scripts/bundle.ts, lazyPackages).
         'dist/undici.cjs',
         'dist/undici.cjs.map',
+        'package-lock.json',
         'package.json',
       ]);
       assert.deepEqual(await readPackageJson(bundleDir), {
@@ -137,6 +138,32 @@ function describeBundle(controller: string): void {
         for (const name of packagesOf(await readSourceMap(join(bundleDir, map))))
           assert.ok(headed.has(name), `${name} (in ${map}) has no license section`);
       assert.match(licenses, /^@kubernetes\/client-node \S+ \(Apache-2\.0\)\n\s+Apache License/m);
+    });
+
+    test('package-lock.json lists every package whose code is bundled, at the version installed (the SBOM reads it)', async () => {
+      const lock = JSON.parse(await readFile(join(bundleDir, 'package-lock.json'), 'utf8')) as {
+        name: string;
+        version: string;
+        lockfileVersion: number;
+        packages: Record<string, { version?: string }>;
+      };
+      assert.equal(lock.lockfileVersion, 3);
+      assert.deepEqual([lock.name, lock.version], [source.name, source.version]);
+      const listed = new Map(
+        Object.entries(lock.packages)
+          .filter(([path]) => path !== '')
+          .map(([path, entry]) => [path.slice(path.lastIndexOf('node_modules/') + 13), entry.version]),
+      );
+      // pnpm's store path names each bundled file's package and version: `.pnpm/<name>@<version>[_peers]/`.
+      for (const map of ['dist/main.js.map', 'dist/undici.cjs.map'])
+        for (const source of (await readSourceMap(join(bundleDir, map))).sources) {
+          const match = /node_modules\/\.pnpm\/((?:@[^+/]+\+)?[^@/]+)@([^_/(]+)[^/]*\/node_modules\//.exec(
+            source,
+          );
+          if (!match?.[1] || !match[2]) continue;
+          const name = match[1].replace('+', '/');
+          assert.equal(listed.get(name), match[2], `${name} (in ${map}) in package-lock.json`);
+        }
     });
 
     test("the source maps lead to the repository's files", async () => {

@@ -38,7 +38,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { after, before, describe, test } from 'node:test';
-import { chartPath, normalizeRules, repoRoot, type PolicyRule } from './charts.ts';
+import { normalizeRules, repoRoot, type PolicyRule } from './charts.ts';
 import {
   adminKubeconfigPath,
   api,
@@ -61,7 +61,8 @@ import {
   type PodLogs,
 } from './node.ts';
 import { promtoolCheckMetrics } from './prometheus.ts';
-import { readmeInstall, readmeSecret, secretData, testOnlyArgs } from './readme-install.ts';
+import { fromRegistry, readmeInstall, readmeSecret, secretData, testOnlyArgs } from './readme-install.ts';
+import { assertRunsReleasedImage, e2eReleases, releasedChartArgs } from './release.ts';
 
 const expectedRules = JSON.parse(
   await readFile(new URL('../expected/cloud-node.effective-rules.json', import.meta.url), 'utf8'),
@@ -136,7 +137,7 @@ describe('cloud-node on the node: helm install, Nodes initialised, failover, upg
   // A Hetzner token is 64 alphanumerics; a fresh one, so finding it in a log means it leaked.
   const hcloudToken = randomBytes(32).toString('hex');
   /** The README's command: its release and namespace (kube-system) are what this suite installs. */
-  const readme = readmeInstall('cloud-node');
+  const readme = fromRegistry(readmeInstall('cloud-node'), e2eReleases().registry);
   const { release } = readme;
   /** The chart's fullname: the release's, since the release is named like the chart. */
   const fullname = release;
@@ -273,6 +274,8 @@ describe('cloud-node on the node: helm install, Nodes initialised, failover, upg
     for (const replica of replicas) {
       assert.ok(replica.ready && replica.phase === 'Running', JSON.stringify(replica));
       assert.equal(replica.restarts, 0, `${replica.name} restarted`);
+      // The README's release, pulled by containerd from the registry the release was pushed to.
+      await assertRunsReleasedImage(admin, namespace.name, replica.name, 'cloud-node', e2eReleases().current);
     }
     // kube-system enforces nothing; a namespace that enforces the restricted profile would admit them.
     const { spec } = await api<{ spec: { template: Parameters<typeof assertAdmittedUnderRestricted>[2] } }>(
@@ -482,7 +485,7 @@ describe('cloud-node on the node: helm install, Nodes initialised, failover, upg
     await helmAsAdmin([
       'upgrade',
       release,
-      chartPath('cloud-node'),
+      ...releasedChartArgs(readmeInstall('cloud-node').chart, e2eReleases().next),
       '--namespace',
       namespace.name,
       '--reuse-values',
@@ -514,6 +517,13 @@ describe('cloud-node on the node: helm install, Nodes initialised, failover, upg
       // --reuse-values kept the install's values.
       assert.equal(env.find((e) => e.name === 'HCLOUD_ENDPOINT')?.value, fake.url);
       assert.equal(env.find((e) => e.name === 'NODE_SELECTOR')?.value, `${RUN_LABEL}=${run}`);
+      await assertRunsReleasedImage(
+        admin,
+        namespace.name,
+        pod.metadata.name,
+        'cloud-node',
+        e2eReleases().next,
+      );
     }
     let leader = '';
     await eventually(async () => {

@@ -28,7 +28,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { after, before, describe, test } from 'node:test';
-import { chartPath, normalizeRules, repoRoot, type PolicyRule } from './charts.ts';
+import { normalizeRules, repoRoot, type PolicyRule } from './charts.ts';
 import {
   adminKubeconfigPath,
   api,
@@ -49,14 +49,15 @@ import {
   type PodSummary,
 } from './node.ts';
 import { promtoolCheckMetrics } from './prometheus.ts';
-import { readmeInstall, readmeSecret, secretData, testOnlyArgs } from './readme-install.ts';
+import { fromRegistry, readmeInstall, readmeSecret, secretData, testOnlyArgs } from './readme-install.ts';
+import { assertRunsReleasedImage, e2eReleases, releasedChartArgs } from './release.ts';
 
 const expectedRules = JSON.parse(
   await readFile(new URL('../expected/mailgun-cluster.effective-rules.json', import.meta.url), 'utf8'),
 ) as Record<'releaseNamespace' | 'otherNamespace' | 'nonResource', PolicyRule[]>;
 
 /** The README's command: its release, namespace and values are what this suite installs. */
-const README = readmeInstall('mailgun-cluster');
+const README = fromRegistry(readmeInstall('mailgun-cluster'), e2eReleases().registry);
 const value = (key: string) => {
   const set = README.values[key];
   assert.ok(set, `the README's mailgun-cluster install sets no ${key}`);
@@ -294,7 +295,9 @@ describe('mailgun-cluster on the real node: helm install, one mail each, failove
       ),
     );
     await install();
-    await readyReplicas();
+    // The README's release, pulled by containerd from the registry the release was pushed to.
+    for (const pod of await readyReplicas())
+      await assertRunsReleasedImage(admin, system, pod.name, 'mailgun-cluster', e2eReleases().current);
     // A replica of this install leads before the tests start (a Lease left in the README's namespace by
     // an earlier install lapses first, as client-go sees it).
     await leaderAmong(admin, system, LEASE, selector);
@@ -427,13 +430,13 @@ describe('mailgun-cluster on the real node: helm install, one mail each, failove
     await assertOneMailEach();
   });
 
-  test('helm upgrade --reuse-values --set logLevel=debug rolls the pods; one mail for a MailgunCluster created during the roll', async () => {
+  test('helm upgrade to the next release (--reuse-values --set logLevel=debug) rolls the pods; one mail for a MailgunCluster created during the roll', async () => {
     const previous = new Set((await readyReplicas()).map((pod) => pod.name));
     const upgrade = helm(
       [
         'upgrade',
         release,
-        chartPath('mailgun-cluster'),
+        ...releasedChartArgs(readmeInstall('mailgun-cluster').chart, e2eReleases().next),
         '--namespace',
         system,
         '--reuse-values',
@@ -464,6 +467,8 @@ describe('mailgun-cluster on the real node: helm install, one mail each, failove
       rolled.every((pod) => !previous.has(pod.name)),
       `not every pod was replaced: ${JSON.stringify(rolled)}`,
     );
+    for (const pod of rolled)
+      await assertRunsReleasedImage(admin, system, pod.name, 'mailgun-cluster', e2eReleases().next);
     const messageID = await recordedMessageID(admin, work.name, 'during-roll');
     assert.deepEqual(
       mailsFor(uid).map((m) => m.id),

@@ -10,7 +10,7 @@ import { accessSync, constants, existsSync, readdirSync, readFileSync } from 'no
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { installCommands, readmeInstall, readmeSecrets } from './readme-install.ts';
+import { chartName, installCommands, readmeInstall, readmeSecrets } from './readme-install.ts';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const read = (path: string) => readFileSync(join(root, path), 'utf8');
@@ -315,7 +315,7 @@ describe('one set of names: root README, chart READMEs, NOTES.txt', () => {
           .map((fence) => fence.lines.join('\n'))
           .join('\n'),
       );
-      const chartInstalls = chartCommands.installs.filter((each) => each.chart === `charts/${chart}`);
+      const chartInstalls = chartCommands.installs.filter((each) => chartName(each.chart) === chart);
       assert.ok(chartInstalls.length > 0, `charts/${chart}/README.md shows its helm install`);
       for (const each of chartInstalls) {
         assert.equal(each.release, install.release, `charts/${chart}/README.md: ${each.args.join(' ')}`);

@@ -4,6 +4,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
+  chartName,
+  fromRegistry,
   installCommands,
   readmeInstall,
   readmeInstalls,
@@ -13,25 +15,53 @@ import {
   testOnlyArgs,
 } from './readme-install.ts';
 
-test('the root README installs each of the three charts, once, with one helm install each', () => {
+test('the root README installs each of the three released charts, once, with one helm install each', () => {
   const installs = readmeInstalls();
   assert.deepEqual(
     installs.map((install) => install.chart),
-    ['charts/at-scheduler', 'charts/mailgun-cluster', 'charts/cloud-node'],
+    [
+      'oci://ghcr.io/loopwright/charts/at-scheduler',
+      'oci://ghcr.io/loopwright/charts/mailgun-cluster',
+      'oci://ghcr.io/loopwright/charts/cloud-node',
+    ],
   );
   for (const install of installs) {
     assert.equal(install.args[0], 'install');
     assert.equal(install.args[2], install.chart);
     // Released under the chart's own name: fullname = release, `deploy/<controller>` as the README says.
-    assert.equal(`charts/${install.release}`, install.chart);
+    assert.equal(chartName(install.chart), install.release);
   }
+  // One release: the global setup publishes this version and the suites install it.
+  assert.deepEqual(new Set(installs.map((install) => install.version)).size, 1);
+});
+
+test('the README installs the version of the charts in this checkout (their appVersion)', async () => {
+  const { chartDefaultImage } = await import('@loopwright/testing');
+  for (const install of readmeInstalls())
+    assert.equal(install.version, (await chartDefaultImage(install.release)).appVersion, install.chart);
+});
+
+test('fromRegistry swaps the registry of the chart, and nothing else', () => {
+  const install = readmeInstall('at-scheduler');
+  const local = fromRegistry(install, '127.0.0.1:5000');
+  assert.equal(local.chart, 'oci://127.0.0.1:5000/loopwright/charts/at-scheduler');
+  assert.deepEqual(
+    local.args,
+    install.args.map((arg) => (arg === install.chart ? local.chart : arg)),
+  );
+  assert.notDeepEqual(local.args, install.args);
+  assert.equal(local.version, install.version);
+  assert.throws(() => chartName('charts/at-scheduler'), /not a released chart/);
+  assert.throws(() => chartName('oci://ghcr.io/loopwright/at-scheduler'), /not a released chart/);
 });
 
 test("each controller's command, words and values as a shell reads them (continuations, comments)", () => {
   assert.deepEqual(readmeInstall('at-scheduler').args, [
     'install',
     'at-scheduler',
-    'charts/at-scheduler',
+    'oci://ghcr.io/loopwright/charts/at-scheduler',
+    '--version',
+    '0.1.0',
     '-n',
     'loopwright',
     '--create-namespace',
@@ -118,15 +148,15 @@ test('shell reading: a variable only as a whole double-quoted "$NAME" word or va
 test('install commands: every ```sh block of the section; Secrets only as the installs reference them', () => {
   const readme = (...blocks: string[]) =>
     `## Install in a cluster\n\n${blocks.map((block) => `\`\`\`sh\n${block}\n\`\`\`\n`).join('\ntext\n\n')}## Next\n`;
-  const install = 'helm install b charts/b -n ns --set x.existingSecret=s';
+  const install = 'helm install b oci://r/o/charts/b --version 1.0.0 -n ns --set x.existingSecret=s';
   const secret = 'kubectl -n ns create secret generic s --from-literal=k="$K"';
   const two = readme(
-    'helm install a charts/a -n ns --create-namespace',
+    'helm install a oci://r/o/charts/a --version 1.0.0 -n ns --create-namespace',
     `kubectl create namespace ns\n${secret}\n${install}`,
   );
   assert.deepEqual(
     readmeInstalls(two).map((each) => each.chart),
-    ['charts/a', 'charts/b'],
+    ['oci://r/o/charts/a', 'oci://r/o/charts/b'],
   );
   assert.deepEqual(readmeSecrets('b', two), [{ namespace: 'ns', name: 's', variables: { k: 'K' } }]);
   assert.deepEqual(readmeSecrets('a', two), []);
@@ -149,7 +179,15 @@ test('install commands: every ```sh block of the section; Secrets only as the in
       `kubectl -n other create secret generic s --from-literal=k="$K"\n${install}`,
       /other\/s is no existingSecret/,
     ],
-    [`${secret}\nhelm install b charts/b -n ns --set x.existingSecret="$S"`, /not a plain command/],
+    [
+      `${secret}\nhelm install b oci://r/o/charts/b --version 1.0.0 -n ns --set x.existingSecret="$S"`,
+      /not a plain command/,
+    ],
+    [
+      `${secret}\nhelm install b charts/b --version 1.0.0 -n ns --set x.existingSecret=s`,
+      /not a released chart/,
+    ],
+    [`${secret}\nhelm install b oci://r/o/charts/b -n ns --set x.existingSecret=s`, /no --version/],
     [`${secret}\n${install}\nkubectl apply -f "$FILE"`, /not a plain command/],
   ];
   for (const [block, error] of refused) assert.throws(() => installCommands(block), error, block);
@@ -162,18 +200,18 @@ test('the section must be there, with its ```sh blocks closed', () => {
     /no ```sh block/,
   );
   assert.throws(
-    () => readmeInstalls('## Install in a cluster\n```sh\nhelm install a charts/a -n ns\n'),
+    () => readmeInstalls('## Install in a cluster\n```sh\nhelm install a oci://r/o/charts/a -n ns\n'),
     /unclosed ```sh block/,
   );
-  const readme = '## Install in a cluster\n```sh\nhelm install a charts/a --atomic\n```\n';
+  const readme = '## Install in a cluster\n```sh\nhelm install a oci://r/o/charts/a --atomic\n```\n';
   assert.throws(() => readmeInstalls(readme), /--atomic is new here/);
 });
 
-test('test-only arguments add --wait and where things are, never a value the README sets', () => {
+test('test-only arguments add --plain-http, --wait and where things are, never a value the README sets', () => {
   const cloudNode = readmeInstall('cloud-node');
   assert.deepEqual(
     testOnlyArgs(cloudNode, { timeout: '2m', values: { 'hcloud.endpoint': 'http://h:1/v1' } }),
-    ['--wait', '--timeout', '2m', '--set-json', 'hcloud.endpoint="http://h:1/v1"'],
+    ['--plain-http', '--wait', '--timeout', '2m', '--set-json', 'hcloud.endpoint="http://h:1/v1"'],
   );
   for (const key of ['hcloud.token.existingSecret', 'hcloud.token', 'hcloud.token.existingSecret.x'])
     assert.throws(() => testOnlyArgs(cloudNode, { timeout: '2m', values: { [key]: 'x' } }), /README's/, key);

@@ -14,11 +14,16 @@ const SECTION = '## Install in a cluster';
 
 /** One `helm install` of the README, as the arguments after `helm`, and what they name. */
 export interface ReadmeInstall {
-  /** e.g. `['install', 'at-scheduler', 'charts/at-scheduler', '-n', 'loopwright', '--create-namespace']` */
+  /**
+   * e.g. `['install', 'at-scheduler', 'oci://ghcr.io/loopwright/charts/at-scheduler', '--version', '0.1.0',
+   * '-n', 'loopwright', '--create-namespace']`
+   */
   args: string[];
   release: string;
-  /** The chart path as written (relative to the repository root, where the suites run helm). */
+  /** The chart as written: a released chart, `oci://<registry>/<owner>/charts/<chart>`. */
   chart: string;
+  /** The chart's `--version`: the release the README installs. */
+  version: string;
   namespace: string;
   /** The values the command sets (`--set a=b,c=d`; `--set-json a=<json>` as its JSON text), by key. */
   values: Record<string, string>;
@@ -42,12 +47,32 @@ export interface ReadmeSecret {
  */
 export type ShellWord = string | { prefix: string; variable: string };
 
-/** The README's `helm install` command for `controller` (the one installing `charts/<controller>`). */
+/** The README's `helm install` command for `controller` (the one installing `oci://.../charts/<controller>`). */
 export function readmeInstall(controller: ChartName, readme = readRootReadme()): ReadmeInstall {
-  const installs = readmeInstalls(readme).filter((install) => install.chart === `charts/${controller}`);
+  const installs = readmeInstalls(readme).filter((install) => chartName(install.chart) === controller);
   if (installs.length !== 1)
-    throw new Error(`the README's "${SECTION}" has ${installs.length} helm installs of charts/${controller}`);
+    throw new Error(
+      `the README's "${SECTION}" has ${installs.length} helm installs of the chart ${controller}`,
+    );
   return installs[0] as ReadmeInstall;
+}
+
+/** `oci://<registry>/<owner>/charts/<chart>`: the chart's name, the last part. */
+export function chartName(chart: string): string {
+  const match = /^oci:\/\/[^/]+\/(?:[^/]+\/)*charts\/([^/]+)$/.exec(chart);
+  if (!match?.[1])
+    throw new Error(`${chart} is not a released chart, oci://<registry>/<owner>/charts/<chart>`);
+  return match[1];
+}
+
+/**
+ * The install with its chart taken from `registry` (`127.0.0.1:<port>`) instead of the README's: the one
+ * change between the README's command and the suites' (that registry holds this checkout's release of
+ * the README's version, published by the global setup with `pnpm release --local`).
+ */
+export function fromRegistry(install: ReadmeInstall, registry: string): ReadmeInstall {
+  const chart = install.chart.replace(/^oci:\/\/[^/]+\//, `oci://${registry}/`);
+  return { ...install, chart, args: install.args.map((arg) => (arg === install.chart ? chart : arg)) };
 }
 
 /** Every `helm install` command of the README's install section, in order. */
@@ -100,15 +125,16 @@ export function secretData(secret: ReadmeSecret, values: Record<string, string>)
 }
 
 /**
- * What a test environment adds to a README command and a user would not: `--wait` (with a timeout) and
- * values saying where things are in this cluster (`--set-json`, so a URL stays one string). A value the
- * README sets may not be set again: a later `--set` would silently replace the user's.
+ * What a test environment adds to a README command and a user would not: `--plain-http` (the node's
+ * registry has no TLS), `--wait` (with a timeout) and values saying where things are in this cluster
+ * (`--set-json`, so a URL stays one string). A value the README sets may not be set again: a later
+ * `--set` would silently replace the user's.
  */
 export function testOnlyArgs(
   install: ReadmeInstall,
   options: { timeout: string; values?: Record<string, unknown> },
 ): string[] {
-  const args = ['--wait', '--timeout', options.timeout];
+  const args = ['--plain-http', '--wait', '--timeout', options.timeout];
   for (const [key, value] of Object.entries(options.values ?? {})) {
     const overlaps = (readme: string) =>
       `${readme}.`.startsWith(`${key}.`) || `${key}.`.startsWith(`${readme}.`);
@@ -303,6 +329,7 @@ function describeInstall(args: string[]): ReadmeInstall {
   if (!release || !chart || release.startsWith('-') || chart.startsWith('-'))
     throw new Error(`helm ${args.join(' ')}: release and chart must come first`);
   let namespace: string | undefined;
+  let version: string | undefined;
   const values: Record<string, string> = {};
   for (let i = 3; i < args.length; i++) {
     const flag = args[i] ?? '';
@@ -311,6 +338,7 @@ function describeInstall(args: string[]): ReadmeInstall {
       : [flag];
     const value = () => inline ?? args[++i] ?? '';
     if (name === '-n' || name === '--namespace') namespace = value();
+    else if (name === '--version') version = value();
     else if (name === '--set')
       for (const pair of value().split(',')) {
         const eq = pair.indexOf('=');
@@ -326,5 +354,8 @@ function describeInstall(args: string[]): ReadmeInstall {
       throw new Error(`helm ${args.join(' ')}: ${flag} is new here; teach readme-install.ts what it means`);
   }
   if (!namespace) throw new Error(`helm ${args.join(' ')}: no namespace`);
-  return { args, release, chart, namespace, values };
+  chartName(chart);
+  if (!version)
+    throw new Error(`helm ${args.join(' ')}: no --version (a release is installed by its version)`);
+  return { args, release, chart, version, namespace, values };
 }

@@ -60,12 +60,12 @@ export async function startControllerProcesses(
   };
 }
 
-/** The images the charts name, built from the controllers' Dockerfiles and imported into the node. */
+/** The images the charts name, built from the Dockerfile and imported into the node. */
 async function loadImages(ctx: Context, node: TestNode): Promise<void> {
   const outDir = await mkdtemp(join(tmpdir(), 'loopwright-demo-images-'));
   ctx.shutdown.defer('remove the image archives', () => rm(outDir, { recursive: true, force: true }));
   ctx.say(
-    `building the controllers' images from their Dockerfiles, importing them and busybox:1.37.0 ` +
+    `building the controllers' images from the Dockerfile, importing them and busybox:1.37.0 ` +
       `(the At's image) into node ${node.nodeName}`,
   );
   const started = Date.now();

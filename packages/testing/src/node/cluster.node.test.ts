@@ -27,7 +27,9 @@ async function shimProcesses(): Promise<string[]> {
     if (!/^\d+$/.test(pid)) continue;
     const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
     if (
-      /containerd-shim|kubelet|kube-proxy|kube-scheduler|loopwright-containerd|registry\0serve/.test(cmdline)
+      /containerd-shim|kubelet|kube-proxy|kube-scheduler|loopwright-containerd|registry\0serve\0[^\0]*\/registry\/config\.yml/.test(
+        cmdline,
+      )
     )
       found.push(`${pid} ${cmdline.replaceAll('\0', ' ')}`);
   }
@@ -144,7 +146,19 @@ describe('a real single-node cluster', () => {
     await run('tar', ['-xf', `${cluster.dir}/images/busybox.tar`, '-C', layout]);
     const repository = `${cluster.registry}/node-test/busybox`;
     const crane = (await ensureReleaseTools()).crane;
-    await run(crane, ['push', '--insecure', layout, `${repository}:pushed`]);
+    await run(crane, ['push', '--insecure', layout, `${repository}:imported`]);
+    // An image of its own (another config, so another image ID): once the kubelet has pulled an image
+    // ID from a registry, it no longer counts that ID as preloaded, and busybox:1.37.0, imported, would
+    // then have to be pulled from Docker Hub by the tests that follow (the kubelet's pull records).
+    await run(crane, [
+      'mutate',
+      '--insecure',
+      '--label',
+      'loopwright.test=pulled',
+      '--tag',
+      `${repository}:pushed`,
+      `${repository}:imported`,
+    ]);
     const { stdout: digest } = await run(crane, ['digest', '--insecure', `${repository}:pushed`]);
     const pod = await runPod('pulled', 'echo pulled', {}, `${repository}:pushed`);
     assert.equal(pod.status?.phase, 'Succeeded');

@@ -1,6 +1,6 @@
 /**
  * The images a test run needs on the node: the stand-in bases (busybox is the At's default image) and
- * each controller's image built from its Dockerfile, imported under the exact names the charts use.
+ * each controller's image built from the Dockerfile, imported under the exact names the charts use.
  */
 import { buildBaseImages, buildControllerImage, importImage, type ControllerImage } from '../images/index.ts';
 import { workspaceControllers } from '../workspace/controllers.ts';

@@ -1,9 +1,10 @@
 /**
  * The workspace's controllers, found rather than listed: a controller is a package `packages/<name>`
- * whose package.json carries the Nx tag `controller`, with its Dockerfile, `src/main.ts`, `src/config.ts`
- * (exporting `program`) and a chart `charts/<name>/` whose CRDs, if any, are `crds/*.yaml`. Whatever does
- * something per controller (images, bundles, e2e set-ups, the demo, `pnpm generate`, CI's image matrix)
- * asks here, so that a new controller made under these conventions needs no list edited.
+ * whose package.json carries the Nx tag `controller` (the one Dockerfile builds it), with `src/main.ts`,
+ * `src/config.ts` (exporting `program`) and a chart `charts/<name>/` whose CRDs, if any, are
+ * `crds/*.yaml`. Whatever does something per controller (images, bundles, e2e set-ups, the demo,
+ * `pnpm generate`, CI's image matrix) asks here, so that a new controller made under these conventions
+ * needs no list edited.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
