@@ -44,11 +44,19 @@ export async function controllerDescription(controller: string): Promise<string>
   return typeof manifest.description === 'string' ? manifest.description : '';
 }
 
+export interface ChartDefaultImage {
+  /** `<repository>:<tag>`, the tag being `image.tag` if set, else the appVersion. */
+  name: string;
+  /** `image.repository` from values.yaml. */
+  repository: string;
+  appVersion: string;
+}
+
 /**
  * The image the controller's chart runs by default: `image.repository` from values.yaml, tagged with
  * the chart's appVersion (the chart's `image.tag` default is empty, meaning appVersion).
  */
-export async function chartDefaultImage(controller: string): Promise<{ name: string; appVersion: string }> {
+export async function chartDefaultImage(controller: string): Promise<ChartDefaultImage> {
   const chartDir = join(repositoryRoot, 'charts', controller);
   const chart = parseYaml(await readFile(join(chartDir, 'Chart.yaml'), 'utf8')) as { appVersion?: unknown };
   const values = parseYaml(await readFile(join(chartDir, 'values.yaml'), 'utf8')) as {
@@ -61,7 +69,34 @@ export async function chartDefaultImage(controller: string): Promise<{ name: str
   }
   const tag =
     typeof values.image?.tag === 'string' && values.image.tag !== '' ? values.image.tag : appVersion;
-  return { name: `${repository}:${tag}`, appVersion };
+  return { name: `${repository}:${tag}`, repository, appVersion };
+}
+
+/**
+ * The name a build gives the image: the chart's default image when neither `version` nor `repository`
+ * is given, else `<repository>:<version>`, each defaulting to the chart's. Checked here, because a
+ * registry refuses an upper-case repository or a tag such as `1.0.0+build` only at the push, long after
+ * the build.
+ */
+export function controllerImageName(
+  chartDefault: ChartDefaultImage,
+  { version, repository }: Pick<ControllerImageOptions, 'version' | 'repository'>,
+): string {
+  if (version === undefined && repository === undefined) return chartDefault.name;
+  const tag = version ?? chartDefault.appVersion;
+  const name = repository ?? chartDefault.repository;
+  if (!/^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/.test(tag)) {
+    throw new Error(
+      `image version ${JSON.stringify(tag)} is not a valid tag ([A-Za-z0-9_][A-Za-z0-9_.-]{0,127})`,
+    );
+  }
+  const lastComponent = name.split('/').pop() ?? '';
+  if (!/^[a-z0-9][a-z0-9._/:-]*$/.test(name) || lastComponent.includes(':') || name.endsWith('/')) {
+    throw new Error(
+      `image repository ${JSON.stringify(name)} must be a lower-case name without a tag or digest, e.g. ghcr.io/loopwright/at-scheduler`,
+    );
+  }
+  return `${name}:${tag}`;
 }
 
 /**
@@ -139,10 +174,7 @@ export async function buildControllerImage(
 ): Promise<ControllerImage> {
   const chartDefault = await chartDefaultImage(controller);
   const appVersion = release.version ?? chartDefault.appVersion;
-  const name =
-    release.version === undefined && release.repository === undefined
-      ? chartDefault.name
-      : `${release.repository ?? chartDefault.name.slice(0, chartDefault.name.lastIndexOf(':'))}:${appVersion}`;
+  const name = controllerImageName(chartDefault, release);
   const dockerfile = parseDockerfile(await readFile(dockerfilePath(), 'utf8'));
   const buildArgs = {
     CONTROLLER: controller,

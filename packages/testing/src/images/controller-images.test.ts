@@ -19,6 +19,7 @@ import { importImage } from './containerd-import.ts';
 import {
   buildControllerImage,
   bundleDirOf,
+  controllerImageName,
   dockerfilePath,
   type ControllerImage,
 } from './controller-image.ts';
@@ -217,6 +218,23 @@ describe('controller images', { timeout: 15 * 60_000 }, () => {
     });
   }
 
+  it('a release build is named <repository>:<version>, labelled with that version, and ships the same app layer', async () => {
+    const chartBuilt = images.get('at-scheduler');
+    assert.ok(chartBuilt);
+    const repository = 'registry.example:5000/acme/at-scheduler';
+    const image = await buildControllerImage('at-scheduler', { outDir, version: '9.8.7-rc.1', repository });
+    assert.equal(image.name, `${repository}:9.8.7-rc.1`);
+    assert.equal(image.appVersion, '9.8.7-rc.1');
+    const layout = await openLayout(image, join(outDir, 'layouts', 'at-scheduler-release'));
+    assert.equal(layout.manifestDescriptor.annotations?.['io.containerd.image.name'], image.name);
+    const labels = layout.config.config['Labels'] as Record<string, string>;
+    assert.equal(labels['org.opencontainers.image.version'], '9.8.7-rc.1');
+    assert.equal(labels['org.opencontainers.image.title'], 'at-scheduler');
+    // Only the name and the version label differ from the chart's image: the same bundle, byte for byte.
+    const chartLayout = await openLayout(chartBuilt, join(outDir, 'layouts', 'at-scheduler-chart'));
+    assert.deepEqual(layout.manifest.layers, chartLayout.manifest.layers);
+  });
+
   it("at-scheduler's app layer holds exactly a fresh bundle's files, under /app, owned by root", async () => {
     const image = images.get('at-scheduler');
     assert.ok(image);
@@ -336,5 +354,53 @@ describe('controller images', { timeout: 15 * 60_000 }, () => {
         await containerd.stop();
       }
     });
+  });
+});
+
+describe('controllerImageName', () => {
+  const chartDefault = {
+    name: 'ghcr.io/loopwright/at-scheduler:0.1.0',
+    repository: 'ghcr.io/loopwright/at-scheduler',
+    appVersion: '0.1.0',
+  };
+
+  it("is the chart's default image without a version or repository", () => {
+    assert.equal(controllerImageName(chartDefault, {}), 'ghcr.io/loopwright/at-scheduler:0.1.0');
+    // The chart's image.tag, where values.yaml sets one, names the default image; a release does not.
+    const tagged = { ...chartDefault, name: 'ghcr.io/loopwright/at-scheduler:edge' };
+    assert.equal(controllerImageName(tagged, {}), 'ghcr.io/loopwright/at-scheduler:edge');
+    assert.equal(controllerImageName(tagged, { version: '1.2.3' }), 'ghcr.io/loopwright/at-scheduler:1.2.3');
+  });
+
+  it("takes the version and the repository each in place of the chart's", () => {
+    assert.equal(
+      controllerImageName(chartDefault, { version: '1.2.3' }),
+      'ghcr.io/loopwright/at-scheduler:1.2.3',
+    );
+    assert.equal(
+      controllerImageName(chartDefault, { repository: '127.0.0.1:5000/fork/at-scheduler' }),
+      '127.0.0.1:5000/fork/at-scheduler:0.1.0',
+    );
+    assert.equal(
+      controllerImageName(chartDefault, { version: '2.0.0', repository: 'ghcr.io/fork/at-scheduler' }),
+      'ghcr.io/fork/at-scheduler:2.0.0',
+    );
+  });
+
+  it('refuses what a registry would refuse at the push: a tag with +, an upper-case or tagged repository', () => {
+    assert.throws(() => controllerImageName(chartDefault, { version: '1.0.0+build' }), /not a valid tag/);
+    assert.throws(() => controllerImageName(chartDefault, { version: '' }), /not a valid tag/);
+    assert.throws(
+      () => controllerImageName(chartDefault, { repository: 'ghcr.io/Fork/at-scheduler' }),
+      /lower-case/,
+    );
+    assert.throws(
+      () => controllerImageName(chartDefault, { repository: 'ghcr.io/fork/at-scheduler:1' }),
+      /without a tag/,
+    );
+    assert.throws(
+      () => controllerImageName(chartDefault, { repository: 'ghcr.io/fork/at@sha256:00' }),
+      /without a tag/,
+    );
   });
 });
