@@ -37,7 +37,7 @@ export function dockerfilePath(): string {
 }
 
 /** The package's one-line description, `--build-arg DESCRIPTION` (the image's description label). */
-export async function controllerDescription(controller: string): Promise<string> {
+async function controllerDescription(controller: string): Promise<string> {
   const manifest = JSON.parse(
     await readFile(join(repositoryRoot, 'packages', controller, 'package.json'), 'utf8'),
   ) as { description?: unknown };
