@@ -27,6 +27,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { repoRoot } from './src/charts.ts';
 import { e2eReleasesExports, nextPatch } from './src/release.ts';
 import { readmeInstall } from './src/readme-install.ts';
 
@@ -39,7 +40,6 @@ const log = (line: string): void => void process.stderr.write(`[e2e] ${line}\n`)
 
 /** `pnpm release --local <tag>`, as a user runs it (the node found through LOOPWRIGHT_NODE). */
 async function releaseLocally(tag: string, outDir: string): Promise<void> {
-  const repoRoot = new URL('..', import.meta.url).pathname;
   const { stdout } = await run(
     process.execPath,
     ['--conditions=development', join(repoRoot, 'scripts', 'release.ts'), '--local', tag, '--out', outDir],

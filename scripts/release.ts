@@ -22,6 +22,7 @@ import {
   parseReleaseTag,
   pushChart,
   releaseLocal,
+  ReleaseVersionError,
   workspaceControllers,
   writeReleaseAssets,
   type TestNode,
@@ -133,7 +134,7 @@ async function main(argv: string[]): Promise<void> {
 main(process.argv.slice(2)).catch((error: unknown) => {
   const usage =
     error instanceof UsageError ||
-    (error instanceof Error && error.name === 'ReleaseVersionError') ||
+    error instanceof ReleaseVersionError ||
     (error instanceof TypeError && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS'));
   console.error(`release: ${error instanceof Error ? error.message : String(error)}`);
   process.exit(usage ? 2 : 1);

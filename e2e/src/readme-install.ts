@@ -65,13 +65,18 @@ export function chartName(chart: string): string {
   return match[1];
 }
 
+/** `oci://<registry>/<owner>/charts/<chart>` with its registry swapped for `registry`. */
+export function chartFromRegistry(chart: string, registry: string): string {
+  return chart.replace(/^oci:\/\/[^/]+\//, `oci://${registry}/`);
+}
+
 /**
  * The install with its chart taken from `registry` (`127.0.0.1:<port>`) instead of the README's: the one
  * change between the README's command and the suites' (that registry holds this checkout's release of
  * the README's version, published by the global setup with `pnpm release --local`).
  */
 export function fromRegistry(install: ReadmeInstall, registry: string): ReadmeInstall {
-  const chart = install.chart.replace(/^oci:\/\/[^/]+\//, `oci://${registry}/`);
+  const chart = chartFromRegistry(install.chart, registry);
   return { ...install, chart, args: install.args.map((arg) => (arg === install.chart ? chart : arg)) };
 }
 

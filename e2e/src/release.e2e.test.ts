@@ -11,6 +11,7 @@ import {
   ensureReleaseTools,
   ensureTestTools,
   helm,
+  verifiedSbomAttestations,
   verifyImage,
   workspaceControllers,
   type LocalRelease,
@@ -24,6 +25,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { parseAllDocuments, parse as parseYaml } from 'yaml';
+import { readmeInstall } from './readme-install.ts';
 import { e2eReleases, publishedRelease } from './release.ts';
 
 const run = promisify(execFile);
@@ -41,20 +43,7 @@ async function attestedSbom(
   release: LocalRelease,
   image: string,
 ): Promise<SpdxPackage[]> {
-  const { stdout } = await run(
-    tools.cosign,
-    [
-      'verify-attestation',
-      '--key',
-      release.publicKeyPath,
-      '--insecure-ignore-tlog',
-      '--allow-http-registry',
-      '--type',
-      'spdxjson',
-      image,
-    ],
-    { maxBuffer: 64 * 1024 * 1024, env: { ...process.env, TUF_ROOT: '' } },
-  );
+  const stdout = await verifiedSbomAttestations(tools, release.publicKeyPath, image, true);
   const [envelope] = stdout.trim().split('\n');
   assert.ok(envelope, `no attestation for ${image}`);
   const statement = JSON.parse(
@@ -275,16 +264,10 @@ async function readPackageVersion(controller: string): Promise<string> {
   return manifest.version;
 }
 
-/** The values a chart refuses to render without (the README's, for mailgun-cluster and cloud-node). */
+/** The README's values for the chart (those a chart refuses to render without among them). */
 function requiredValues(controller: string): string[] {
-  const values: Record<string, string[]> = {
-    'mailgun-cluster': [
-      '--set',
-      'mailgun.domain=mg.example.com,recipient=ops@example.com,mailgun.apiKey.existingSecret=mailgun',
-      '--api-versions',
-      'cluster.x-k8s.io/v1beta2',
-    ],
-    'cloud-node': ['--set', 'hcloud.token.existingSecret=hcloud'],
-  };
-  return values[controller] ?? [];
+  return Object.entries(readmeInstall(controller).values).flatMap(([key, value]) => [
+    '--set',
+    `${key}=${value}`,
+  ]);
 }

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { api } from './kube.ts';
+import { chartFromRegistry } from './readme-install.ts';
 
 const variable = 'LOOPWRIGHT_E2E_RELEASES';
 
@@ -51,12 +52,7 @@ export function nextPatch(version: string): string {
  */
 export function releasedChartArgs(readmeChart: string, version: string): string[] {
   const { registry } = e2eReleases();
-  return [
-    readmeChart.replace(/^oci:\/\/[^/]+\//, `oci://${registry}/`),
-    '--version',
-    version,
-    '--plain-http',
-  ];
+  return [chartFromRegistry(readmeChart, registry), '--version', version, '--plain-http'];
 }
 
 interface PodImages {

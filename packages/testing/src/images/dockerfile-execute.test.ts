@@ -213,6 +213,16 @@ ENTRYPOINT ["/bin/run"]
       assert.ok(copy);
       return copy;
     };
+    /** bundleCommandOf for a build of `controller` with `--build-arg CONTROLLER=<built>`, into /bundle. */
+    const checkBundle = (
+      parsed: ReturnType<typeof parseDockerfile>,
+      build: NonNullable<ReturnType<typeof parseDockerfile>['stages'][number]>,
+      built: string,
+      controller = 'at-scheduler',
+      output = '/bundle',
+    ) => {
+      bundleCommandOf(parsed, build, { CONTROLLER: built }, controller, output, copyOf(parsed));
+    };
     for (const word of ['${CONTROLLER}', '$CONTROLLER', '"${CONTROLLER}"']) {
       it(`expands ./scripts/bundle.sh ${word} /bundle with --build-arg CONTROLLER`, () => {
         const parsed = parseDockerfile(
@@ -220,20 +230,12 @@ ENTRYPOINT ["/bin/run"]
         );
         const [build] = parsed.stages;
         assert.ok(build);
-        const args = { CONTROLLER: 'at-scheduler' };
-        bundleCommandOf(parsed, build, args, 'at-scheduler', '/bundle', copyOf(parsed));
+        checkBundle(parsed, build, 'at-scheduler');
         assert.throws(() => {
-          bundleCommandOf(
-            parsed,
-            build,
-            { CONTROLLER: 'cloud-node' },
-            'at-scheduler',
-            '/bundle',
-            copyOf(parsed),
-          );
+          checkBundle(parsed, build, 'cloud-node');
         }, /line 4: expected \.\/scripts\/bundle\.sh at-scheduler \/bundle, found \.\/scripts\/bundle\.sh cloud-node \/bundle/);
         assert.throws(() => {
-          bundleCommandOf(parsed, build, args, 'at-scheduler', '/other', copyOf(parsed));
+          checkBundle(parsed, build, 'at-scheduler', 'at-scheduler', '/other');
         }, /expected \.\/scripts\/bundle\.sh at-scheduler \/other/);
       });
     }
@@ -245,14 +247,7 @@ ENTRYPOINT ["/bin/run"]
       const [build] = parsed.stages;
       assert.ok(build);
       assert.throws(() => {
-        bundleCommandOf(
-          parsed,
-          build,
-          { CONTROLLER: 'at-scheduler' },
-          'at-scheduler',
-          '/bundle',
-          copyOf(parsed),
-        );
+        checkBundle(parsed, build, 'at-scheduler');
       }, /found \.\/scripts\/bundle\.sh {2}\/bundle/);
     });
 
@@ -261,17 +256,10 @@ ENTRYPOINT ["/bin/run"]
       const build = parsed.stages.find(({ name }) => name === 'build');
       assert.ok(build);
       for (const controller of ['at-scheduler', 'cloud-node', 'mailgun-cluster']) {
-        bundleCommandOf(parsed, build, { CONTROLLER: controller }, controller, '/bundle', copyOf(parsed));
+        checkBundle(parsed, build, controller, controller);
       }
       assert.throws(() => {
-        bundleCommandOf(
-          parsed,
-          build,
-          { CONTROLLER: 'cloud-node' },
-          'at-scheduler',
-          '/bundle',
-          copyOf(parsed),
-        );
+        checkBundle(parsed, build, 'cloud-node');
       }, /expected \.\/scripts\/bundle\.sh at-scheduler \/bundle/);
     });
   });

@@ -1,5 +1,5 @@
 export { releaseLocal, type LocalRelease, type LocalReleaseOptions, type PublishedChart } from './release.ts';
-export { verifyImage } from './signing.ts';
+export { verifiedSbomAttestations, verifyImage } from './signing.ts';
 export { parseReleaseTag, ReleaseVersionError, type ReleaseVersion } from './version.ts';
 export { writeReleaseAssets } from './assets.ts';
 export { packageReleaseChart, pushChart } from './charts.ts';

@@ -54,6 +54,29 @@ function registryFlags(plainHttp: boolean): string[] {
   return plainHttp ? ['--allow-http-registry', '--allow-insecure-registry'] : [];
 }
 
+/** cosign with `args`; its standard output. */
+async function cosign(tools: ReleaseTools, args: string[]): Promise<string> {
+  const { stdout } = await run(tools.cosign, args, { env: cosignEnv(), maxBuffer: 64 * 1024 * 1024 });
+  return stdout;
+}
+
+/** What signs with the local key: the key, and the signing config that writes no transparency log. */
+function signingFlags(key: SigningKey, plainHttp: boolean): string[] {
+  return [
+    '--key',
+    key.privateKeyPath,
+    '--signing-config',
+    key.signingConfigPath,
+    '--yes',
+    ...registryFlags(plainHttp),
+  ];
+}
+
+/** What verifies with the public key; no transparency log was written, so none is read. */
+function verifyingFlags(publicKeyPath: string, plainHttp: boolean): string[] {
+  return ['--key', publicKeyPath, '--insecure-ignore-tlog', ...registryFlags(plainHttp)];
+}
+
 /** Signs `image` (`repository@sha256:...`: a signature names a digest, never a tag). */
 export async function signImage(
   tools: ReleaseTools,
@@ -61,20 +84,7 @@ export async function signImage(
   image: string,
   plainHttp: boolean,
 ): Promise<void> {
-  await run(
-    tools.cosign,
-    [
-      'sign',
-      '--key',
-      key.privateKeyPath,
-      '--signing-config',
-      key.signingConfigPath,
-      '--yes',
-      ...registryFlags(plainHttp),
-      image,
-    ],
-    { env: cosignEnv(), maxBuffer: 16 * 1024 * 1024 },
-  );
+  await cosign(tools, ['sign', ...signingFlags(key, plainHttp), image]);
 }
 
 /** Attaches `predicatePath` (an SBOM: type `spdxjson`) to `image` as a signed in-toto attestation. */
@@ -86,29 +96,39 @@ export async function attestImage(
   type: string,
   plainHttp: boolean,
 ): Promise<void> {
-  await run(
-    tools.cosign,
-    [
-      'attest',
-      '--key',
-      key.privateKeyPath,
-      '--signing-config',
-      key.signingConfigPath,
-      '--yes',
-      '--type',
-      type,
-      '--predicate',
-      predicatePath,
-      ...registryFlags(plainHttp),
-      image,
-    ],
-    { env: cosignEnv(), maxBuffer: 16 * 1024 * 1024 },
-  );
+  await cosign(tools, [
+    'attest',
+    ...signingFlags(key, plainHttp),
+    '--type',
+    type,
+    '--predicate',
+    predicatePath,
+    image,
+  ]);
 }
 
 /**
- * `cosign verify` (and `verify-attestation` of the SBOM) with the public key: resolves when both
- * verify, rejects with cosign's own message otherwise. No transparency log was written, so none is read.
+ * `cosign verify-attestation` of the SBOM with the public key: the verified attestations (in-toto
+ * envelopes, one JSON per line). Rejects with cosign's own message when none verifies.
+ */
+export async function verifiedSbomAttestations(
+  tools: ReleaseTools,
+  publicKeyPath: string,
+  image: string,
+  plainHttp: boolean,
+): Promise<string> {
+  return cosign(tools, [
+    'verify-attestation',
+    ...verifyingFlags(publicKeyPath, plainHttp),
+    '--type',
+    'spdxjson',
+    image,
+  ]);
+}
+
+/**
+ * `cosign verify` and `verify-attestation` of the SBOM with the public key: resolves when both verify,
+ * rejects with cosign's own message otherwise.
  */
 export async function verifyImage(
   tools: ReleaseTools,
@@ -116,8 +136,6 @@ export async function verifyImage(
   image: string,
   plainHttp: boolean,
 ): Promise<void> {
-  const common = ['--key', publicKeyPath, '--insecure-ignore-tlog', ...registryFlags(plainHttp)];
-  const options = { env: cosignEnv(), maxBuffer: 16 * 1024 * 1024 };
-  await run(tools.cosign, ['verify', ...common, image], options);
-  await run(tools.cosign, ['verify-attestation', ...common, '--type', 'spdxjson', image], options);
+  await cosign(tools, ['verify', ...verifyingFlags(publicKeyPath, plainHttp), image]);
+  await verifiedSbomAttestations(tools, publicKeyPath, image, plainHttp);
 }
