@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { chartVersion, unbumpedCharts } from './chart-versions.ts';
+import { chartVersion, localDependencies, staleLocalDependencies, unbumpedCharts } from './chart-versions.ts';
 
 let repo: string;
 const git = (...args: string[]) =>
@@ -66,4 +66,35 @@ test('a chart new since the base passes', () => {
   git('add', '.');
   git('commit', '-q', '-m', 'new chart');
   assert.deepEqual(unbumpedCharts(repo, 'main'), []);
+});
+
+test('reads the file:// dependencies on charts of the repository, and only those', () => {
+  const chartYaml = [
+    'apiVersion: v2',
+    'name: a',
+    'version: 0.1.0',
+    'dependencies:',
+    '  - name: lib',
+    "    version: '0.2.0'",
+    '    repository: file://../lib',
+    '  - name: redis',
+    '    version: 1.0.0',
+    '    repository: oci://registry.example/charts',
+    'keywords: [x]',
+    '',
+  ].join('\n');
+  assert.deepEqual(localDependencies(chartYaml), [{ name: 'lib', version: '0.2.0', dir: 'lib' }]);
+  assert.deepEqual(localDependencies('apiVersion: v2\nname: a\n'), []);
+});
+
+test("a dependent that pins another version than the library chart's own fails, naming both", () => {
+  write('charts/lib/Chart.yaml', 'apiVersion: v2\nname: lib\ntype: library\nversion: 0.2.0\n');
+  const dependent = (pin: string) =>
+    `apiVersion: v2\nname: d\nversion: 0.1.0\ndependencies:\n  - name: lib\n    version: ${pin}\n    repository: file://../lib\n`;
+  write('charts/d/Chart.yaml', dependent('0.1.0'));
+  assert.deepEqual(staleLocalDependencies(repo), [
+    'charts/d: depends on lib 0.1.0, but charts/lib is 0.2.0; pin it and bump charts/d',
+  ]);
+  write('charts/d/Chart.yaml', dependent('0.2.0'));
+  assert.deepEqual(staleLocalDependencies(repo), []);
 });

@@ -19,6 +19,7 @@ import { parseArgs } from 'node:util';
 import {
   findTestNode,
   packageReleaseChart,
+  releaseNotes,
   parseReleaseTag,
   pushChart,
   releaseLocal,
@@ -55,12 +56,15 @@ function registryAndOwner(value: string | undefined): string {
 }
 
 async function packageAll(version: string, base: string, outDir: string): Promise<Record<string, string>> {
+  // A tag's release needs its CHANGELOG section: no fallback.
+  const notes = await releaseNotes(version);
   const packages: Record<string, string> = {};
   for (const { name } of workspaceControllers())
     packages[name] = await packageReleaseChart({
       controller: name,
       version,
       imageRepository: `${base}/${name}`,
+      notes,
       outDir,
     });
   return packages;

@@ -8,9 +8,11 @@
  * controllers' own suites (`<controller>.e2e.test.ts`).
  */
 import {
+  artifactHubChanges,
   ensureReleaseTools,
   ensureTestTools,
   helm,
+  releaseNotes,
   verifiedSbomAttestations,
   verifyImage,
   workspaceControllers,
@@ -137,7 +139,9 @@ describe('the local release: signed images with SBOMs, charts and assets in the 
     }
   });
 
-  test(`v${current}: each chart carries the release’s version and installs the release’s image`, async () => {
+  test(`v${current}: each chart carries the release’s version, its CHANGELOG changes for Artifact Hub, and installs the release’s image`, async () => {
+    const changes = artifactHubChanges(await releaseNotes(current, 'Unreleased'));
+    assert.ok(changes.length > 0, `the CHANGELOG section of ${current} lists changes`);
     for (const controller of controllers) {
       const chart = [
         `oci://${registry}/loopwright/charts/${controller}`,
@@ -148,15 +152,20 @@ describe('the local release: signed images with SBOMs, charts and assets in the 
       const shown = parseYaml((await helm(['show', 'chart', ...chart])).stdout) as {
         version: string;
         appVersion: string;
+        annotations: Record<string, string>;
       };
       assert.equal(shown.version, current);
       assert.equal(shown.appVersion, current);
+      assert.deepEqual(parseYaml(shown.annotations['artifacthub.io/changes'] ?? ''), changes);
       const { stdout } = await helm([
         'template',
         controller,
         ...chart,
         '--namespace',
         'ns',
+        // mailgun-cluster's install requires Cluster API's types; `helm template` has no cluster to ask.
+        '--api-versions',
+        'cluster.x-k8s.io/v1beta2',
         ...requiredValues(controller),
       ]);
       const images = parseAllDocuments(stdout)

@@ -1,51 +1,27 @@
-{{/* Chart name, overridable. */}}
-{{- define "mailgun-cluster.name" -}}
-{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{/*
+This chart's part of the library chart's objects (see loopwright-controller.objects), as YAML. The label
+is Cluster API's provider label, on every object of this provider (clusterctl selects by it).
+*/}}
+{{- define "mailgun-cluster.controller" -}}
+{{- $podAnnotations := dict }}
+{{- if include "mailgun-cluster.createSecret" . }}
+{{- /* The key file is re-read when the kubelet updates it; a restart applies a new key at once. */}}
+{{- $_ := set $podAnnotations "checksum/mailgun-api-key" (.Values.mailgun.apiKey.value | sha256sum) }}
+{{- end }}
+{{- dict
+  "rules" (include "mailgun-cluster.rules" .)
+  "oneReplicaReason" "two active replicas would race for every send claim"
+  "env" (include "mailgun-cluster.env" .)
+  "labels" (dict "cluster.x-k8s.io/provider" "infrastructure-mailgun")
+  "podAnnotations" $podAnnotations
+  "volumes" (include "mailgun-cluster.volumes" .)
+  "volumeMounts" (include "mailgun-cluster.volumeMounts" .)
+| toYaml }}
 {{- end }}
 
-{{/* Full name: <release>-<name>, or the release name when it already contains the chart name. */}}
-{{- define "mailgun-cluster.fullname" -}}
-{{- if .Values.fullnameOverride }}
-{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
-{{- else }}
-{{- $name := default .Chart.Name .Values.nameOverride }}
-{{- if contains $name .Release.Name }}
-{{- .Release.Name | trunc 63 | trimSuffix "-" }}
-{{- else }}
-{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
-{{- end }}
-{{- end }}
-{{- end }}
-
-{{- define "mailgun-cluster.selectorLabels" -}}
-app.kubernetes.io/name: {{ include "mailgun-cluster.name" . }}
-app.kubernetes.io/instance: {{ .Release.Name }}
-{{- end }}
-
-{{- define "mailgun-cluster.labels" -}}
-helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
-{{ include "mailgun-cluster.selectorLabels" . }}
-app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
-app.kubernetes.io/managed-by: {{ .Release.Service }}
-app.kubernetes.io/component: controller
-# Cluster API's provider label, on every component of this provider (clusterctl uses it).
-cluster.x-k8s.io/provider: infrastructure-mailgun
-{{- end }}
-
-{{- define "mailgun-cluster.serviceAccountName" -}}
-{{- if .Values.serviceAccount.create }}
-{{- default (include "mailgun-cluster.fullname" .) .Values.serviceAccount.name }}
-{{- else }}
-{{- required "serviceAccount.name is required when serviceAccount.create is false" .Values.serviceAccount.name }}
-{{- end }}
-{{- end }}
-
-{{- define "mailgun-cluster.image" -}}
-{{- if .Values.image.digest }}
-{{- printf "%s@%s" .Values.image.repository .Values.image.digest }}
-{{- else }}
-{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
-{{- end }}
+{{/* True (non-empty) when this chart creates the API key's Secret from values. */}}
+{{- define "mailgun-cluster.createSecret" -}}
+{{- if and .Values.mailgun.apiKey.create (not .Values.mailgun.apiKey.existingSecret) }}true{{ end }}
 {{- end }}
 
 {{/* The Secret holding the Mailgun API key: an existing one, or the one this chart creates. */}}
@@ -53,7 +29,7 @@ cluster.x-k8s.io/provider: infrastructure-mailgun
 {{- if .Values.mailgun.apiKey.existingSecret }}
 {{- .Values.mailgun.apiKey.existingSecret }}
 {{- else if .Values.mailgun.apiKey.create }}
-{{- printf "%s-mailgun" (include "mailgun-cluster.fullname" .) }}
+{{- printf "%s-mailgun" (include "loopwright-controller.fullname" .) }}
 {{- else }}
 {{- fail "set mailgun.apiKey.existingSecret (a Secret holding the Mailgun API key), or mailgun.apiKey.create=true with mailgun.apiKey.value" }}
 {{- end }}
@@ -80,4 +56,43 @@ the ClusterRole (all namespaces) and in each per-namespace Role (watchNamespaces
 - apiGroups: [events.k8s.io]
   resources: [events]
   verbs: [create, patch]
+{{- end }}
+
+{{/* The controller's own env entries (the runtime's standard ones come from the library chart). */}}
+{{- define "mailgun-cluster.env" -}}
+- name: MAILGUN_DOMAIN
+  value: {{ required "mailgun.domain is required (the sending domain, e.g. mg.example.com)" .Values.mailgun.domain | quote }}
+- name: MAILGUN_URL
+  value: {{ .Values.mailgun.url | quote }}
+# The key is read from a file of the mounted Secret, never from an env var (env is inherited by
+# children and shown by many tools), and re-read when the Secret changes; the controller redacts
+# it from every log line.
+- name: MAILGUN_API_KEY_FILE
+  value: /etc/mailgun/api-key
+- name: MAIL_RECIPIENT
+  value: {{ required "recipient is required (the address that receives the requests)" .Values.recipient | quote }}
+- name: MAILGUN_TIMEOUT
+  value: {{ .Values.mailgun.timeout | quote }}
+- name: MAILGUN_EVENTS_SETTLE_TIME
+  value: {{ .Values.mailgun.eventsSettleTime | quote }}
+- name: MAILGUN_UNAUTHORIZED_RETRY_DELAY
+  value: {{ .Values.mailgun.unauthorizedRetryDelay | quote }}
+{{- end }}
+
+{{- define "mailgun-cluster.volumeMounts" -}}
+- name: mailgun-api-key
+  mountPath: /etc/mailgun
+  readOnly: true
+{{- end }}
+
+{{- define "mailgun-cluster.volumes" -}}
+- name: mailgun-api-key
+  secret:
+    secretName: {{ include "mailgun-cluster.secretName" . }}
+    # 0440 (octal) written in decimal, so YAML 1.1 and 1.2 parsers agree: root-owned, readable by the
+    # fsGroup 65532 the controller runs in.
+    defaultMode: 288
+    items:
+      - key: {{ .Values.mailgun.apiKey.secretKey | quote }}
+        path: api-key
 {{- end }}

@@ -8,8 +8,7 @@ import { join } from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
 import { helm } from '../helm/run.ts';
 import { workspaceControllers } from '../workspace/controllers.ts';
-import { repositoryRoot } from '../workspace/repository-root.ts';
-import { changelogSection } from './changelog.ts';
+import { releaseNotes } from './changelog.ts';
 import { CLUSTER_API_CONTRACT, CLUSTERCTL_PROVIDER_LABEL, clusterctlMetadata } from './clusterctl.ts';
 import type { ReleaseVersion } from './version.ts';
 
@@ -64,6 +63,8 @@ async function renderComponents(chartPackage: string, valuesPath: string): Promi
     '--namespace',
     PROVIDER_NAMESPACE,
     '--include-crds',
+    // The chart's `helm test` hook is for helm users; clusterctl would apply it as a component.
+    '--skip-tests',
     '--skip-schema-validation',
     '--api-versions',
     `cluster.x-k8s.io/${CLUSTER_API_CONTRACT}`,
@@ -123,14 +124,7 @@ export async function writeReleaseAssets(
     await write('infrastructure-components.yaml', await infrastructureComponents(providerChart));
     await write('metadata.yaml', clusterctlMetadata(release));
   }
-  const changelog = await readFile(join(repositoryRoot, 'CHANGELOG.md'), 'utf8');
-  let notes: string;
-  try {
-    notes = changelogSection(changelog, release.version);
-  } catch (error) {
-    if (notesFallback === undefined) throw error;
-    notes = changelogSection(changelog, notesFallback);
-  }
+  const notes = await releaseNotes(release.version, notesFallback);
   await write('release-notes.md', `${notes}\n`);
   return { dir: outDir, files };
 }

@@ -1,14 +1,16 @@
 /**
  * A controller's release chart: the chart as the repository has it, with `version` and `appVersion` set
- * to the release's and `image.repository` to where the release pushed its image, packaged by helm (the
- * library chart it depends on included) and pushed with `helm push` to `oci://<registry>/<owner>/charts`.
+ * to the release's, `image.repository` to where the release pushed its image and Artifact Hub's changes
+ * to the release's CHANGELOG section, packaged by helm (the library chart it depends on included) and
+ * pushed with `helm push` to `oci://<registry>/<owner>/charts`.
  * A fork that releases to its own registry thus gets charts that pull its own images.
  */
 import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseDocument } from 'yaml';
+import { parseDocument, stringify } from 'yaml';
 import { helm } from '../helm/run.ts';
+import { artifactHubChanges } from './changelog.ts';
 import { repositoryRoot } from '../workspace/repository-root.ts';
 
 export interface ReleaseChartOptions {
@@ -16,6 +18,8 @@ export interface ReleaseChartOptions {
   version: string;
   /** Where the release pushed the controller's image, e.g. `ghcr.io/loopwright/at-scheduler`. */
   imageRepository: string;
+  /** The release's CHANGELOG section (releaseNotes): the chart's Artifact Hub changes. */
+  notes: string;
   outDir: string;
 }
 
@@ -23,7 +27,7 @@ export interface ReleaseChartOptions {
 export function releaseChartFiles(
   chartYaml: string,
   valuesYaml: string,
-  { version, imageRepository }: Pick<ReleaseChartOptions, 'version' | 'imageRepository'>,
+  { version, imageRepository, notes }: Pick<ReleaseChartOptions, 'version' | 'imageRepository' | 'notes'>,
 ): { chartYaml: string; valuesYaml: string } {
   const chart = parseDocument(chartYaml);
   const values = parseDocument(valuesYaml);
@@ -41,12 +45,16 @@ export function releaseChartFiles(
       images.replaceAll(`${previousRepository}:${previousAppVersion}`, `${imageRepository}:${version}`),
     );
   }
+  // Artifact Hub shows a chart version's changes from this annotation: the release's CHANGELOG section.
+  const changes = artifactHubChanges(notes);
+  if (changes.length > 0) chart.setIn(['annotations', 'artifacthub.io/changes'], stringify(changes));
   return { chartYaml: chart.toString(), valuesYaml: values.toString() };
 }
 
 /** Packages the release chart; returns the path of `<controller>-<version>.tgz` in `outDir`. */
 export async function packageReleaseChart(options: ReleaseChartOptions): Promise<string> {
-  // The whole charts/ directory, so that the library chart's relative file:// reference resolves.
+  // The whole charts/ directory, symlinks followed: the library chart (charts/<c>/charts/loopwright-controller,
+  // a symlink into charts/) becomes a directory of the copy, which `helm package` stores in the package.
   const scratch = await mkdtemp(join(tmpdir(), 'loopwright-release-chart-'));
   try {
     await cp(join(repositoryRoot, 'charts'), join(scratch, 'charts'), { recursive: true, dereference: true });
@@ -58,7 +66,7 @@ export async function packageReleaseChart(options: ReleaseChartOptions): Promise
     );
     await writeFile(join(chartDir, 'Chart.yaml'), released.chartYaml);
     await writeFile(join(chartDir, 'values.yaml'), released.valuesYaml);
-    await helm(['package', chartDir, '--dependency-update', '--destination', options.outDir]);
+    await helm(['package', chartDir, '--destination', options.outDir]);
     return join(options.outDir, `${options.controller}-${options.version}.tgz`);
   } finally {
     await rm(scratch, { recursive: true, force: true });

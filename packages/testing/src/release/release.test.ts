@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parse as parseYaml } from 'yaml';
-import { changelogSection } from './changelog.ts';
+import { artifactHubChanges, changelogSection } from './changelog.ts';
 import { releaseChartFiles } from './charts.ts';
 import { clusterctlMetadata } from './clusterctl.ts';
 import { npmPackagesOf } from './images.ts';
@@ -57,6 +57,47 @@ test("the release notes are the CHANGELOG's section of the version, to the next 
   assert.throws(() => changelogSection('## [0.1.0] - 2026-11-28\n\n## [0.0.9]\n- x\n', '0.1.0'), /is empty/);
 });
 
+test("Artifact Hub's changes: one per top-level bullet, of its heading's kind, continuation lines joined", () => {
+  const section = [
+    'The first release.',
+    '',
+    '### Added',
+    '',
+    '- **cloud-node**: initialises Nodes,',
+    '  and removes Nodes whose servers are gone.',
+    '- LICENSE.',
+    '',
+    '### Notes',
+    '',
+    '- Not a change kind Artifact Hub knows.',
+    '',
+    '### Security',
+    '* Tokens are redacted.',
+    '### Changed',
+    '- Charts share a library chart.',
+    'A trailing paragraph.',
+    '### Deprecated',
+    '- WATCH_NAMESPACE.',
+    '### Removed',
+    '- Nothing.',
+    '### Fixed',
+    '- A bug.',
+  ].join('\n');
+  assert.deepEqual(artifactHubChanges(section), [
+    {
+      kind: 'added',
+      description: '**cloud-node**: initialises Nodes, and removes Nodes whose servers are gone.',
+    },
+    { kind: 'added', description: 'LICENSE.' },
+    { kind: 'security', description: 'Tokens are redacted.' },
+    { kind: 'changed', description: 'Charts share a library chart.' },
+    { kind: 'deprecated', description: 'WATCH_NAMESPACE.' },
+    { kind: 'removed', description: 'Nothing.' },
+    { kind: 'fixed', description: 'A bug.' },
+  ]);
+  assert.deepEqual(artifactHubChanges('Nothing yet.'), []);
+});
+
 test("clusterctl's metadata maps the release's series to the v1beta2 contract", () => {
   const metadata = parseYaml(clusterctlMetadata(parseReleaseTag('v1.4.2'))) as Record<string, unknown>;
   assert.deepEqual(metadata, {
@@ -86,6 +127,7 @@ replicaCount: 2
   const released = releaseChartFiles(chartYaml, valuesYaml, {
     version: '1.2.3',
     imageRepository: '127.0.0.1:5000/fork/at-scheduler',
+    notes: '### Fixed\n\n- **at-scheduler**: an At due during a roll runs once.',
   });
   const chart = parseYaml(released.chartYaml) as Record<string, unknown> & {
     annotations: Record<string, string>;
@@ -96,6 +138,9 @@ replicaCount: 2
     chart.annotations['artifacthub.io/images'] ?? '',
     /image: 127\.0\.0\.1:5000\/fork\/at-scheduler:1\.2\.3\n/,
   );
+  assert.deepEqual(parseYaml(chart.annotations['artifacthub.io/changes'] ?? ''), [
+    { kind: 'fixed', description: '**at-scheduler**: an At due during a roll runs once.' },
+  ]);
   assert.match(released.chartYaml, /# The chart's own version\./);
   const values = parseYaml(released.valuesYaml) as { image: Record<string, string>; replicaCount: number };
   assert.deepEqual(values, {
@@ -104,7 +149,12 @@ replicaCount: 2
   });
   assert.match(released.valuesYaml, /# Where the image is pulled from\./);
   assert.throws(
-    () => releaseChartFiles(chartYaml, 'replicaCount: 2\n', { version: '1.2.3', imageRepository: 'r' }),
+    () =>
+      releaseChartFiles(chartYaml, 'replicaCount: 2\n', {
+        version: '1.2.3',
+        imageRepository: 'r',
+        notes: '',
+      }),
     /no image\.repository/,
   );
 });

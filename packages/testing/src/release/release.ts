@@ -10,6 +10,7 @@ import { stringify } from 'yaml';
 import { ensureReleaseTools } from '../tools/release-tools.ts';
 import { workspaceControllers } from '../workspace/controllers.ts';
 import { writeReleaseAssets, type ReleaseAssets } from './assets.ts';
+import { releaseNotes } from './changelog.ts';
 import { packageReleaseChart, pushChart } from './charts.ts';
 import { CLUSTERCTL_PROVIDER_LABEL, CLUSTERCTL_PROVIDER_NAME } from './clusterctl.ts';
 import { publishImage, type PublishedImage } from './images.ts';
@@ -97,6 +98,8 @@ export async function releaseLocal(options: LocalReleaseOptions): Promise<LocalR
   const tools = await ensureReleaseTools({ log });
   const signingKey = await localSigningKey(tools, join(options.outDir, 'signing'));
 
+  // A version the CHANGELOG does not know yet (a local release of the next patch) takes [Unreleased].
+  const notes = await releaseNotes(release.version, 'Unreleased');
   const images: PublishedImage[] = [];
   const charts: PublishedChart[] = [];
   for (const { name: controller } of workspaceControllers()) {
@@ -118,6 +121,7 @@ export async function releaseLocal(options: LocalReleaseOptions): Promise<LocalR
       controller,
       version: release.version,
       imageRepository: repository,
+      notes,
       outDir: join(outDir, 'charts'),
     });
     const digest = await pushChart(packagePath, base, true);
