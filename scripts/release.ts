@@ -11,22 +11,22 @@
  *   pnpm release assets vX.Y.Z --registry <registry>/<owner> [--out dist/release]
  *       the CRDs, mailgun-cluster's clusterctl files and release-notes.md, for the GitHub release
  */
-import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import {
+  backgroundStatePath,
   findTestNode,
   packageReleaseChart,
   releaseNotes,
   parseReleaseTag,
   pushChart,
+  readBackgroundState,
   releaseLocal,
   ReleaseVersionError,
   workspaceControllers,
   writeReleaseAssets,
-  type TestNode,
 } from '@loopwright/testing';
 
 const repoRoot = resolve(import.meta.dirname, '..');
@@ -34,14 +34,11 @@ const repoRoot = resolve(import.meta.dirname, '..');
 class UsageError extends Error {}
 
 /** The registry of the node `pnpm cluster up` started (its state file), or of the test run's node. */
-function nodeRegistry(): string {
+async function nodeRegistry(): Promise<string> {
   const fromEnv = findTestNode()?.registry;
   if (fromEnv) return fromEnv;
-  const statePath = join(repoRoot, '.cluster', 'state.json');
-  if (existsSync(statePath)) {
-    const state = JSON.parse(readFileSync(statePath, 'utf8')) as { node?: Partial<TestNode> };
-    if (state.node?.registry) return state.node.registry;
-  }
+  const running = await readBackgroundState(backgroundStatePath(repoRoot, true));
+  if (running?.node?.registry) return running.node.registry;
   throw new UsageError(
     'no registry: start the test node with `pnpm cluster up` (it runs one), or pass --registry <host:port>',
   );
@@ -88,7 +85,7 @@ async function main(argv: string[]): Promise<void> {
     parseReleaseTag(tag);
     const result = await releaseLocal({
       tag,
-      registry: values.registry ?? nodeRegistry(),
+      registry: values.registry ?? (await nodeRegistry()),
       owner: values.owner,
       outDir: resolve(values.out ?? join(repoRoot, '.release')),
       log,

@@ -14,15 +14,21 @@
  *   run     start one in the foreground until Ctrl-C
  */
 import { spawn } from 'node:child_process';
-import { existsSync, openSync } from 'node:fs';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { openSync } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startControlPlane, type ControlPlane } from './controlplane/start.ts';
+import {
+  backgroundStatePath,
+  readBackgroundState,
+  writeBackgroundState,
+  type BackgroundState,
+} from './node/background-state.ts';
 import { startCluster, type Cluster } from './node/cluster.ts';
 import { loadImagesIntoNode } from './node/node-images.ts';
-import { testNodeExports, testNodeOf, type TestNode } from './node/test-node.ts';
+import { testNodeExports, testNodeOf } from './node/test-node.ts';
 import { linkCommandLineTools } from './tools/command-line.ts';
 import { ensureReleaseTools, pinnedReleaseTools } from './tools/release-tools.ts';
 import { ensureTestTools, pinnedTools } from './tools/tools.ts';
@@ -31,26 +37,11 @@ const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 const withNode = process.argv.includes('--node');
 const what = withNode ? 'cluster' : 'control plane';
 const scriptName = withNode ? 'cluster' : 'controlplane';
-const stateDir = join(repoRoot, withNode ? '.cluster' : '.controlplane');
-const statePath = join(stateDir, 'state.json');
+const statePath = backgroundStatePath(repoRoot, withNode);
+const stateDir = dirname(statePath);
 
-interface State {
-  pid: number;
-  server: string;
-  kubeconfigPath: string;
-  node?: TestNode;
-}
-
-async function readState(): Promise<State | undefined> {
-  if (!existsSync(statePath)) return undefined;
-  const state = JSON.parse(await readFile(statePath, 'utf8')) as State;
-  try {
-    process.kill(state.pid, 0);
-    return state;
-  } catch {
-    return undefined; // stale: the supervisor is gone, and its processes died with it
-  }
-}
+type State = BackgroundState;
+const readState = () => readBackgroundState(statePath);
 
 function exportsFor(state: State): string {
   const exports = state.node
@@ -165,7 +156,7 @@ async function main(command: string | undefined): Promise<void> {
           kubeconfigPath: cp.kubeconfigPath,
           ...('nodeName' in cp ? { node: testNodeOf(cp) } : {}),
         };
-        await writeFile(statePath, JSON.stringify(state));
+        await writeBackgroundState(statePath, state);
       });
     case 'run':
       return runForeground((cp) => {

@@ -9,6 +9,7 @@ export {
   readTimestampedLog,
 } from './node/pod-log.ts';
 export { findTestNode, loadTestNode, testNodeExports, testNodeOf, type TestNode } from './node/test-node.ts';
+export { backgroundStatePath, readBackgroundState } from './node/background-state.ts';
 export { freeLoopbackPort } from './controlplane/ports.ts';
 export { ensureGoBuild, type GoBuildProgress } from './cached-go-build.ts';
 export {
