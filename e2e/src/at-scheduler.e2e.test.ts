@@ -6,7 +6,8 @@
  * its in-cluster ServiceAccount token, and Ats that run real `/bin/sh -c` commands in busybox pods.
  * Both install modes (all namespaces; the `watchNamespaces` list), one after the other under the same
  * release name; the first also proves the outcomes a user relies on (success, failure, OOM kill,
- * ttlSecondsAfterFinished), failover, a rolling `helm upgrade`, Prometheus and the uninstall.
+ * ttlSecondsAfterFinished), failover, a rolling `helm upgrade`, Prometheus and the uninstall. `helm test`
+ * passes after each install and the upgrade, and fails while the Deployment is scaled to 0.
  */
 import { eventually, helm, loadTestKubeConfig, type TestNamespace } from '@loopwright/testing';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -36,6 +37,7 @@ import {
   type PodLogs,
   type PodUidWatch,
 } from './node.ts';
+import { assertHelmTestFails, assertHelmTestPasses, deleteHelmTestLeftovers } from './helm-test.ts';
 import { promtoolCheckMetrics } from './prometheus.ts';
 import { fromRegistry, readmeInstall, testOnlyArgs } from './readme-install.ts';
 import { assertRunsReleasedImage, e2eReleases, releasedChartArgs } from './release.ts';
@@ -120,9 +122,16 @@ function assertRanOnce(at: At, schedule: string, podUids: PodUidWatch): void {
   assert.ok(Date.parse(at.status?.startTime ?? '') >= Date.parse(schedule), 'started before its schedule');
 }
 
+/**
+ * The release's controller pods: the Deployment's selector labels. The release's `helm test` Pod has the
+ * same instance label but another name (`at-scheduler-test`): it is no controller pod.
+ */
+const controllerPods = (release: string) =>
+  `app.kubernetes.io/name=at-scheduler,app.kubernetes.io/instance=${release}`;
+
 /** The release's controller pods, not counting those already terminating. */
 async function livePods(admin: KubeConfig, namespace: string, release: string) {
-  return (await pods(admin, namespace, `app.kubernetes.io/instance=${release}`)).filter((p) => !p.deleting);
+  return (await pods(admin, namespace, controllerPods(release))).filter((p) => !p.deleting);
 }
 
 async function assertReplicasReady(admin: KubeConfig, namespace: string, release: string): Promise<void> {
@@ -228,6 +237,29 @@ async function assertPromtoolClean(admin: KubeConfig, namespace: string, release
   const result = await promtoolCheckMetrics(`http://${replica.ip}:${CHART_DEFAULTS.metricsPort}/metrics`);
   assert.equal(result.findings, '');
   assert.equal(result.exitCode, 0);
+}
+
+/**
+ * `helm test` of the release passes: the CRD is served, a running replica holds the Lease, /metrics
+ * answers on the metrics Service (the chart's fullname is the release's, which is named like the chart).
+ */
+async function assertHelmTestPassed(admin: KubeConfig, namespace: string, release: string): Promise<void> {
+  await assertHelmTestPasses(admin, release, namespace, {
+    chart: 'at-scheduler',
+    fullname: release,
+    lease: CHART_DEFAULTS.leaseName,
+  });
+}
+
+/** Sets the controller Deployment's replicas (its scale subresource, as `kubectl scale` does). */
+async function scaleController(admin: KubeConfig, namespace: string, release: string, replicas: number) {
+  await api(
+    admin,
+    'PATCH',
+    `/apis/apps/v1/namespaces/${namespace}/deployments/${release}/scale`,
+    { spec: { replicas } },
+    'application/merge-patch+json',
+  );
 }
 
 /**
@@ -371,16 +403,13 @@ class Run {
    */
   async install(values: Record<string, unknown> = {}): Promise<string> {
     await enforceRestricted(this.admin, this.system);
-    const logs = followPodLogs(
-      this.admin,
-      this.system,
-      `app.kubernetes.io/instance=${this.release}`,
-      'controller',
-    );
+    const logs = followPodLogs(this.admin, this.system, controllerPods(this.release), 'controller');
     this.#logs = logs;
     this.onCleanup(() => {
       logs.stop();
     });
+    // A failed helm test's Pod, which helm uninstall leaves (after it: cleanups run in reverse).
+    this.onCleanup(() => deleteHelmTestLeftovers(this.admin, this.system, this.release));
     // --wait: the next install of the same release (the other mode, the next run) finds no pod of this one.
     this.onCleanup(() =>
       helm(
@@ -403,12 +432,7 @@ class Run {
     );
     // The tests expect Ats to be taken on at once: a replica of this install leads first (an earlier
     // install's Lease, left in the README's namespace, lapses as client-go sees it).
-    await leaderAmong(
-      this.admin,
-      this.system,
-      CHART_DEFAULTS.leaseName,
-      `app.kubernetes.io/instance=${this.release}`,
-    );
+    await leaderAmong(this.admin, this.system, CHART_DEFAULTS.leaseName, controllerPods(this.release));
     return stdout;
   }
 
@@ -471,6 +495,10 @@ describe('at-scheduler on the node, all namespaces', () => {
       await assertRunsReleasedImage(admin, system, pod.name, 'at-scheduler', e2eReleases().current);
     }
     assert.ok(await objectExists(admin, `/apis/rbac.authorization.k8s.io/v1/clusterroles/${release}`));
+  });
+
+  test('helm test passes: the CRD served, the Lease held by a running replica, /metrics on the Service', async () => {
+    await assertHelmTestPassed(admin, system, release);
   });
 
   test('the controller runs on its in-cluster ServiceAccount token, no kubeconfig', async () => {
@@ -647,6 +675,10 @@ describe('at-scheduler on the node, all namespaces', () => {
     assert.ok(debugLines.length > 0, 'no debug line about the At in the new leader log');
   });
 
+  test('helm test passes on the upgraded release', async () => {
+    await assertHelmTestPassed(admin, system, release);
+  });
+
   test('Prometheus discovers both replicas through the metrics Service and scrapes them', async () => {
     await assertPodsScrapedByPrometheus({
       admin,
@@ -659,6 +691,28 @@ describe('at-scheduler on the node, all namespaces', () => {
 
   test("promtool check metrics passes on a replica's /metrics", async () => {
     await assertPromtoolClean(admin, system, release);
+  });
+
+  test('helm test fails while no replica runs (scaled to 0), and passes again once they are back', async () => {
+    await scaleController(admin, system, release, 0);
+    await eventually(
+      async () => {
+        const running = (await pods(admin, system, controllerPods(release))).filter(
+          (p) => p.phase === 'Running',
+        );
+        assert.deepEqual(running, []);
+      },
+      { timeoutMs: 60_000, intervalMs: 500 },
+    );
+    await assertHelmTestFails(release, system, [
+      new RegExp(`^FAILED: Lease ${system}/${CHART_DEFAULTS.leaseName} is held by one of the running pods`),
+      /^FAILED: .*metrics/,
+    ]);
+    await scaleController(admin, system, release, CHART_DEFAULTS.replicas);
+    await assertReplicasReady(admin, system, release);
+    await leaderAmong(admin, system, CHART_DEFAULTS.leaseName, controllerPods(release));
+    // The failed test's Pod (kept for `kubectl logs`) is replaced by this run's, which is deleted when it passes.
+    await assertHelmTestPassed(admin, system, release);
   });
 
   test('helm uninstall leaves nothing but the CRD, the users’ Ats and the controller’s Lease', async () => {
@@ -680,8 +734,8 @@ describe('at-scheduler on the node, all namespaces', () => {
   });
 
   test('no token in any controller log; nothing refused but the Lease hand-over at uninstall', () => {
-    // Two installed, one replacing the deleted leader, two from the upgrade.
-    assertLogsClean(run.logs, logsAtUninstall, sa, 5);
+    // Two installed, one replacing the deleted leader, two from the upgrade, two scaled up again.
+    assertLogsClean(run.logs, logsAtUninstall, sa, 7);
   });
 });
 
@@ -716,6 +770,10 @@ describe('at-scheduler on the node, watchNamespaces', () => {
     assert.equal(await objectExists(admin, `${rbac}/clusterroles/${release}`), false);
     assert.ok(await objectExists(admin, `${rbac}/namespaces/${watched.name}/roles/${release}`));
     assert.equal(await objectExists(admin, `${rbac}/namespaces/${other.name}/roles/${release}`), false);
+  });
+
+  test('helm test passes: the CRD served, the Lease held by a running replica, /metrics on the Service', async () => {
+    await assertHelmTestPassed(admin, system, release);
   });
 
   test('the controller runs on its in-cluster ServiceAccount token, no kubeconfig', async () => {

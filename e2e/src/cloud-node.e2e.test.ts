@@ -7,7 +7,8 @@
  * @loopwright/testing on the node bridge, where pods reach it; the Node label selector). The controllers
  * run as pods with their in-cluster ServiceAccount token, Ready through the kubelet's probes; the test
  * registers Nodes with the uninitialized taint, as kubelets with `--cloud-provider=external` do, then
- * deletes the leader, upgrades and uninstalls the release.
+ * deletes the leader, upgrades and uninstalls the release. `helm test` passes after the install and the
+ * upgrade.
  *
  * kube-system is the README's namespace, and it is not the test's: nothing deletes it; the release is
  * uninstalled and the test's own objects (the `hcloud` Secret, its Nodes and their Events, its other
@@ -60,6 +61,7 @@ import {
   restrictedNamespace,
   type PodLogs,
 } from './node.ts';
+import { assertHelmTestPasses, deleteHelmTestLeftovers } from './helm-test.ts';
 import { promtoolCheckMetrics } from './prometheus.ts';
 import { fromRegistry, readmeInstall, readmeSecret, secretData, testOnlyArgs } from './readme-install.ts';
 import { assertRunsReleasedImage, e2eReleases, releasedChartArgs } from './release.ts';
@@ -223,6 +225,8 @@ describe('cloud-node on the node: helm install, Nodes initialised, failover, upg
     cleanups.push(() =>
       api(admin, 'DELETE', `/api/v1/namespaces/${hcloudSecret.namespace}/secrets/${hcloudSecret.name}`),
     );
+    // A failed helm test's Pod, which helm uninstall leaves (after it, as cleanups run in reverse).
+    cleanups.push(() => deleteHelmTestLeftovers(admin, namespace.name, fullname));
     // --wait: nothing of the release is left running when the suite ends.
     cleanups.push(() =>
       helmAsAdmin([
@@ -284,6 +288,14 @@ describe('cloud-node on the node: helm install, Nodes initialised, failover, upg
       `/apis/apps/v1/namespaces/${namespace.name}/deployments/${fullname}`,
     );
     await assertAdmittedUnderRestricted(admin, other.name, spec.template);
+  });
+
+  /** `helm test`: the chart has no CRDs; a running replica holds the Lease, /metrics answers on the Service. */
+  const assertHelmTestPassed = () =>
+    assertHelmTestPasses(admin, release, namespace.name, { chart: 'cloud-node', fullname, lease: LEASE });
+
+  test('helm test passes: the Lease held by a running replica, /metrics on the metrics Service', async () => {
+    await assertHelmTestPassed();
   });
 
   test('the pods run on the node with system-cluster-critical and their own ServiceAccount token', async () => {
@@ -542,6 +554,10 @@ describe('cloud-node on the node: helm install, Nodes initialised, failover, upg
     });
     // The new level is in force.
     assert.ok(logRecords(await podLog(admin, namespace.name, leader)).some((r) => r.level === 'debug'));
+  });
+
+  test('helm test passes on the upgraded release', async () => {
+    await assertHelmTestPassed();
   });
 
   test('no 403 and no token (ServiceAccount or Hetzner) in any controller pod log, install to roll', () => {

@@ -9,7 +9,8 @@
  * address. Beside it Cluster API itself: its CRDs, webhooks and core manager (`startClusterApi`, on this
  * host, reconciling the test's namespace), which owns the MailgunClusters of the Clusters the test
  * creates, reports them provisioned and deletes them. Then failover, a rolling upgrade and the
- * uninstall.
+ * uninstall; `helm test` passes after the install and the upgrade (Cluster API's CRDs are there before
+ * the install, whose chart requires cluster.x-k8s.io/v1beta2).
  */
 import {
   createTestNamespace,
@@ -48,6 +49,7 @@ import {
   type PodLogs,
   type PodSummary,
 } from './node.ts';
+import { assertHelmTestPasses, deleteHelmTestLeftovers } from './helm-test.ts';
 import { promtoolCheckMetrics } from './prometheus.ts';
 import { fromRegistry, readmeInstall, readmeSecret, secretData, testOnlyArgs } from './readme-install.ts';
 import { assertRunsReleasedImage, e2eReleases, releasedChartArgs } from './release.ts';
@@ -285,6 +287,8 @@ describe('mailgun-cluster on the real node: helm install, one mail each, failove
         for (const [pod, text] of logs.byPod()) process.stderr.write(`--- ${pod}\n${text}`);
       return Promise.resolve();
     });
+    // A failed helm test's Pod, which helm uninstall leaves (after it, as cleanups run in reverse).
+    cleanups.push(() => deleteHelmTestLeftovers(admin, system, fullname));
     cleanups.push(() =>
       helm(
         ['uninstall', release, '--namespace', system, '--ignore-not-found', '--wait', '--timeout', '90s'],
@@ -301,6 +305,14 @@ describe('mailgun-cluster on the real node: helm install, one mail each, failove
     // A replica of this install leads before the tests start (a Lease left in the README's namespace by
     // an earlier install lapses first, as client-go sees it).
     await leaderAmong(admin, system, LEASE, selector);
+  });
+
+  /** `helm test`: both CRDs served, a running replica holds the Lease, /metrics answers on the Service. */
+  const assertHelmTestPassed = () =>
+    assertHelmTestPasses(admin, release, system, { chart: 'mailgun-cluster', fullname, lease: LEASE });
+
+  test('helm test passes: the CRDs served, the Lease held by a running replica, /metrics on the metrics Service', async () => {
+    await assertHelmTestPassed();
   });
 
   test('a MailgunCluster named by a Cluster is owned by it through Cluster API, gets exactly one request mail and records its id', async () => {
@@ -486,6 +498,10 @@ describe('mailgun-cluster on the real node: helm install, one mail each, failove
       { timeoutMs: 15_000, intervalMs: 500 },
     );
     await assertOneMailEach();
+  });
+
+  test('helm test passes on the upgraded release', async () => {
+    await assertHelmTestPassed();
   });
 
   test('every controller pod’s log: in-cluster credentials, no 403, neither a token nor the Mailgun key', () => {

@@ -1,0 +1,148 @@
+/**
+ * `helm test` as a user runs it after an install or upgrade: the chart's test hook (the library chart's
+ * templates/_test.tpl) runs a Pod of the controller's own image that checks, from inside the cluster,
+ * that the chart's CRDs are served, that the leader-election Lease is held and renewed by one of the
+ * release's running pods, and that /metrics answers on the metrics Service. It prints one `ok: ...` or
+ * `FAILED: ...` line per check; `--logs` puts them into helm's output (once per test hook: helm asks for
+ * the logs of a Pod named like each hook, and the hook's ServiceAccount, Role and RoleBinding share the
+ * Pod's name).
+ */
+import { helm, HelmError } from '@loopwright/testing';
+import type { KubeConfig } from '@kubernetes/client-node';
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+import { chartPath, type ChartName } from './charts.ts';
+import { adminKubeconfigPath, api, ApiError, objectExists } from './kube.ts';
+
+interface HelmTestRun {
+  /** helm exited 0: every test hook succeeded. */
+  passed: boolean;
+  /** helm's stdout (the release status, then the test Pod's log) and stderr (its error). */
+  output: string;
+}
+
+/** `helm test <release> --namespace <namespace> --logs` with the suite's kubeconfig; never throws for a failed test. */
+async function helmTest(release: string, namespace: string): Promise<HelmTestRun> {
+  const args = ['test', release, '--namespace', namespace, '--logs', '--timeout', '2m'];
+  try {
+    const { stdout, stderr } = await helm(args, { kubeconfig: adminKubeconfigPath(), timeoutMs: 150_000 });
+    return { passed: true, output: `${stdout}\n${stderr}` };
+  } catch (error) {
+    if (!(error instanceof HelmError) || error.exitCode === null) throw error;
+    return { passed: false, output: `${error.stdout}\n${error.stderr}` };
+  }
+}
+
+interface HelmTestExpectation {
+  /** The chart under charts/: the CRDs of its crds/ directory must be reported served. */
+  chart: ChartName;
+  /** The chart's fullname: its `<fullname>-metrics` Service must answer. */
+  fullname: string;
+  /** `leaderElection.leaseName`: its holder must be a running pod of the release. */
+  lease: string;
+}
+
+/** `<plural>.<group>/<version>` of every served version of every CRD in the chart's crds/ directory. */
+function servedCrdResources(chart: ChartName): string[] {
+  const dir = join(chartPath(chart), 'crds');
+  let files: string[];
+  try {
+    files = readdirSync(dir).filter((file) => file.endsWith('.yaml'));
+  } catch {
+    return [];
+  }
+  return files.flatMap((file) => {
+    const crd = parse(readFileSync(join(dir, file), 'utf8')) as {
+      spec: { group: string; names: { plural: string }; versions: { name: string; served: boolean }[] };
+    };
+    return crd.spec.versions
+      .filter((version) => version.served)
+      .map((version) => `${crd.spec.names.plural}.${crd.spec.group}/${version.name}`);
+  });
+}
+
+const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * `helm test` passes, its output holds the `ok:` line of every check (each CRD of the chart served,
+ * the Lease held by a running pod and renewed, /metrics answering on the metrics Service) and no
+ * `FAILED:` line, and the hook's objects are gone afterwards (hook-succeeded): nothing of the test is
+ * left to the release's uninstall. Resolves with helm's output.
+ */
+export async function assertHelmTestPasses(
+  admin: KubeConfig,
+  release: string,
+  namespace: string,
+  expected: HelmTestExpectation,
+): Promise<string> {
+  const { passed, output } = await helmTest(release, namespace);
+  assert.ok(passed, `helm test ${release} failed:\n${output}`);
+  assert.match(output, /^Phase:\s+Succeeded$/m, output);
+  const lines = [
+    ...servedCrdResources(expected.chart).map((resource) => `ok: ${escape(resource)} is served`),
+    `ok: Lease ${escape(`${namespace}/${expected.lease}`)} is held by one of the running pods .+ \\(holder: .+\\)`,
+    'ok: the Lease was renewed within its duration \\(at .+\\)',
+    `ok: http://\\S+/metrics \\(Service ${escape(`${expected.fullname}-metrics`)}\\) answers with metrics`,
+  ];
+  for (const line of lines) assert.match(output, new RegExp(`^${line}$`, 'm'), output);
+  assert.doesNotMatch(output, /^FAILED:/m, output);
+  await assertHookObjectsGone(admin, namespace, `${expected.fullname}-test`);
+  return output;
+}
+
+/**
+ * `helm test` fails, and its output names the checks that failed: a `FAILED:` line matching each of
+ * `failures`. Resolves with helm's output.
+ */
+export async function assertHelmTestFails(
+  release: string,
+  namespace: string,
+  failures: RegExp[],
+): Promise<string> {
+  const { passed, output } = await helmTest(release, namespace);
+  assert.equal(passed, false, `helm test ${release} passed:\n${output}`);
+  const failed = output.split('\n').filter((line) => line.startsWith('FAILED: '));
+  for (const failure of failures)
+    assert.ok(
+      failed.some((line) => failure.test(line)),
+      `no FAILED line matches ${String(failure)}:\n${output}`,
+    );
+  return output;
+}
+
+/** The test hook's Pod, ServiceAccount, Role and RoleBinding (all named `<fullname>-test`) are deleted. */
+async function assertHookObjectsGone(admin: KubeConfig, namespace: string, name: string): Promise<void> {
+  const rbac = `/apis/rbac.authorization.k8s.io/v1/namespaces/${namespace}`;
+  for (const path of [
+    `/api/v1/namespaces/${namespace}/pods/${name}`,
+    `/api/v1/namespaces/${namespace}/serviceaccounts/${name}`,
+    `${rbac}/roles/${name}`,
+    `${rbac}/rolebindings/${name}`,
+  ])
+    assert.equal(await objectExists(admin, path), false, `${path} is left after helm test passed`);
+}
+
+/**
+ * Deletes what a failed `helm test` leaves behind: its Pod (kept for `kubectl logs`) and, had helm been
+ * stopped half-way, the ServiceAccount, Role and RoleBinding. `helm uninstall` never deletes test hooks.
+ * For the suites' cleanups; absent objects are fine.
+ */
+export async function deleteHelmTestLeftovers(
+  admin: KubeConfig,
+  namespace: string,
+  fullname: string,
+): Promise<void> {
+  const name = `${fullname}-test`;
+  const rbac = `/apis/rbac.authorization.k8s.io/v1/namespaces/${namespace}`;
+  for (const path of [
+    `/api/v1/namespaces/${namespace}/pods/${name}`,
+    `/api/v1/namespaces/${namespace}/serviceaccounts/${name}`,
+    `${rbac}/roles/${name}`,
+    `${rbac}/rolebindings/${name}`,
+  ])
+    await api(admin, 'DELETE', path).catch((error: unknown) => {
+      if (!(error instanceof ApiError && error.status === 404)) throw error;
+    });
+}
