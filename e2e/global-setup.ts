@@ -23,7 +23,7 @@ import {
   type Cluster,
 } from '@loopwright/testing';
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -36,8 +36,6 @@ const run = promisify(execFile);
 let cluster: Cluster | undefined;
 let imagesDir: string | undefined;
 let releasesDir: string | undefined;
-/** The bridge's forwarding switch, and its value before the setup turned it on. */
-let forwarding: { path: string; before: string } | undefined;
 const log = (line: string): void => void process.stderr.write(`[e2e] ${line}\n`);
 
 /** `pnpm release --local <tag>`, as a user runs it (the node found through LOOPWRIGHT_NODE). */
@@ -48,30 +46,6 @@ async function releaseLocally(tag: string, outDir: string): Promise<void> {
     { cwd: repoRoot, maxBuffer: 64 * 1024 * 1024, env: process.env },
   );
   for (const line of stdout.trim().split('\n')) log(line);
-}
-
-/**
- * Lets pods reach a Service whose endpoints are other pods of the node (the charts' `helm test` Pod
- * fetches /metrics from the metrics Service's ClusterIP, as any in-cluster client would): kube-proxy
- * DNATs the packet on the host, which must then route it back onto the bridge. The node leaves the
- * host's `ip_forward` as it finds it, often 0, and then only the host (the API server, the `kubernetes`
- * Service) answers pods there. IPv4 forwards by the switch of the interface a packet arrives on, so
- * this turns it on for the node bridge only: pods have no default route (their routes are the pod
- * subnet and the Service range), nothing is masqueraded, and the switch goes with the bridge when the
- * node stops; teardown puts back what it was on a reused node.
- */
-async function forwardOnNodeBridge(hostAddress: string): Promise<void> {
-  // `ip`, not os.networkInterfaces(): that lists only interfaces with a carrier (a bridge without pods has none).
-  const { stdout } = await run('ip', ['-json', '-4', 'address', 'show']);
-  const interfaces = JSON.parse(stdout) as { ifname: string; addr_info: { local: string }[] }[];
-  const bridge = interfaces.find((i) => i.addr_info.some((address) => address.local === hostAddress))?.ifname;
-  if (!bridge) throw new Error(`no interface has the node's host address ${hostAddress}`);
-  const path = `/proc/sys/net/ipv4/conf/${bridge}/forwarding`;
-  const before = (await readFile(path, 'utf8')).trim();
-  if (before === '1') return;
-  await writeFile(path, '1');
-  forwarding = { path, before };
-  log(`forwarding on ${bridge} (pod to Service to pod)`);
 }
 
 export async function globalSetup(): Promise<void> {
@@ -88,7 +62,6 @@ export async function globalSetup(): Promise<void> {
         void cluster?.stop().finally(() => process.exit(130));
       });
   }
-  await forwardOnNodeBridge(node.hostAddress);
   imagesDir = await mkdtemp(join(tmpdir(), 'loopwright-e2e-images-'));
   const only = process.env.LOOPWRIGHT_E2E_CONTROLLERS?.split(',').filter(Boolean);
   if (only) {
@@ -108,8 +81,6 @@ export async function globalSetup(): Promise<void> {
 }
 
 export async function globalTeardown(): Promise<void> {
-  // Gone with the bridge when the node stops; a reused node gets its value back.
-  if (forwarding) await writeFile(forwarding.path, forwarding.before).catch(() => undefined);
   await cluster?.stop();
   for (const dir of [imagesDir, releasesDir]) if (dir) await rm(dir, { recursive: true, force: true });
 }

@@ -16,6 +16,7 @@ import { ensureReleaseTools } from '../tools/release-tools.ts';
 import { processesInCgroupRoot } from './cgroups.ts';
 import { restoreAbandonedNode, startCluster, type Cluster } from './cluster.ts';
 import { machineDifferences, readMachineState, type MachineState } from './machine.ts';
+import { NODE_NFT_TABLE } from './network.ts';
 
 const run = promisify(execFile);
 const namespace = 'node-test';
@@ -197,6 +198,67 @@ describe('a real single-node cluster', () => {
     assert.match(logs, /api=reachable/);
     assert.doesNotMatch(logs, /^default/m);
     assert.match(logs, /outside=unreachable/);
+  });
+
+  test("a pod reaches another pod through a Service's ClusterIP (forwarded on the bridge only)", async () => {
+    // A server pod (busybox httpd) behind a Service, as a controller's metrics are behind its Service.
+    await core.createNamespacedPod({
+      namespace,
+      body: {
+        metadata: { name: 'web', labels: { app: 'web' } },
+        spec: {
+          securityContext: {
+            runAsNonRoot: true,
+            runAsUser: 1000,
+            seccompProfile: { type: 'RuntimeDefault' },
+          },
+          containers: [
+            {
+              name: 'main',
+              image: 'busybox:1.37.0',
+              imagePullPolicy: 'IfNotPresent',
+              command: [
+                '/bin/sh',
+                '-c',
+                'mkdir -p /tmp/www && echo served > /tmp/www/index.html && exec httpd -f -p 8080 -h /tmp/www',
+              ],
+              ports: [{ containerPort: 8080 }],
+              readinessProbe: { tcpSocket: { port: 8080 }, periodSeconds: 1 },
+              securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+            },
+          ],
+        },
+      },
+    });
+    const service = await core.createNamespacedService({
+      namespace,
+      body: {
+        metadata: { name: 'web' },
+        spec: { selector: { app: 'web' }, ports: [{ port: 80, targetPort: 8080 }] },
+      },
+    });
+    await eventually(
+      async () => {
+        const pod = await core.readNamespacedPod({ name: 'web', namespace });
+        assert.equal(pod.status?.conditions?.find((c) => c.type === 'Ready')?.status, 'True');
+      },
+      { timeoutMs: 60_000, intervalMs: 250 },
+    );
+    // kube-proxy programs the Service a moment after its endpoint is ready: retry within the pod. (nc,
+    // not busybox 1.37's wget, which died of a segmentation fault in this pod.)
+    const clusterIP = service.spec?.clusterIP ?? '';
+    const pod = await runPod(
+      'client',
+      `for i in $(seq 1 30); do printf 'GET /index.html HTTP/1.0\\r\\n\\r\\n' | nc -w 2 ${clusterIP} 80 | grep -x served && exit 0; sleep 1; done; exit 1`,
+    );
+    const logs = await core.readNamespacedPodLog({ name: 'client', namespace });
+    assert.equal(pod.status?.phase, 'Succeeded', logs);
+    assert.match(logs, /^served$/m);
+    // What the bridge forwards stays on the bridge: nothing a pod sends is routed off the machine.
+    const { stdout: chain } = await run('nft', ['list', 'chain', 'inet', NODE_NFT_TABLE, 'forward']);
+    const bridge = cluster.network.bridge;
+    assert.match(chain, new RegExp(`iifname "${bridge}" oifname != "${bridge}" drop`));
+    assert.equal((await readFile(`/proc/sys/net/ipv4/conf/${bridge}/forwarding`, 'utf8')).trim(), '1');
   });
 
   test('stop() leaves the machine as it was: processes, cgroups, mounts, links, rules, sysctls, files', async () => {

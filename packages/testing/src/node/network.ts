@@ -5,8 +5,17 @@
  * as it was. The host reaches pods directly on the bridge, and the Service range is routed onto the
  * bridge too, so a packet for a Service address without a kube-proxy rule dies here instead of taking
  * the machine's default route.
+ *
+ * A pod reaching a Service whose endpoint is another pod (any in-cluster client: a chart's `helm test`
+ * fetching /metrics) needs the host to route the packet, DNATed by kube-proxy, back onto the bridge.
+ * IPv4 forwards by the switch of the interface a packet arrives on, so forwarding is turned on for the
+ * bridge only (the machine's `ip_forward` untouched; the switch goes with the bridge), and an nftables
+ * rule drops whatever the host would forward from the bridge to any other interface: nothing a pod
+ * sends leaves the machine, even a pod that adds a route of its own. The machine's ruleset is restored
+ * on stop (machine.ts), the rule's table with it.
  */
 import { execFile } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 
 const run = promisify(execFile);
@@ -28,6 +37,9 @@ export const defaultNodeNetwork: NodeNetwork = {
   serviceRange: '10.96.0.0/16',
 };
 
+/** The nftables table (family inet) that keeps forwarding on the bridge from leaving the machine. */
+export const NODE_NFT_TABLE = 'loopwright-node';
+
 const prefixLength = (cidr: string): string => cidr.split('/')[1] ?? '32';
 
 export async function createNodeNetwork(network: NodeNetwork): Promise<void> {
@@ -36,6 +48,30 @@ export async function createNodeNetwork(network: NodeNetwork): Promise<void> {
   await ip('addr', 'add', `${network.hostAddress}/${prefixLength(network.podSubnet)}`, 'dev', network.bridge);
   await ip('link', 'set', network.bridge, 'up');
   await ip('route', 'add', network.serviceRange, 'dev', network.bridge, 'src', network.hostAddress);
+  const nft = (...args: string[]) => run('nft', args);
+  await nft('add', 'table', 'inet', NODE_NFT_TABLE);
+  await nft(
+    'add',
+    'chain',
+    'inet',
+    NODE_NFT_TABLE,
+    'forward',
+    '{ type filter hook forward priority 0; policy accept; }',
+  );
+  await nft(
+    'add',
+    'rule',
+    'inet',
+    NODE_NFT_TABLE,
+    'forward',
+    'iifname',
+    network.bridge,
+    'oifname',
+    '!=',
+    network.bridge,
+    'drop',
+  );
+  await writeFile(`/proc/sys/net/ipv4/conf/${network.bridge}/forwarding`, '1');
 }
 
 /** The CNI configuration list containerd reads (conf_dir): the bridge above, addresses from host-local. */
