@@ -3,14 +3,16 @@
  * values.yaml appears in the README's Values table, as `key` or as the head of `key.sub`.
  */
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { parse } from 'yaml';
 import { chartPath, repoRoot } from './charts.ts';
 
+// The charts users install: the library chart (loopwright-controller) has no values of its own; its
+// README documents the values every controller chart shares.
 const charts = readdirSync(join(repoRoot, 'charts'), { withFileTypes: true })
-  .filter((entry) => entry.isDirectory())
+  .filter((entry) => entry.isDirectory() && existsSync(join(repoRoot, 'charts', entry.name, 'values.yaml')))
   .map((entry) => entry.name);
 
 /** The README from its `## Values` heading to the next heading of that level. */

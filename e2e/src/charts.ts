@@ -19,7 +19,12 @@ export function chartPath(chart: ChartName): string {
 export interface Manifest {
   apiVersion: string;
   kind: string;
-  metadata: { name: string; namespace?: string; labels?: Record<string, string> };
+  metadata: {
+    name: string;
+    namespace?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+  };
   [key: string]: unknown;
 }
 
@@ -29,6 +34,10 @@ export interface RenderOptions {
   /** `--set-json key=<json>` pairs (typed: a number stays a number). */
   values?: Record<string, unknown>;
   valuesFiles?: string[];
+  /** `--api-versions`: what the cluster would serve (mailgun-cluster requires Cluster API's). */
+  apiVersions?: string[];
+  /** `--skip-tests`: without the `helm test` hook's objects. */
+  skipTests?: boolean;
 }
 
 /** `helm template` the chart and parse every document (CRDs from crds/ included via --include-crds). */
@@ -42,6 +51,8 @@ export async function render(chart: ChartName, options: RenderOptions = {}) {
     '--include-crds',
   ];
   for (const file of options.valuesFiles ?? []) args.push('--values', file);
+  for (const apiVersion of options.apiVersions ?? []) args.push('--api-versions', apiVersion);
+  if (options.skipTests) args.push('--skip-tests');
   for (const [key, value] of Object.entries(options.values ?? {}))
     args.push('--set-json', `${key}=${JSON.stringify(value)}`);
   const { stdout } = await helm(args);
@@ -66,6 +77,11 @@ export function one(manifests: Manifest[], kind: string, name?: string): Manifes
   if (found.length !== 1 || !first)
     throw new Error(`expected one ${kind}${name ? ` ${name}` : ''}, found ${found.length}`);
   return first;
+}
+
+/** A `helm test` hook object (rendered by `helm template`, created only by `helm test`). */
+export function isTestHook(manifest: Manifest): boolean {
+  return manifest.metadata.annotations?.['helm.sh/hook'] === 'test';
 }
 
 export function kinds(manifests: Manifest[]): string[] {

@@ -1,22 +1,23 @@
-import { helm, HelmError } from '@loopwright/testing';
+/**
+ * The cloud-node chart: the shared contract (chart-contract.ts), then what is its own: the Hetzner Cloud
+ * token and network, the Node tolerations, host networking, Events in `default`.
+ */
+import { HelmError } from '@loopwright/testing';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { describe, test } from 'node:test';
 import {
-  assertBindings,
   assertEnvKnownToController,
-  assertNoBroadRules,
-  assertNoCrds,
   assertPorts,
   assertRestrictedPod,
   assertSchemaRejects,
-  appVersion,
 } from './chart-assertions.ts';
+import { testChartContract } from './chart-contract.ts';
 import {
   chartPath,
   controllerContainer,
   envOf,
-  kinds,
+  isTestHook,
   normalizeRules,
   one,
   render,
@@ -61,12 +62,27 @@ const requiredTolerations = [
   { key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute' },
 ];
 
-describe('cloud-node chart', () => {
-  test('helm lint passes with the CI values, also with --strict', async () => {
-    await helm(['lint', chartPath(chart), '--values', ciValues]);
-    await helm(['lint', '--strict', chartPath(chart), '--values', ciValues]);
-  });
+testChartContract({
+  chart,
+  valuesFiles: [ciValues],
+  extraObjects: [
+    'Role/controllers/rel-cloud-node-pod-events',
+    'Role/default/rel-cloud-node-events',
+    'RoleBinding/controllers/rel-cloud-node-pod-events',
+    'RoleBinding/default/rel-cloud-node-events',
+  ],
+  watchNamespaces: false,
+  ownTolerations: requiredTolerations,
+  ownVolumes: [
+    {
+      name: 'hcloud-token',
+      secret: { secretName: 'hcloud', defaultMode: 288, items: [{ key: 'token', path: 'token' }] },
+    },
+  ],
+  ownVolumeMounts: [{ name: 'hcloud-token', mountPath: '/etc/hcloud', readOnly: true }],
+});
 
+describe('cloud-node chart', () => {
   test('the token Secret is required, and a created one needs the token; each message names the value', async () => {
     for (const [values, message] of [
       [{}, /hcloud.token.existingSecret/],
@@ -92,23 +108,8 @@ describe('cloud-node chart', () => {
       });
   });
 
-  test('render: exactly these objects, no CRDs, RBAC as expected (Events only in `default` and the release namespace)', async () => {
-    const manifests = await renderCi();
-    assert.deepEqual(kinds(manifests), [
-      'ClusterRole/rel-cloud-node',
-      'ClusterRoleBinding/rel-cloud-node',
-      'Deployment/controllers/rel-cloud-node',
-      'Role/controllers/rel-cloud-node-leader-election',
-      'Role/controllers/rel-cloud-node-pod-events',
-      'Role/default/rel-cloud-node-events',
-      'RoleBinding/controllers/rel-cloud-node-leader-election',
-      'RoleBinding/controllers/rel-cloud-node-pod-events',
-      'RoleBinding/default/rel-cloud-node-events',
-      'Service/controllers/rel-cloud-node-metrics',
-      'ServiceAccount/controllers/rel-cloud-node',
-    ]);
-    await assertNoCrds(chart, manifests);
-    assert.deepEqual(rules(one(manifests, 'ClusterRole')), normalizeRules(expected.controller));
+  test('RBAC: Events only in `default` and the release namespace, nothing on Secrets', async () => {
+    const manifests = (await renderCi()).filter((m) => !isTestHook(m));
     assert.deepEqual(rules(one(manifests, 'Role', 'rel-cloud-node-events')), normalizeRules(expected.events));
     assert.equal(one(manifests, 'Role', 'rel-cloud-node-events').metadata.namespace, 'default');
     assert.deepEqual(
@@ -116,26 +117,18 @@ describe('cloud-node chart', () => {
       normalizeRules(expected.events),
     );
     assert.equal(one(manifests, 'Role', 'rel-cloud-node-pod-events').metadata.namespace, 'controllers');
-    assert.deepEqual(
-      rules(one(manifests, 'Role', 'rel-cloud-node-leader-election')),
-      normalizeRules(expected.leaderElection),
-    );
-    assertNoBroadRules(manifests);
     // Nothing on Secrets at all: the token reaches the pod as a volume, never through the API.
     for (const m of manifests.filter((x) => x.kind === 'ClusterRole' || x.kind === 'Role'))
       for (const rule of m.rules as PolicyRule[]) assert.ok(!(rule.resources ?? []).includes('secrets'));
-    assertBindings(manifests, 'rel-cloud-node', 'controllers');
+    // Events are still recorded with leader election off.
+    one(
+      await renderCi({ 'leaderElection.enabled': false, replicaCount: 1 }),
+      'Role',
+      'rel-cloud-node-events',
+    );
   });
-
-  test('Deployment: 2 replicas, restricted, probes, image, env matching the config parser', async () => {
-    const manifests = await renderCi();
-    const deployment = one(manifests, 'Deployment');
-    assert.equal((deployment.spec as { replicas: number }).replicas, 2);
-    assert.equal(podTemplate(deployment).spec.serviceAccountName, 'rel-cloud-node');
-    assertRestrictedPod(deployment);
-    assertPorts(deployment, { metrics: 8080, probes: 8081 });
-    const container = controllerContainer(deployment);
-    assert.equal(container.image, `ghcr.io/loopwright/cloud-node:${await appVersion(chart)}`);
+  test('default Deployment: resources, and exactly this env', async () => {
+    const container = controllerContainer(one(await renderCi(), 'Deployment'));
     assert.deepEqual(container.resources, {
       requests: { cpu: '50m', memory: '128Mi' },
       limits: { memory: '256Mi' },
@@ -164,12 +157,7 @@ describe('cloud-node chart', () => {
       LOG_FORMAT: 'json',
     });
     assertEnvKnownToController(env, chart);
-    const service = one(manifests, 'Service');
-    assert.deepEqual((service.spec as { ports: unknown }).ports, [
-      { name: 'metrics', port: 8080, targetPort: 'metrics', protocol: 'TCP' },
-    ]);
   });
-
   test('scheduling: tolerates uninitialized, not-ready and control-plane Nodes; DNS from the node; system-cluster-critical', async () => {
     const pod = podTemplate(one(await renderCi(), 'Deployment')).spec;
     assert.deepEqual(pod.tolerations, requiredTolerations);
@@ -328,133 +316,17 @@ describe('cloud-node chart', () => {
     assert.deepEqual(tokenOnly.data, { token: Buffer.from('t').toString('base64') });
   });
 
-  test('leaseName scopes the Lease rule to that name', async () => {
-    const manifests = await renderCi({ 'leaderElection.leaseName': 'my-lease' });
-    const leaseRules = one(manifests, 'Role', 'rel-cloud-node-leader-election').rules as PolicyRule[];
-    assert.deepEqual(leaseRules[0]?.resourceNames, ['my-lease']);
-  });
-
-  test('leader election off: one replica, no Lease Role, LEADER_ELECT=false; two replicas refused', async () => {
-    const manifests = await renderCi({ 'leaderElection.enabled': false, replicaCount: 1 });
-    assert.equal(manifests.filter((m) => m.metadata.name.endsWith('leader-election')).length, 0);
-    const env = envOf(controllerContainer(one(manifests, 'Deployment')));
-    assert.equal(env.LEADER_ELECT, 'false');
-    assert.equal(env.LEADER_ELECTION_ID, undefined);
-    assert.equal(env.LEADER_ELECTION_NAMESPACE, undefined);
-    // Events are still recorded.
-    one(manifests, 'Role', 'rel-cloud-node-events');
-    await assert.rejects(renderCi({ 'leaderElection.enabled': false }), (error: unknown) => {
-      assert.ok(error instanceof HelmError);
-      assert.match(error.stderr, /needs replicaCount 1/);
-      return true;
-    });
-  });
-
-  test('ServiceMonitor, PodMonitor and PodDisruptionBudget are off by default and rendered when enabled', async () => {
-    const off = await renderCi();
-    for (const kind of ['ServiceMonitor', 'PodMonitor', 'PodDisruptionBudget'])
-      assert.equal(off.filter((m) => m.kind === kind).length, 0, kind);
-    const manifests = await renderCi({
-      'serviceMonitor.enabled': true,
-      'serviceMonitor.labels': { release: 'prom' },
-      'serviceMonitor.interval': '15s',
-      'podMonitor.enabled': true,
-      'podDisruptionBudget.enabled': true,
-    });
-    const sm = one(manifests, 'ServiceMonitor');
-    assert.equal(sm.metadata.labels?.release, 'prom');
-    assert.deepEqual((sm.spec as { endpoints: unknown }).endpoints, [
-      { port: 'metrics', path: '/metrics', interval: '15s' },
-    ]);
-    assert.deepEqual(
-      (sm.spec as { selector: { matchLabels: unknown } }).selector.matchLabels,
-      (one(manifests, 'Service').spec as { selector: unknown }).selector,
-    );
-    const pm = one(manifests, 'PodMonitor');
-    assert.deepEqual((pm.spec as { podMetricsEndpoints: unknown }).podMetricsEndpoints, [
-      { port: 'metrics', path: '/metrics', interval: '30s' },
-    ]);
-    assert.deepEqual(one(manifests, 'PodDisruptionBudget').spec, {
-      minAvailable: 1,
-      selector: {
-        matchLabels: { 'app.kubernetes.io/name': 'cloud-node', 'app.kubernetes.io/instance': 'rel' },
-      },
-    });
-    const maxUnavailable = one(
-      await renderCi({ 'podDisruptionBudget.enabled': true, 'podDisruptionBudget.maxUnavailable': '50%' }),
-      'PodDisruptionBudget',
-    );
-    assert.deepEqual((maxUnavailable.spec as { maxUnavailable: unknown }).maxUnavailable, '50%');
-  });
-
-  test('pod values: extra tolerations after the required ones, hostNetwork, placement, labels, pull secrets', async () => {
-    const affinity = {
-      nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [] } },
-    };
-    const deployment = one(
-      await renderCi({
-        tolerations: [{ key: 'dedicated', operator: 'Exists', effect: 'NoSchedule' }],
-        hostNetwork: true,
-        priorityClassName: '',
-        nodeSelector: { 'node-role.kubernetes.io/control-plane': '' },
-        affinity,
-        podAnnotations: { a: 'b' },
-        podLabels: { team: 'platform' },
-        imagePullSecrets: [{ name: 'regcred' }],
-        resources: { requests: { cpu: '1' } },
-        'image.digest': 'sha256:' + 'b'.repeat(64),
-      }),
-      'Deployment',
-    );
+  test('pod values: hostNetwork, DNS from the node, priorityClassName can be emptied, still restricted', async () => {
+    const deployment = one(await renderCi({ hostNetwork: true, priorityClassName: '' }), 'Deployment');
     const template = podTemplate(deployment);
-    assert.deepEqual(template.spec.tolerations, [
-      ...requiredTolerations,
-      { key: 'dedicated', operator: 'Exists', effect: 'NoSchedule' },
-    ]);
     assert.equal(template.spec.hostNetwork, true);
     assert.equal(template.spec.dnsPolicy, 'Default');
     assert.equal(template.spec.priorityClassName, undefined);
-    assert.deepEqual(template.spec.nodeSelector, { 'node-role.kubernetes.io/control-plane': '' });
-    assert.deepEqual(template.spec.affinity, affinity);
-    assert.deepEqual(template.spec.imagePullSecrets, [{ name: 'regcred' }]);
-    assert.deepEqual(template.metadata.annotations, { a: 'b' });
-    assert.equal(template.metadata.labels?.team, 'platform');
-    const container = controllerContainer(deployment);
-    // Maps merge with the defaults (helm semantics): the request changes, the memory settings stay.
-    assert.deepEqual(container.resources, {
-      requests: { cpu: '1', memory: '128Mi' },
-      limits: { memory: '256Mi' },
-    });
-    assert.equal(container.image, 'ghcr.io/loopwright/cloud-node@sha256:' + 'b'.repeat(64));
     // Still the restricted securityContext (hostNetwork is a namespace-level Pod Security decision).
     assertRestrictedPod(deployment);
   });
-
-  test('an existing ServiceAccount, and rbac.create=false', async () => {
-    const manifests = await renderCi({ 'serviceAccount.create': false, 'serviceAccount.name': 'mine' });
-    assert.equal(manifests.filter((m) => m.kind === 'ServiceAccount').length, 0);
-    assert.equal(podTemplate(one(manifests, 'Deployment')).spec.serviceAccountName, 'mine');
-    assertBindings(manifests, 'mine', 'controllers');
-    const noRbac = await renderCi({ 'rbac.create': false });
-    assert.equal(noRbac.filter((m) => m.apiVersion.startsWith('rbac.')).length, 0);
-  });
-
-  test('terminationGracePeriodSeconds: 60 by default (reconcile grace, then the Lease release), configurable', async () => {
-    const gracePeriod = async (values: Record<string, unknown>) =>
-      (
-        one(await renderCi(values), 'Deployment').spec as {
-          template: { spec: { terminationGracePeriodSeconds?: number } };
-        }
-      ).template.spec.terminationGracePeriodSeconds;
-    assert.equal(await gracePeriod({}), 60);
-    assert.equal(await gracePeriod({ terminationGracePeriodSeconds: 90 }), 90);
-  });
-
   test('values.schema.json rejects wrong types (helm template and helm lint fail)', async () => {
     for (const set of [
-      'terminationGracePeriodSeconds="60"',
-      'terminationGracePeriodSeconds=0',
-      'replicaCount="2"',
       'hcloud.endpoint="api.hetzner.cloud"',
       'hcloud.token.create="true"',
       'hcloud.token.existingSecret=true',
@@ -467,16 +339,11 @@ describe('cloud-node chart', () => {
       'nodeLabelSelector=["a"]',
       'nodeMonitorPeriod=5',
       'nodeStatusUpdateFrequency="5 minutes"',
-      'leaderElection.enabled="true"',
       'leaderElection.leaseName="Not_A_Name"',
       'hostNetwork="true"',
-      'metricsPort=70000',
-      'probePort=0',
       'workers=0',
-      'logLevel="loud"',
       'tolerations={}',
       'podDisruptionBudget.enabled=1',
-      'unknownValue=1',
     ])
       await assertSchemaRejects(chart, set, ['--values', ciValues]);
   });

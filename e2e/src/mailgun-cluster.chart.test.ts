@@ -1,84 +1,67 @@
-import { helm, HelmError } from '@loopwright/testing';
+/**
+ * The mailgun-cluster chart: the shared contract (chart-contract.ts), then what is its own: Mailgun's
+ * settings and API key, Cluster API's provider label and the Cluster API it requires.
+ */
+import { HelmError } from '@loopwright/testing';
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
 import { describe, test } from 'node:test';
-import {
-  assertBindings,
-  assertCrdsFromSource,
-  assertEnvKnownToController,
-  assertNoBroadRules,
-  assertPorts,
-  assertRestrictedPod,
-  assertSchemaRejects,
-  appVersion,
-} from './chart-assertions.ts';
-import {
-  chartPath,
-  controllerContainer,
-  envOf,
-  kinds,
-  normalizeRules,
-  one,
-  render,
-  type Manifest,
-  type PolicyRule,
-} from './charts.ts';
+import { assertEnvKnownToController, assertSchemaRejects } from './chart-assertions.ts';
+import { testChartContract } from './chart-contract.ts';
+import { chartPath, controllerContainer, envOf, one, render } from './charts.ts';
 
 const chart = 'mailgun-cluster';
-const expected = JSON.parse(
-  await readFile(new URL('../expected/mailgun-cluster.rbac.json', import.meta.url), 'utf8'),
-) as { controller: PolicyRule[]; leaderElection: PolicyRule[] };
 // The chart has required values without sensible defaults; CI and these tests use this file.
 const ciValues = `${chartPath(chart)}/ci/test-values.yaml`;
-const rules = (m: Manifest) => normalizeRules(m.rules as PolicyRule[]);
-const renderCi = (values: Record<string, unknown> = {}) => render(chart, { valuesFiles: [ciValues], values });
+/** What the chart requires the cluster to serve: Cluster API's contract version. */
+const CLUSTER_API = 'cluster.x-k8s.io/v1beta2';
+const renderCi = (values: Record<string, unknown> = {}) =>
+  render(chart, { valuesFiles: [ciValues], apiVersions: [CLUSTER_API], values });
+
+testChartContract({
+  chart,
+  valuesFiles: [ciValues],
+  apiVersions: [CLUSTER_API],
+  watchNamespaces: true,
+  workers: 1,
+  leaseName: 'mailgun-cluster-controller',
+  ownVolumes: [
+    {
+      name: 'mailgun-api-key',
+      secret: {
+        secretName: 'mailgun-api-key',
+        defaultMode: 288,
+        items: [{ key: 'api-key', path: 'api-key' }],
+      },
+    },
+  ],
+  ownVolumeMounts: [{ name: 'mailgun-api-key', mountPath: '/etc/mailgun', readOnly: true }],
+});
 
 describe('mailgun-cluster chart', () => {
-  test('helm lint passes with the CI values, also with --strict', async () => {
-    await helm(['lint', chartPath(chart), '--values', ciValues]);
-    await helm(['lint', '--strict', chartPath(chart), '--values', ciValues]);
-  });
-
   test('domain, recipient and the API key Secret are required, each with a message naming it', async () => {
     for (const [values, message] of [
       [{ recipient: 'a@example.com', 'mailgun.apiKey.existingSecret': 's' }, /mailgun.domain is required/],
       [{ 'mailgun.domain': 'mg.example.com', 'mailgun.apiKey.existingSecret': 's' }, /recipient is required/],
       [{ 'mailgun.domain': 'mg.example.com', recipient: 'a@example.com' }, /mailgun.apiKey.existingSecret/],
     ] as const)
-      await assert.rejects(render(chart, { values }), (error: unknown) => {
+      await assert.rejects(render(chart, { values, apiVersions: [CLUSTER_API] }), (error: unknown) => {
         assert.ok(error instanceof HelmError);
         assert.match(error.stderr, message);
         return true;
       });
   });
 
-  test('render: exactly these objects, CRDs from crds/, RBAC as expected, provider label everywhere', async () => {
-    const manifests = await renderCi();
-    assert.deepEqual(kinds(manifests), [
-      'ClusterRole/rel-mailgun-cluster',
-      'ClusterRoleBinding/rel-mailgun-cluster',
-      'CustomResourceDefinition/mailgunclusters.infrastructure.cluster.x-k8s.io',
-      'CustomResourceDefinition/mailgunmachines.infrastructure.cluster.x-k8s.io',
-      'Deployment/controllers/rel-mailgun-cluster',
-      'Role/controllers/rel-mailgun-cluster-leader-election',
-      'RoleBinding/controllers/rel-mailgun-cluster-leader-election',
-      'Service/controllers/rel-mailgun-cluster-metrics',
-      'ServiceAccount/controllers/rel-mailgun-cluster',
-    ]);
-    await assertCrdsFromSource(chart, manifests);
-    assert.deepEqual(rules(one(manifests, 'ClusterRole')), normalizeRules(expected.controller));
-    assert.deepEqual(rules(one(manifests, 'Role')), normalizeRules(expected.leaderElection));
-    assertNoBroadRules(manifests);
-    assertBindings(manifests, 'rel-mailgun-cluster', 'controllers');
+  test('Cluster API’s provider label on every object, hooks included', async () => {
     const all = await renderCi({
       'serviceMonitor.enabled': true,
       'podMonitor.enabled': true,
       'podDisruptionBudget.enabled': true,
+      'networkPolicy.enabled': true,
       'mailgun.apiKey.existingSecret': '',
       'mailgun.apiKey.create': true,
       'mailgun.apiKey.value': 'key-123',
     });
-    for (const m of all)
+    for (const m of all.filter((x) => x.kind !== 'CustomResourceDefinition'))
       assert.equal(
         m.metadata.labels?.['cluster.x-k8s.io/provider'],
         'infrastructure-mailgun',
@@ -90,13 +73,20 @@ describe('mailgun-cluster chart', () => {
     assert.equal(template.metadata.labels['cluster.x-k8s.io/provider'], 'infrastructure-mailgun');
   });
 
-  test('Deployment: 2 replicas, restricted, probes, image, env matching the config parser', async () => {
-    const deployment = one(await renderCi(), 'Deployment');
-    assert.equal((deployment.spec as { replicas: number }).replicas, 2);
-    assertRestrictedPod(deployment);
-    assertPorts(deployment, { metrics: 8080, probes: 8081 });
-    const container = controllerContainer(deployment);
-    assert.equal(container.image, `ghcr.io/loopwright/mailgun-cluster:${await appVersion(chart)}`);
+  test('a cluster without Cluster API v1beta2: the install fails, saying what to install first', async () => {
+    await assert.rejects(render(chart, { valuesFiles: [ciValues] }), (error: unknown) => {
+      assert.ok(error instanceof HelmError);
+      assert.match(error.stderr, /serves no cluster\.x-k8s\.io\/v1beta2: install Cluster API/);
+      return true;
+    });
+    // v1beta1 alone (Cluster API before v1.11) is not enough either.
+    await assert.rejects(
+      render(chart, { valuesFiles: [ciValues], apiVersions: ['cluster.x-k8s.io/v1beta1'] }),
+      /serves no cluster\.x-k8s\.io\/v1beta2/,
+    );
+  });
+  test('default Deployment: exactly this env', async () => {
+    const container = controllerContainer(one(await renderCi(), 'Deployment'));
     const env = envOf(container);
     assert.deepEqual(env, {
       POD_NAME: JSON.stringify({ fieldRef: { fieldPath: 'metadata.name' } }),
@@ -181,6 +171,7 @@ describe('mailgun-cluster chart', () => {
 
   test('apiKey.create: a Secret from values, referenced by the Deployment; the key only in the Secret', async () => {
     const manifests = await render(chart, {
+      apiVersions: [CLUSTER_API],
       values: {
         'mailgun.domain': 'mg.example.com',
         recipient: 'a@example.com',
@@ -204,58 +195,8 @@ describe('mailgun-cluster chart', () => {
     );
   });
 
-  test('watchNamespaces: a Role + RoleBinding in each instead of the ClusterRole, WATCH_NAMESPACE', async () => {
-    const manifests = await renderCi({ watchNamespaces: ['capi', 'capi-2'] });
-    assert.equal(
-      manifests.filter((m) => m.kind === 'ClusterRole' || m.kind === 'ClusterRoleBinding').length,
-      0,
-    );
-    const inCapi = manifests.filter((m) => m.metadata.namespace === 'capi');
-    assert.deepEqual(rules(one(inCapi, 'Role', 'rel-mailgun-cluster')), normalizeRules(expected.controller));
-    one(inCapi, 'RoleBinding', 'rel-mailgun-cluster');
-    assertBindings(manifests, 'rel-mailgun-cluster', 'controllers');
-    one(
-      manifests.filter((m) => m.metadata.namespace === 'capi-2'),
-      'RoleBinding',
-      'rel-mailgun-cluster',
-    );
-    assert.equal(envOf(controllerContainer(one(manifests, 'Deployment'))).WATCH_NAMESPACE, 'capi,capi-2');
-  });
-
-  test('leader election off needs one replica', async () => {
-    const manifests = await renderCi({ 'leaderElection.enabled': false, replicaCount: 1 });
-    assert.equal(envOf(controllerContainer(one(manifests, 'Deployment'))).LEADER_ELECT, 'false');
-    assert.equal(manifests.filter((m) => m.metadata.name.endsWith('leader-election')).length, 0);
-    await assert.rejects(renderCi({ 'leaderElection.enabled': false }), /needs replicaCount 1/);
-  });
-
-  test('ServiceMonitor, PodMonitor and PodDisruptionBudget toggles', async () => {
-    const off = await renderCi();
-    for (const kind of ['ServiceMonitor', 'PodMonitor', 'PodDisruptionBudget'])
-      assert.equal(off.filter((m) => m.kind === kind).length, 0, kind);
-    const on = await renderCi({
-      'serviceMonitor.enabled': true,
-      'podMonitor.enabled': true,
-      'podDisruptionBudget.enabled': true,
-    });
-    for (const kind of ['ServiceMonitor', 'PodMonitor', 'PodDisruptionBudget']) one(on, kind);
-  });
-
-  test('terminationGracePeriodSeconds: 60 by default (reconcile grace, then the Lease release), configurable', async () => {
-    const gracePeriod = async (values: Record<string, unknown>) =>
-      (
-        one(await renderCi(values), 'Deployment').spec as {
-          template: { spec: { terminationGracePeriodSeconds?: number } };
-        }
-      ).template.spec.terminationGracePeriodSeconds;
-    assert.equal(await gracePeriod({}), 60);
-    assert.equal(await gracePeriod({ terminationGracePeriodSeconds: 90 }), 90);
-  });
-
   test('values.schema.json rejects wrong types (helm template and helm lint fail)', async () => {
     for (const set of [
-      'terminationGracePeriodSeconds="60"',
-      'terminationGracePeriodSeconds=0',
       'workers="1"',
       'workers=1001',
       'mailgun.timeout=30',
@@ -264,12 +205,8 @@ describe('mailgun-cluster chart', () => {
       'mailgun.domain="bad_domain"',
       'recipient="notmail"',
       'mailgun.apiKey.create="true"',
-      'watchNamespaces="a"',
-      'metricsPort=70000',
-      'logLevel="loud"',
       'podDisruptionBudget.enabled=1',
-      'unknownValue=1',
     ])
-      await assertSchemaRejects(chart, set, ['--values', ciValues]);
+      await assertSchemaRejects(chart, set, ['--values', ciValues, '--api-versions', CLUSTER_API]);
   });
 });

@@ -178,8 +178,13 @@ spec:
       {{- with $v.topologySpreadConstraints }}
       topologySpreadConstraints:
         {{- range . }}
-        {{- /* A constraint without a labelSelector spreads this release's pods. */}}
-        - {{- toYaml (merge (dict) . (dict "labelSelector" (dict "matchLabels" ($selectorLabels | fromYaml)))) | nindent 10 }}
+        {{- /* A constraint without a labelSelector spreads this release's pods; one with its own keeps it
+        as it is (merge would add this release's labels into it). */}}
+        {{- $constraint := deepCopy . }}
+        {{- if not $constraint.labelSelector }}
+        {{- $_ := set $constraint "labelSelector" (dict "matchLabels" ($selectorLabels | fromYaml)) }}
+        {{- end }}
+        - {{- toYaml $constraint | nindent 10 }}
         {{- end }}
       {{- end }}
 {{- end }}

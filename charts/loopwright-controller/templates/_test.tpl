@@ -4,7 +4,9 @@ the chart's CRDs are served (API discovery, which every authenticated client may
 resource once it is established), the leader-election Lease is held (and renewed) by one
 of the release's running pods, and /metrics answers on the metrics Service. It runs the controller's
 own image (distroless Node.js, no shell) with a short script, under its own ServiceAccount that may
-read exactly those objects, in the release namespace only. All of it is a test hook: created by `helm test` only, deleted when it
+read exactly those objects, in the release namespace only. Rendered when helmTest.enabled and
+rbac.create (the hook brings a Role of its own, and rbac.create=false promises no RBAC objects). All of
+it is a test hook: created by `helm test` only, deleted when it
 passes; a failed Pod stays for `kubectl logs`.
 */}}
 {{- define "loopwright-controller.testSelectorLabels" -}}
@@ -21,6 +23,7 @@ helm.sh/hook-delete-policy: before-hook-creation,hook-succeeded
 {{- define "loopwright-controller.test" -}}
 {{- $top := .top }}
 {{- $v := $top.Values }}
+{{- if and $v.helmTest.enabled $v.rbac.create }}
 {{- $name := printf "%s-test" (include "loopwright-controller.fullname" $top) | trunc 63 | trimSuffix "-" }}
 {{- $crds := include "loopwright-controller.crdResources" $top }}
 {{- /* Distinct from the controller's selector labels, or its ReplicaSet would adopt the test Pod. */}}
@@ -142,6 +145,7 @@ spec:
     {{- toYaml . | nindent 4 }}
     {{- end }}
   {{- end }}
+{{- end }}
 {{- end }}
 
 {{/* The test Pod's program (CommonJS, Node.js 24: fetch built in). One line per check; exit 1 if any fails. */}}
