@@ -20,7 +20,12 @@ const QUICK_START = ['./scripts/setup.sh && pnpm demo', './scripts/setup.sh && p
 const FIRST_SCREEN_LINES = 40;
 const PARAGRAPH_WORDS = 80;
 
-const charts = listDir('charts').filter((name) => existsSync(join(root, 'charts', name, 'Chart.yaml')));
+// The charts users install; a library chart (loopwright-controller) is installed only inside them.
+const charts = listDir('charts').filter(
+  (name) =>
+    existsSync(join(root, 'charts', name, 'Chart.yaml')) &&
+    !/^type:\s*library\s*$/m.test(readFileSync(join(root, 'charts', name, 'Chart.yaml'), 'utf8')),
+);
 const docs = listDir('docs')
   .filter((name) => name.endsWith('.md'))
   .map((name) => `docs/${name}`);
