@@ -14,10 +14,12 @@
  */
 import {
   createTestNamespace,
+  ensureTestTools,
   eventually,
   helm,
   loadTestKubeConfig,
   loadTestNode,
+  prepareClusterctlManagement,
   startClusterApi,
   startMailgunPeer,
   type ClusterApi,
@@ -26,8 +28,12 @@ import {
 } from '@loopwright/testing';
 import type { KubeConfig } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { after, before, describe, test } from 'node:test';
 import { normalizeRules, repoRoot, type PolicyRule } from './charts.ts';
 import {
@@ -52,7 +58,9 @@ import {
 import { assertHelmTestPasses, deleteHelmTestLeftovers } from './helm-test.ts';
 import { promtoolCheckMetrics } from './prometheus.ts';
 import { fromRegistry, readmeInstall, readmeSecret, secretData, testOnlyArgs } from './readme-install.ts';
-import { assertRunsReleasedImage, e2eReleases, releasedChartArgs } from './release.ts';
+import { assertRunsReleasedImage, e2eReleases, publishedRelease, releasedChartArgs } from './release.ts';
+
+const run = promisify(execFile);
 
 const expectedRules = JSON.parse(
   await readFile(new URL('../expected/mailgun-cluster.effective-rules.json', import.meta.url), 'utf8'),
@@ -148,7 +156,7 @@ async function recordedMessageID(admin: KubeConfig, namespace: string, name: str
   return messageID;
 }
 
-describe('mailgun-cluster on the real node: helm install, one mail each, failover, upgrade, uninstall', () => {
+describe('mailgun-cluster on the real node: helm install, one mail each, failover, upgrade, uninstall, clusterctl init', () => {
   let admin: KubeConfig;
   const { release, namespace: system } = README;
   let work: TestNamespace;
@@ -583,5 +591,75 @@ describe('mailgun-cluster on the real node: helm install, one mail each, failove
       },
       { timeoutMs: ((lease.leaseDurationSeconds ?? 15) + 10) * 1000, intervalMs: 500 },
     );
+  });
+
+  test('clusterctl init --infrastructure mailgun (the release’s provider repository) brings the provider up beside Cluster API: one mail; clusterctl delete removes it', async () => {
+    // One provider at a time: the chart's release goes first (both would answer the same MailgunClusters).
+    await helm(['uninstall', release, '--namespace', system, '--wait', '--timeout', '90s'], { kubeconfig });
+    const scratch = await mkdtemp(join(tmpdir(), 'e2e-clusterctl-'));
+    cleanups.push(() => rm(scratch, { recursive: true, force: true }));
+    const { current } = e2eReleases();
+    const management = await prepareClusterctlManagement(
+      admin,
+      publishedRelease(current).clusterctlConfigPath,
+      scratch,
+    );
+    cleanups.push(() => management.remove());
+    const clusterctl = (await ensureTestTools()).clusterctl;
+    const clusterctlRun = (args: string[]) =>
+      run(clusterctl, [...args, '--config', management.configPath, '--kubeconfig', kubeconfig], {
+        // clusterctl keeps its caches and overrides under $HOME/.cluster-api.
+        env: {
+          ...process.env,
+          HOME: scratch,
+          MAILGUN_DOMAIN: DOMAIN,
+          MAIL_RECIPIENT: RECIPIENT,
+          MAILGUN_API_KEY: apiKey,
+          MAILGUN_URL: peer.url,
+        },
+        maxBuffer: 16 * 1024 * 1024,
+      });
+    const installed = await clusterctlRun(['init', '--infrastructure', `mailgun:v${current}`]);
+    assert.match(
+      installed.stderr + installed.stdout,
+      /Installing provider="infrastructure-mailgun" version="v[\d.]+"/,
+    );
+    const providerNamespace = 'mailgun-system';
+    const providerSelector =
+      'cluster.x-k8s.io/provider=infrastructure-mailgun,app.kubernetes.io/component=controller';
+    cleanups.push(() =>
+      clusterctlRun(['delete', '--infrastructure', 'mailgun', '--include-namespace']).catch(() => undefined),
+    );
+    let running: PodSummary[] = [];
+    await eventually(
+      async () => {
+        running = (await pods(admin, providerNamespace, providerSelector)).filter((pod) => pod.ready);
+        assert.equal(running.length, REPLICAS, JSON.stringify(running));
+      },
+      { timeoutMs: 120_000, intervalMs: 500 },
+    );
+    for (const pod of running)
+      await assertRunsReleasedImage(admin, providerNamespace, pod.name, 'mailgun-cluster', current);
+    await leaderAmong(admin, providerNamespace, LEASE, providerSelector);
+    // clusterctl's inventory: the provider it installed, beside the core it found.
+    const inventory = await api<{
+      items: { metadata: { namespace: string }; type: string; version: string }[];
+    }>(admin, 'GET', '/apis/clusterctl.cluster.x-k8s.io/v1alpha3/providers');
+    assert.deepEqual(
+      inventory.items.map((item) => `${item.metadata.namespace}/${item.type}/${item.version}`).sort(),
+      ['capi-system/CoreProvider/v1.14.2', `mailgun-system/InfrastructureProvider/v${current}`],
+    );
+    await requestCluster('via-clusterctl');
+    await recordedMessageID(admin, work.name, 'via-clusterctl');
+    await assertOneMailEach();
+    await clusterctlRun(['delete', '--infrastructure', 'mailgun', '--include-namespace']);
+    await eventually(
+      async () => {
+        assert.equal(await objectExists(admin, `/api/v1/namespaces/${providerNamespace}`), false);
+      },
+      { timeoutMs: 90_000, intervalMs: 500 },
+    );
+    // The CRDs stay (clusterctl deletes them only with --include-crd), and with them every request.
+    for (const name of requested.keys()) await recordedMessageID(admin, work.name, name);
   });
 });

@@ -43,6 +43,10 @@ export {
   type ClusterApi,
   type ClusterApiOptions,
 } from './cluster-api/start.ts';
+export {
+  prepareClusterctlManagement,
+  type ClusterctlManagement,
+} from './cluster-api/clusterctl-management.ts';
 export { applyCrds, readCrdDirectory, readCrdFiles, type ApplyCrdsOptions, type Crd } from './crds.ts';
 export { variablesRead } from './env-reads.ts';
 export { writeSecretVolume } from './secret-volume.ts';
