@@ -10,7 +10,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, readlinkSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -139,6 +139,16 @@ describe('the controller generator, in a copy of the workspace', () => {
       `e2e/expected/${NAME}.effective-rules.json`,
     ])
       assert.ok(existsSync(join(copy, file)), `the generator wrote no ${file}`);
+    // The chart has only its own templates, and takes the rest from the library chart it links.
+    assert.deepEqual(readdirSync(join(copy, `charts/${NAME}/templates`)).sort(), [
+      'NOTES.txt',
+      '_helpers.tpl',
+      'controller.yaml',
+    ]);
+    assert.equal(
+      readlinkSync(join(copy, `charts/${NAME}/charts/loopwright-controller`)),
+      '../../loopwright-controller',
+    );
 
     // Formatting and Knip over the whole copy, then typecheck, lint and test of the new package.
     const { output: unit } = await succeeds(

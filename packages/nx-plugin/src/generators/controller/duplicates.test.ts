@@ -18,6 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { format, resolveConfig } from 'prettier';
 import controllerGenerator from './generator.ts';
 import type { ControllerOptions } from './names.ts';
+import { withLibraryChart } from './workspace.test-support.ts';
 
 const repoRoot = fileURLToPath(new URL('../../../../../', import.meta.url));
 const jscpd = fileURLToPath(new URL('../../../node_modules/.bin/jscpd', import.meta.url));
@@ -37,7 +38,7 @@ after(() => {
 
 /** Generates the controller and writes its src/, formatted with the repository's Prettier settings, under `scratch`. */
 async function generatedSources(options: ControllerOptions): Promise<string> {
-  const tree: Tree = createTreeWithEmptyWorkspace();
+  const tree: Tree = withLibraryChart(createTreeWithEmptyWorkspace());
   // Formatted below with the repository's settings, not by Nx's default formatter (oxfmt) for this tree.
   tree.delete('.oxfmtrc.json');
   tree.write('tsconfig.json', JSON.stringify({ files: [], references: [] }));

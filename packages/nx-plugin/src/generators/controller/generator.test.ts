@@ -1,12 +1,26 @@
 import type { Tree } from '@nx/devkit';
+import { FsTree } from '@nx/devkit/internal';
 import { createTreeWithEmptyWorkspace } from '@nx/devkit/testing';
+import { helm, HelmError } from '@loopwright/testing';
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
-import { beforeEach, describe, it } from 'node:test';
+import {
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { after, beforeEach, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { serveScript, serveWatchPaths } from '../../../../../scripts/serve/watch-paths.ts';
 import controllerGenerator from './generator.ts';
 import type { ControllerOptions } from './names.ts';
+import { LIBRARY_CHART_YAML, libraryChartYaml, withLibraryChart } from './workspace.test-support.ts';
 
 const repoRoot = fileURLToPath(new URL('../../../../../', import.meta.url));
 
@@ -39,6 +53,21 @@ const PACKAGE_FILES = [
   'tsconfig.json',
 ];
 
+/**
+ * The chart's files: only what is the controller's own. The Deployment, RBAC objects, Service,
+ * monitors, PDB, NetworkPolicy and helm test come from the library chart, not from copies.
+ */
+const CHART_FILES = [
+  'Chart.yaml',
+  'README.md',
+  'crds/widgets.widgets.example.com.yaml',
+  'templates/NOTES.txt',
+  'templates/_helpers.tpl',
+  'templates/controller.yaml',
+  'values.schema.json',
+  'values.yaml',
+];
+
 /** Every file under `dir`, relative to it, sorted. */
 function filesUnder(tree: Tree, dir: string): string[] {
   const walk = (path: string): string[] =>
@@ -53,7 +82,7 @@ function filesUnder(tree: Tree, dir: string): string[] {
  * the templates' output as rendered (formatting is Prettier's business).
  */
 function workspace(): Tree {
-  const tree = createTreeWithEmptyWorkspace();
+  const tree = withLibraryChart(createTreeWithEmptyWorkspace());
   tree.delete('.oxfmtrc.json');
   tree.write(
     'tsconfig.json',
@@ -75,13 +104,79 @@ describe('controller generator', () => {
     tree = workspace();
   });
 
-  it('creates the package, the chart and the e2e suite', async () => {
+  it('creates the package, the chart (its own files only) and the e2e suite', async () => {
     await controllerGenerator(tree, widget);
     assert.deepEqual(filesUnder(tree, 'packages/widget-sync'), PACKAGE_FILES);
-    assert.ok(tree.exists('charts/widget-sync/Chart.yaml'));
-    assert.ok(tree.exists('charts/widget-sync/crds/widgets.widgets.example.com.yaml'));
-    assert.ok(tree.exists('e2e/src/widget-sync.chart.test.ts'));
-    assert.ok(tree.exists('e2e/expected/widget-sync.rbac.json'));
+    assert.deepEqual(filesUnder(tree, 'charts/widget-sync'), CHART_FILES);
+    assert.deepEqual(
+      tree
+        .listChanges()
+        .filter((change) => change.path.startsWith('e2e/'))
+        .map((change) => change.path)
+        .sort(),
+      [
+        'e2e/expected/widget-sync.effective-rules.json',
+        'e2e/expected/widget-sync.rbac.json',
+        'e2e/src/widget-sync.chart.test.ts',
+        'e2e/src/widget-sync.e2e.test.ts',
+      ],
+    );
+    // Its one template calls the library chart, with the controller's rules from _helpers.tpl.
+    assert.match(
+      read(tree, 'charts/widget-sync/templates/controller.yaml'),
+      /include "loopwright-controller\.objects" \(dict "top" \. "controller" \(dict\n {2}"rules" \(include "widget-sync\.rules" \.\)/,
+    );
+    const helpers = read(tree, 'charts/widget-sync/templates/_helpers.tpl');
+    assert.deepEqual(
+      [...helpers.matchAll(/define "([^"]+)"/g)].map(([, name]) => name),
+      ['widget-sync.rules'],
+    );
+  });
+
+  it('the chart depends on the workspace’s library chart at its version, read when generating', async () => {
+    tree.write(LIBRARY_CHART_YAML, libraryChartYaml.replace(/^version: .*$/m, "version: '7.8.9'"));
+    await controllerGenerator(tree, widget);
+    const chart = read(tree, 'charts/widget-sync/Chart.yaml');
+    assert.match(
+      chart,
+      /^dependencies:\n {2}- name: loopwright-controller\n {4}version: 7\.8\.9\n {4}repository: file:\/\/\.\.\/loopwright-controller\n/m,
+    );
+    // And from the repository's library chart as it is.
+    const fresh = workspace();
+    await controllerGenerator(fresh, widget);
+    const version = /^version: (\S+)$/m.exec(libraryChartYaml)?.[1];
+    assert.ok(version);
+    assert.ok(read(fresh, 'charts/widget-sync/Chart.yaml').includes(`    version: ${version}\n`));
+  });
+
+  it('refuses to generate without the library chart, writing nothing', async () => {
+    tree.delete(LIBRARY_CHART_YAML);
+    const before = tree.listChanges().map((change) => change.path);
+    await assert.rejects(controllerGenerator(tree, widget), {
+      message: /^charts\/loopwright-controller\/Chart\.yaml is missing/,
+    });
+    assert.deepEqual(
+      tree.listChanges().map((change) => change.path),
+      before,
+    );
+  });
+
+  it('the chart test registers the shared contract suite with the chart’s expectations, and copies none of it', async () => {
+    await controllerGenerator(tree, widget);
+    const test = read(tree, 'e2e/src/widget-sync.chart.test.ts');
+    assert.match(
+      test,
+      /testChartContract\(\{\n {2}chart,\n {2}watchNamespaces: true,\n {2}workers: 1,\n\}\);/,
+    );
+    // The contract's tests are the suite's, not repeated here.
+    for (const contract of ['helm lint', 'leader election off', 'ServiceMonitor', 'values.schema.json'])
+      assert.ok(!test.includes(contract), contract);
+
+    await controllerGenerator(tree, { ...widget, name: 'gizmo-sync', clusterScoped: true, owns: 'Secret' });
+    assert.match(
+      read(tree, 'e2e/src/gizmo-sync.chart.test.ts'),
+      /testChartContract\(\{\n {2}chart,\n {2}watchNamespaces: false,\n {2}workers: 1,\n {2}\/\/ The owned Secrets are watched in every namespace\.\n {2}readsSecretsClusterWide: true,\n\}\);/,
+    );
   });
 
   it('substitutes every template variable: no EJS tag and no .template suffix is left', async () => {
@@ -311,4 +406,89 @@ describe('controller generator', () => {
   it('returns the step that runs after Nx wrote the files (pnpm install, pnpm generate)', async () => {
     assert.equal(typeof (await controllerGenerator(tree, widget)), 'function');
   });
+});
+
+describe('the generated chart, written to disk', () => {
+  const scratch = mkdtempSync(join(tmpdir(), 'nx-plugin-chart-'));
+  after(() => {
+    rmSync(scratch, { recursive: true, force: true });
+  });
+
+  /** A workspace on disk whose charts/loopwright-controller is the repository's library chart. */
+  function diskWorkspace(): { root: string; tree: Tree } {
+    const root = mkdtempSync(join(scratch, 'workspace-'));
+    mkdirSync(join(root, 'charts'));
+    symlinkSync(join(repoRoot, 'charts/loopwright-controller'), join(root, 'charts/loopwright-controller'));
+    writeFileSync(join(root, 'tsconfig.json'), JSON.stringify({ files: [], references: [] }));
+    return { root, tree: new FsTree(root, false) };
+  }
+
+  /** Writes what the generator changed, as Nx does before it runs the returned callback. */
+  function flush(tree: Tree, root: string): void {
+    for (const { path, type } of tree.listChanges())
+      if (type !== 'DELETE') {
+        mkdirSync(dirname(join(root, path)), { recursive: true });
+        writeFileSync(join(root, path), tree.read(path) ?? '');
+      }
+  }
+
+  async function renderKinds(chartDir: string): Promise<string[]> {
+    const { stdout } = await helm([
+      'template',
+      'rel',
+      chartDir,
+      '--namespace',
+      'controllers',
+      '--include-crds',
+    ]);
+    // Each document's top-level kind and metadata.name (helm writes them unindented and 2-indented).
+    return stdout
+      .split(/^---$/m)
+      .flatMap((doc) => {
+        const kind = /^kind: (\S+)$/m.exec(doc)?.[1];
+        const name = /^metadata:\n(?: {2}.*\n)*? {2}name: "?([^"\s]+)"?$/m.exec(doc)?.[1];
+        return kind === undefined ? [] : [`${kind}/${name ?? ''}`];
+      })
+      .sort();
+  }
+
+  for (const options of [widget, { ...widget, name: 'gizmo-sync', kind: 'Gizmo', clusterScoped: true }])
+    it(`${options.clusterScoped ? 'cluster-scoped' : 'namespaced'}: the callback links the library chart; helm lints and renders it`, async () => {
+      const { root, tree } = diskWorkspace();
+      const callback = await controllerGenerator(tree, { ...options, skipInstall: true });
+      flush(tree, root);
+      const chartDir = join(root, 'charts', options.name);
+      const link = join(chartDir, 'charts/loopwright-controller');
+      assert.throws(() => lstatSync(link), { code: 'ENOENT' });
+      await callback();
+      assert.ok(lstatSync(link).isSymbolicLink());
+      // Relative, as the committed charts have it: the checkout can move.
+      assert.equal(readlinkSync(link), '../../loopwright-controller');
+      assert.equal(
+        readFileSync(join(link, 'Chart.yaml'), 'utf8'),
+        readFileSync(join(repoRoot, LIBRARY_CHART_YAML), 'utf8'),
+      );
+
+      await helm(['lint', '--strict', chartDir]);
+      const name = `rel-${options.name}`;
+      const plural = options.clusterScoped ? 'gizmos' : 'widgets';
+      assert.deepEqual(await renderKinds(chartDir), [
+        `ClusterRole/${name}`,
+        `ClusterRoleBinding/${name}`,
+        `CustomResourceDefinition/${plural}.widgets.example.com`,
+        `Deployment/${name}`,
+        `Pod/${name}-test`,
+        `Role/${name}-leader-election`,
+        `Role/${name}-test`,
+        `RoleBinding/${name}-leader-election`,
+        `RoleBinding/${name}-test`,
+        `Service/${name}-metrics`,
+        `ServiceAccount/${name}`,
+        `ServiceAccount/${name}-test`,
+      ]);
+      // The chart's values schema admits watchNamespaces exactly when its kind is namespaced.
+      const watch = helm(['template', 'rel', chartDir, '--set-json', 'watchNamespaces=["team-a"]']);
+      if (options.clusterScoped) await assert.rejects(watch, HelmError);
+      else assert.match((await watch).stdout, /value: "team-a"/);
+    });
 });

@@ -29,6 +29,7 @@ import { generateCrdTypes } from '../../../../../scripts/crd-types.ts';
 import controllerGenerator from './generator.ts';
 import { templateCodeIdentifiers, templatesIdentifiers } from './identifiers.ts';
 import { GENERATED_TYPES_IMPORTS, type ControllerOptions } from './names.ts';
+import { withLibraryChart } from './workspace.test-support.ts';
 
 const repoRoot = fileURLToPath(new URL('../../../../../', import.meta.url));
 const FILES = fileURLToPath(new URL('files/', import.meta.url));
@@ -155,10 +156,13 @@ describe('a kind named like an identifier of the templates', () => {
   it('refuses exactly the names the package exports besides the kind, and the generated types’ import', async () => {
     assert.deepEqual(exported.sort(), ['ConditionType', 'ReadyReason', 'StatusPatch']);
     for (const kind of refusedKinds)
-      await assert.rejects(controllerGenerator(createTreeWithEmptyWorkspace(), options(kind, true)), {
-        name: 'InvalidOptionError',
-        message: new RegExp(`^--kind: "${kind}" is `),
-      });
+      await assert.rejects(
+        controllerGenerator(withLibraryChart(createTreeWithEmptyWorkspace()), options(kind, true)),
+        {
+          name: 'InvalidOptionError',
+          message: new RegExp(`^--kind: "${kind}" is `),
+        },
+      );
   });
 
   it('with each other one as the kind, namespaced and cluster-scoped, the generated code type-checks', async () => {
@@ -177,7 +181,7 @@ describe('a kind named like an identifier of the templates', () => {
     const kinds = kindLike.filter((kind) => !refusedKinds.includes(kind));
     for (const kind of kinds)
       for (const namespaced of [true, false]) {
-        const tree = createTreeWithEmptyWorkspace();
+        const tree = withLibraryChart(createTreeWithEmptyWorkspace());
         tree.delete('.oxfmtrc.json');
         tree.write('tsconfig.json', JSON.stringify({ files: [], references: [] }));
         const generated = options(kind, namespaced);

@@ -17,6 +17,8 @@ export interface ControllerOptions {
   owns?: string;
   plural?: string;
   shortName?: string;
+  /** Only write the files and link the library chart: no `pnpm install`, no `pnpm generate` after. */
+  skipInstall?: boolean;
 }
 
 /** A kind the controller owns: its objects' changes reconcile their owner. */
