@@ -50,6 +50,11 @@ export interface ChartExpectations {
   leaseName?: string;
   /** The chart offers watchNamespaces (a Role per namespace instead of the ClusterRole). */
   watchNamespaces: boolean;
+  /**
+   * The controller owns Secrets and watches them in every namespace: list and watch on Secrets in its
+   * ClusterRole is then the one broad rule allowed (the expected RBAC compares it; no other verb).
+   */
+  readsSecretsClusterWide?: boolean;
   /** The pod spec's tolerations and volumes the chart sets itself, before those from values. */
   ownTolerations?: unknown[];
   ownVolumes?: unknown[];
@@ -65,6 +70,31 @@ async function expectedRbac(chart: ChartName) {
 }
 
 const rules = (m: Manifest) => normalizeRules(m.rules as PolicyRule[]);
+
+/**
+ * `assertNoBroadRules`, but a controller that owns Secrets may list and watch them cluster-wide: its
+ * ClusterRole's Secrets rules are checked to grant exactly that, then left out of the check.
+ */
+function assertNoBroadRulesBut(manifests: Manifest[], readsSecretsClusterWide: boolean): void {
+  if (!readsSecretsClusterWide) {
+    assertNoBroadRules(manifests);
+    return;
+  }
+  const onSecrets = (rule: PolicyRule) => rule.resources?.includes('secrets') === true;
+  const clusterRoles = manifests.filter((m) => m.kind === 'ClusterRole');
+  for (const rule of clusterRoles.flatMap((m) => (m.rules as PolicyRule[]).filter(onSecrets)))
+    assert.deepEqual(
+      { ...rule, verbs: [...rule.verbs].sort() },
+      { apiGroups: [''], resources: ['secrets'], verbs: ['list', 'watch'] },
+    );
+  assertNoBroadRules(
+    manifests.map((m) =>
+      m.kind === 'ClusterRole'
+        ? { ...m, rules: (m.rules as PolicyRule[]).filter((rule) => !onSecrets(rule)) }
+        : m,
+    ),
+  );
+}
 
 interface PodTemplate {
   metadata: Manifest['metadata'];
@@ -117,7 +147,7 @@ export function testChartContract(expectations: ChartExpectations): void {
         rules(one(objects, 'Role', `${fullname}-leader-election`)),
         normalizeRules(expected.leaderElection),
       );
-      assertNoBroadRules(objects);
+      assertNoBroadRulesBut(objects, expectations.readsSecretsClusterWide ?? false);
       assertBindings(objects, fullname, 'controllers');
     });
 
@@ -356,6 +386,13 @@ export function testChartContract(expectations: ChartExpectations): void {
         podTemplate(one(await renderWith(values), 'Deployment')).spec.terminationGracePeriodSeconds;
       assert.equal(await gracePeriod({}), 60);
       assert.equal(await gracePeriod({ terminationGracePeriodSeconds: 90 }), 90);
+    });
+
+    test('revisionHistoryLimit reaches the Deployment (0 too: no old ReplicaSet kept)', async () => {
+      for (const limit of [3, 0]) {
+        const deployment = one(await renderWith({ revisionHistoryLimit: limit }), 'Deployment');
+        assert.equal((deployment.spec as { revisionHistoryLimit: number }).revisionHistoryLimit, limit);
+      }
     });
 
     test('commonLabels on every object, hooks and Secrets included; not in any selector', async () => {
@@ -602,6 +639,8 @@ export function testChartContract(expectations: ChartExpectations): void {
         'terminationGracePeriodSeconds="60"',
         'terminationGracePeriodSeconds=0',
         'workers="ten"',
+        'workers=0',
+        'workers=1001',
         'replicaCount="2"',
         'serviceMonitor.enabled="yes"',
         'leaderElection.enabled="true"',
@@ -624,7 +663,8 @@ export function testChartContract(expectations: ChartExpectations): void {
         'helmTest.enabled="yes"',
         ...(expectations.watchNamespaces
           ? ['watchNamespaces="team-a"', 'watchNamespaces=["Not_A_Namespace"]']
-          : []),
+          : // Its kinds are cluster-scoped: there is no namespace to watch.
+            ['watchNamespaces=["team-a"]']),
       ])
         await assertSchemaRejects(chart, set, [...valuesArgs, ...apiVersionArgs]);
     });
