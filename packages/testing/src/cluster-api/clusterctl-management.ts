@@ -29,7 +29,7 @@ import { pinnedClusterApi } from './binary.ts';
 const run = promisify(execFile);
 
 /** Where clusterctl would have installed the core provider: its inventory entry goes there. */
-export const CORE_PROVIDER_NAMESPACE = 'capi-system';
+const CORE_PROVIDER_NAMESPACE = 'capi-system';
 const FIELD_MANAGER = 'loopwright-clusterctl-management';
 const CERT_MANAGER_CRDS = ['cert-manager.io_issuers.yaml', 'cert-manager.io_certificates.yaml'];
 
@@ -41,7 +41,7 @@ export interface ClusterctlManagement {
 }
 
 /** The cert-manager version the pinned clusterctl installs (`CertManagerDefaultVersion`). */
-export async function clusterctlCertManagerVersion(clusterApiModuleDir: string): Promise<string> {
+async function clusterctlCertManagerVersion(clusterApiModuleDir: string): Promise<string> {
   const source = await readFile(
     join(clusterApiModuleDir, 'cmd', 'clusterctl', 'client', 'config', 'cert_manager_client.go'),
     'utf8',
