@@ -112,15 +112,20 @@ export async function assertHelmTestFails(
   return output;
 }
 
-/** The test hook's Pod, ServiceAccount, Role and RoleBinding (all named `<fullname>-test`) are deleted. */
-async function assertHookObjectsGone(admin: KubeConfig, namespace: string, name: string): Promise<void> {
+/** The API paths of the test hook's Pod, ServiceAccount, Role and RoleBinding (all named `<fullname>-test`). */
+function hookObjectPaths(namespace: string, name: string): string[] {
   const rbac = `/apis/rbac.authorization.k8s.io/v1/namespaces/${namespace}`;
-  for (const path of [
+  return [
     `/api/v1/namespaces/${namespace}/pods/${name}`,
     `/api/v1/namespaces/${namespace}/serviceaccounts/${name}`,
     `${rbac}/roles/${name}`,
     `${rbac}/rolebindings/${name}`,
-  ])
+  ];
+}
+
+/** The test hook's Pod, ServiceAccount, Role and RoleBinding are deleted. */
+async function assertHookObjectsGone(admin: KubeConfig, namespace: string, name: string): Promise<void> {
+  for (const path of hookObjectPaths(namespace, name))
     assert.equal(await objectExists(admin, path), false, `${path} is left after helm test passed`);
 }
 
@@ -134,14 +139,7 @@ export async function deleteHelmTestLeftovers(
   namespace: string,
   fullname: string,
 ): Promise<void> {
-  const name = `${fullname}-test`;
-  const rbac = `/apis/rbac.authorization.k8s.io/v1/namespaces/${namespace}`;
-  for (const path of [
-    `/api/v1/namespaces/${namespace}/pods/${name}`,
-    `/api/v1/namespaces/${namespace}/serviceaccounts/${name}`,
-    `${rbac}/roles/${name}`,
-    `${rbac}/rolebindings/${name}`,
-  ])
+  for (const path of hookObjectPaths(namespace, `${fullname}-test`))
     await api(admin, 'DELETE', path).catch((error: unknown) => {
       if (!(error instanceof ApiError && error.status === 404)) throw error;
     });

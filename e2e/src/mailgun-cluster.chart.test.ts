@@ -112,7 +112,7 @@ describe('mailgun-cluster chart', () => {
     assertEnvKnownToController(env, chart);
   });
 
-  test('every configuration value reaches its env var', async () => {
+  test('every Mailgun value reaches its env var', async () => {
     const env = envOf(
       controllerContainer(
         one(
@@ -121,12 +121,6 @@ describe('mailgun-cluster chart', () => {
             'mailgun.timeout': '10s',
             'mailgun.eventsSettleTime': '10m',
             'mailgun.unauthorizedRetryDelay': '1m',
-            workers: 4,
-            'kubeApi.qps': 50,
-            'kubeApi.burst': 80,
-            'leaderElection.leaseName': 'mg',
-            logLevel: 'debug',
-            logFormat: 'console',
           }),
           'Deployment',
         ),
@@ -136,12 +130,6 @@ describe('mailgun-cluster chart', () => {
     assert.equal(env.MAILGUN_TIMEOUT, '10s');
     assert.equal(env.MAILGUN_EVENTS_SETTLE_TIME, '10m');
     assert.equal(env.MAILGUN_UNAUTHORIZED_RETRY_DELAY, '1m');
-    assert.equal(env.WORKERS, '4');
-    assert.equal(env.KUBE_API_QPS, '50');
-    assert.equal(env.KUBE_API_BURST, '80');
-    assert.equal(env.LEADER_ELECTION_ID, 'mg');
-    assert.equal(env.LOG_LEVEL, 'debug');
-    assert.equal(env.LOG_FORMAT, 'console');
   });
 
   test('existingSecret: mounted as the key file, no Secret rendered, the key name configurable', async () => {
