@@ -464,6 +464,14 @@ describe('the generated chart, written to disk', () => {
       assert.ok(lstatSync(link).isSymbolicLink());
       // Relative, as the committed charts have it: the checkout can move.
       assert.equal(readlinkSync(link), '../../loopwright-controller');
+      // Run again, it keeps the link; anything else in its place is refused, not replaced.
+      await callback();
+      assert.equal(readlinkSync(link), '../../loopwright-controller');
+      rmSync(link);
+      mkdirSync(link);
+      await assert.rejects(async () => callback(), /is not a link to \.\.\/\.\.\/loopwright-controller/);
+      rmSync(link, { recursive: true });
+      await callback();
       assert.equal(
         readFileSync(join(link, 'Chart.yaml'), 'utf8'),
         readFileSync(join(repoRoot, LIBRARY_CHART_YAML), 'utf8'),

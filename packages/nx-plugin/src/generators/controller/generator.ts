@@ -21,7 +21,7 @@ import {
   type Tree,
 } from '@nx/devkit';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readlinkSync, symlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { templateCodeIdentifiers, templatesIdentifiers } from './identifiers.ts';
 import {
@@ -112,7 +112,22 @@ export default async function controllerGenerator(
 function linkLibraryChart(chartDir: string): void {
   const path = join(chartDir, LIBRARY_LINK.path);
   mkdirSync(dirname(path), { recursive: true });
+  // Run again (the callback after a retried install): a link already there, to the library, is kept.
+  const existing = readLinkOrUndefined(path);
+  if (existing === LIBRARY_LINK.target) return;
+  if (existing !== undefined || existsSync(path))
+    throw new Error(
+      `${path} exists and is not a link to ${LIBRARY_LINK.target}; remove it and generate again`,
+    );
   symlinkSync(LIBRARY_LINK.target, path);
+}
+
+function readLinkOrUndefined(path: string): string | undefined {
+  try {
+    return readlinkSync(path);
+  } catch {
+    return undefined;
+  }
 }
 
 /**
