@@ -342,7 +342,8 @@ export function testChartContract(expectations: ChartExpectations): void {
       assert.equal((template.metadata.annotations ?? {}).a, 'b');
       assert.equal(template.metadata.labels?.team, 'platform');
       const container = controllerContainer(deployment);
-      const defaults = controllerContainer(one(await renderWith(), 'Deployment'));
+      const defaultDeployment = one(await renderWith(), 'Deployment');
+      const defaults = controllerContainer(defaultDeployment);
       // Maps merge with the defaults (helm semantics): the request changes, the rest stays.
       const defaultResources = defaults.resources as { requests?: object; limits?: object };
       assert.deepEqual(container.resources, {
@@ -351,7 +352,7 @@ export function testChartContract(expectations: ChartExpectations): void {
       });
       assert.equal(container.image, `ghcr.io/loopwright/${chart}@sha256:` + 'b'.repeat(64));
       // The default affinity spreads replicas across nodes.
-      const defaultAffinity = podTemplate(one(await renderWith(), 'Deployment')).spec.affinity as {
+      const defaultAffinity = podTemplate(defaultDeployment).spec.affinity as {
         podAntiAffinity?: { preferredDuringSchedulingIgnoredDuringExecution: { podAffinityTerm: unknown }[] };
       };
       assert.deepEqual(defaultAffinity.podAntiAffinity?.preferredDuringSchedulingIgnoredDuringExecution, [
@@ -502,7 +503,8 @@ export function testChartContract(expectations: ChartExpectations): void {
     });
 
     test('networkPolicy: none by default; enabled, ingress only to the metrics and probes ports, from the given peers and the test pod; egress only when given', async () => {
-      assert.equal((await renderWith()).filter((m) => m.kind === 'NetworkPolicy').length, 0);
+      const defaults = await renderWith();
+      assert.equal(defaults.filter((m) => m.kind === 'NetworkPolicy').length, 0);
       const selector = {
         matchLabels: { 'app.kubernetes.io/name': chart, 'app.kubernetes.io/instance': 'rel' },
       };
@@ -525,7 +527,7 @@ export function testChartContract(expectations: ChartExpectations): void {
         }),
         'NetworkPolicy',
       );
-      const testPod = one((await renderWith()).filter(isTestHook), 'Pod');
+      const testPod = one(defaults.filter(isTestHook), 'Pod');
       assert.deepEqual(closed.spec, {
         podSelector: selector,
         policyTypes: ['Ingress', 'Egress'],

@@ -7,12 +7,10 @@
  * the logs of a Pod named like each hook, and the hook's ServiceAccount, Role and RoleBinding share the
  * Pod's name).
  */
-import { helm, HelmError } from '@loopwright/testing';
+import { helm, HelmError, readCrdDirectory } from '@loopwright/testing';
 import type { KubeConfig } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parse } from 'yaml';
 import { chartPath, type ChartName } from './charts.ts';
 import { adminKubeconfigPath, api, ApiError, objectExists } from './kube.ts';
 
@@ -46,21 +44,11 @@ interface HelmTestExpectation {
 
 /** `<plural>.<group>/<version>` of every served version of every CRD in the chart's crds/ directory. */
 function servedCrdResources(chart: ChartName): string[] {
-  const dir = join(chartPath(chart), 'crds');
-  let files: string[];
-  try {
-    files = readdirSync(dir).filter((file) => file.endsWith('.yaml'));
-  } catch {
-    return [];
-  }
-  return files.flatMap((file) => {
-    const crd = parse(readFileSync(join(dir, file), 'utf8')) as {
-      spec: { group: string; names: { plural: string }; versions: { name: string; served: boolean }[] };
-    };
-    return crd.spec.versions
+  return readCrdDirectory(join(chartPath(chart), 'crds')).flatMap((crd) =>
+    crd.spec.versions
       .filter((version) => version.served)
-      .map((version) => `${crd.spec.names.plural}.${crd.spec.group}/${version.name}`);
-  });
+      .map((version) => `${crd.spec.names.plural}.${crd.spec.group}/${version.name}`),
+  );
 }
 
 const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

@@ -72,6 +72,20 @@ describe('a real single-node cluster', () => {
   // Only a failed run gets here with the cluster up; the last test stops it and asserts the restore.
   after(() => cluster.stop());
 
+  /** The restricted Pod Security profile, for the namespace's admission. */
+  const restrictedPodSecurity = {
+    runAsNonRoot: true,
+    runAsUser: 1000,
+    seccompProfile: { type: 'RuntimeDefault' },
+  };
+  const restrictedContainer = (script: string, image = 'busybox:1.37.0') => ({
+    name: 'main',
+    image,
+    imagePullPolicy: 'IfNotPresent',
+    command: ['/bin/sh', '-c', script],
+    securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+  });
+
   async function runPod(
     name: string,
     script: string,
@@ -84,19 +98,11 @@ describe('a real single-node cluster', () => {
         metadata: { name },
         spec: {
           restartPolicy: 'Never',
-          securityContext: {
-            runAsNonRoot: true,
-            runAsUser: 1000,
-            seccompProfile: { type: 'RuntimeDefault' },
-          },
+          securityContext: restrictedPodSecurity,
           containers: [
             {
-              name: 'main',
-              image,
-              imagePullPolicy: 'IfNotPresent',
-              command: ['/bin/sh', '-c', script],
+              ...restrictedContainer(script, image),
               terminationMessagePolicy: 'FallbackToLogsOnError',
-              securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
             },
           ],
           ...extra,
@@ -207,24 +213,14 @@ describe('a real single-node cluster', () => {
       body: {
         metadata: { name: 'web', labels: { app: 'web' } },
         spec: {
-          securityContext: {
-            runAsNonRoot: true,
-            runAsUser: 1000,
-            seccompProfile: { type: 'RuntimeDefault' },
-          },
+          securityContext: restrictedPodSecurity,
           containers: [
             {
-              name: 'main',
-              image: 'busybox:1.37.0',
-              imagePullPolicy: 'IfNotPresent',
-              command: [
-                '/bin/sh',
-                '-c',
+              ...restrictedContainer(
                 'mkdir -p /tmp/www && echo served > /tmp/www/index.html && exec httpd -f -p 8080 -h /tmp/www',
-              ],
+              ),
               ports: [{ containerPort: 8080 }],
               readinessProbe: { tcpSocket: { port: 8080 }, periodSeconds: 1 },
-              securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
             },
           ],
         },
