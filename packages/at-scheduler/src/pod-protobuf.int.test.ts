@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { isAlreadyExists } from '@loopwright/core';
+import { isAlreadyExists } from '@loopwright/client';
 import { KubeClient } from '@loopwright/runtime';
 import { createTestNamespace, loadTestKubeConfig, type TestNamespace } from '@loopwright/testing';
 import { kubeAtApi } from './api.ts';

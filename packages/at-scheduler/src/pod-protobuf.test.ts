@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
-import { unwrapObject } from '@loopwright/core';
+import { unwrapObject } from '@loopwright/client';
 import { KubeClient } from '@loopwright/runtime';
 import { kubeAtApi } from './api.ts';
 import { buildPod } from './pod.ts';

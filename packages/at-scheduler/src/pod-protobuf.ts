@@ -3,7 +3,7 @@
  * k8s.io/api's core/v1 generated.proto numbers them. A field buildPod starts writing must be added
  * here, or encoding throws (pod-protobuf.test.ts builds every kind of pod).
  */
-import { encodeObject, type MessageSchema } from '@loopwright/core';
+import { encodeObject, type MessageSchema } from '@loopwright/client';
 import type { Pod } from './resource.ts';
 
 const OWNER_REFERENCE: MessageSchema = {

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { KubeTransport } from '@loopwright/core';
+import { KubeTransport } from '@loopwright/client';
 import { createResourceClient, stripManagedFields, type KubeObject } from '@loopwright/informer';
 import { createTestNamespace, loadTestKubeConfig, type TestNamespace } from '@loopwright/testing';
 import { podCacheScope } from './controller.ts';

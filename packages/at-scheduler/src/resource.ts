@@ -8,8 +8,8 @@ import {
   readTime,
   WireType,
   type StringFields,
-} from '@loopwright/core';
-import { readObjectMeta, type KubeObject, type ObjectMeta } from '@loopwright/informer';
+} from '@loopwright/client';
+import { readObjectMeta, type KubeObject, type ObjectMeta } from '@loopwright/client';
 
 export const AT_GROUP = 'cnat.programming-kubernetes.info';
 export const AT_VERSION = 'v1alpha1';

@@ -21,7 +21,7 @@ import {
   isServiceUnavailable,
   isTimeout,
   isTooManyRequests,
-} from '@loopwright/core';
+} from '@loopwright/client';
 import { HcloudClient } from '@loopwright/hcloud';
 import { createMetrics } from '@loopwright/metrics';
 import { KubeClient, Manager, createSilentLogger } from '@loopwright/runtime';

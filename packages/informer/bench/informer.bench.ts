@@ -14,7 +14,7 @@
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { CoreV1Api, KubeConfig, makeInformer, type V1ConfigMap } from '@kubernetes/client-node';
-import { KubeTransport } from '@loopwright/core';
+import { KubeTransport } from '@loopwright/client';
 import { startControlPlane } from '@loopwright/testing';
 import { Informer, stripManagedFields, type KubeObject } from '../src/index.ts';
 

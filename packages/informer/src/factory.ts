@@ -1,8 +1,8 @@
-import type { KubeTransport } from '@loopwright/core';
+import type { KubeTransport } from '@loopwright/client';
 import type { Indexers } from './indexers.ts';
 import { Informer, type InformerSettings } from './informer.ts';
 import type { ResourceClient } from './list-watch.ts';
-import type { ProtobufDecoder } from './protobuf.ts';
+import type { ProtobufDecoder } from '@loopwright/client';
 import { resourceName, type KubeObject, type ListWatchScope } from './types.ts';
 
 /**

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { KubeApiError, KubeApiFailure } from '@loopwright/core';
+import { KubeApiError, KubeApiFailure } from '@loopwright/client';
 import { FailureReason, failureReason } from './failure-reason.ts';
 
 const request = { method: 'GET', path: '/api/v1/configmaps' };

@@ -6,7 +6,7 @@ import {
   isNotFound,
   isTooManyRequests,
   isUnauthorized,
-} from '@loopwright/core';
+} from '@loopwright/client';
 
 /**
  * Why a list or watch attempt failed: the `reason` of the `watchError` metric hook and of the log

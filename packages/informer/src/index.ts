@@ -34,13 +34,6 @@ export {
   type ReflectorSink,
 } from './reflector.ts';
 export { Store, type Lister } from './store.ts';
-export {
-  decodeListPage,
-  decodeWatchEvent,
-  readObjectMeta,
-  type ProtobufDecoder,
-  type ListPage,
-} from './protobuf.ts';
 export { stripManagedFields } from './strip-managed-fields.ts';
 export {
   createResourceClient,

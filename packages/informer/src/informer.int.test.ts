@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { CoreV1Api, type KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
-import { KubeTransport } from '@loopwright/core';
+import { KubeTransport } from '@loopwright/client';
 import { createTestNamespace, eventually, loadTestKubeConfig, type TestNamespace } from '@loopwright/testing';
 import { Informer, type EventHandlers, type InformerSettings } from './informer.ts';
 import { HttpFaultProxy, withServer } from './test-helpers/http-fault-proxy.ts';

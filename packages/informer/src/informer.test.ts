@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import { KubeApiError, isGone } from '@loopwright/core';
+import { KubeApiError, isGone } from '@loopwright/client';
 import { HandlerError, InformerStoppedError } from './errors.ts';
 import { labelIndex, objectKey } from './indexers.ts';
 import { Informer, type EventHandlers } from './informer.ts';

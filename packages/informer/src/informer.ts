@@ -1,4 +1,5 @@
-import { realClock, type Clock, type KubeTransport, type Timer } from '@loopwright/core';
+import { realClock, type Clock, type Timer } from '@loopwright/core';
+import { type KubeTransport } from '@loopwright/client';
 import { HandlerError, InformerStoppedError } from './errors.ts';
 import { objectKey, type Indexers } from './indexers.ts';
 import { StringInterner } from './intern.ts';

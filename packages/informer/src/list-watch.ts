@@ -4,8 +4,8 @@ import {
   PROTOBUF_MEDIA_TYPE,
   type KubeRequest,
   type KubeTransport,
-} from '@loopwright/core';
-import { decodeListPage, decodeWatchEvent, type ProtobufDecoder, type ListPage } from './protobuf.ts';
+} from '@loopwright/client';
+import { decodeListPage, decodeWatchEvent, type ProtobufDecoder, type ListPage } from '@loopwright/client';
 import {
   itemKindOf,
   resourceName,

@@ -12,11 +12,11 @@ import {
   PROTOBUF_MEDIA_TYPE,
   readFields,
   WireType,
-} from '@loopwright/core';
+} from '@loopwright/client';
 import { createTestNamespace, eventually, loadTestKubeConfig, type TestNamespace } from '@loopwright/testing';
 import { Informer } from './informer.ts';
 import { createResourceClient } from './list-watch.ts';
-import { readObjectMeta, type ProtobufDecoder } from './protobuf.ts';
+import { readObjectMeta, type ProtobufDecoder } from '@loopwright/client';
 import type { KubeObject, WatchEvent } from './types.ts';
 
 let kc: KubeConfig;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { KubeApiError } from '@loopwright/core';
+import { KubeApiError } from '@loopwright/client';
 import { Reflector, type ObjectEvent } from './reflector.ts';
 import { FakeClock, settle } from '@loopwright/core';
 import { configMap, recordingLogger, ScriptedClient } from './test-helpers/scripted-client.ts';

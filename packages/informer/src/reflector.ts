@@ -1,12 +1,5 @@
-import {
-  BackoffManager,
-  KubeApiError,
-  KubeApiFailure,
-  realClock,
-  sleep,
-  type BackoffManagerOptions,
-  type Clock,
-} from '@loopwright/core';
+import { BackoffManager, realClock, sleep, type BackoffManagerOptions, type Clock } from '@loopwright/core';
+import { KubeApiError, KubeApiFailure } from '@loopwright/client';
 import { FailureReason, failureReason } from './failure-reason.ts';
 import type { ResourceClient } from './list-watch.ts';
 import { missingResourceMessage, shouldLogMissingResource } from './missing-resource.ts';

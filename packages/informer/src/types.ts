@@ -1,4 +1,4 @@
-import type { KubeStatus } from '@loopwright/core';
+import type { KubeStatus } from '@loopwright/client';
 
 /**
  * The minimal shape of a Kubernetes object that the informer relies on. Everything else is carried

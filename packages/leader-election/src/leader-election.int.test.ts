@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import https from 'node:https';
 import { after, before, describe, it } from 'node:test';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { KubeApiError, KubeTransport, isConflict, type RestRequestObservation } from '@loopwright/core';
+import { KubeApiError, KubeTransport, isConflict, type RestRequestObservation } from '@loopwright/client';
 import { createTestNamespace, eventually, loadTestKubeConfig, type TestNamespace } from '@loopwright/testing';
 import { LeaderElector, type LeaderElectorOptions } from './elector.ts';
 import { LeaseLock } from './lease-lock.ts';

@@ -1,4 +1,4 @@
-import { KubeApiError, KubeApiFailure, isNotFound, type KubeTransport } from '@loopwright/core';
+import { KubeApiError, KubeApiFailure, isNotFound, type KubeTransport } from '@loopwright/client';
 import { formatMicroTime, parseMicroTime } from './micro-time.ts';
 import type { LeaderElectionRecord, ResourceLock } from './resource-lock.ts';
 

@@ -33,7 +33,7 @@ export {
   type ManagerOptions,
 } from './manager/manager.ts';
 export * from './errors/index.ts';
-export * from './kube/index.ts';
+export * from './client.ts';
 export * from './log/index.ts';
 export * from './events/index.ts';
 export * from './cli/index.ts';

@@ -4,7 +4,7 @@
  * them, with strict field validation (a misspelt field is refused, not pruned): what users copy from
  * the chart's Artifact Hub page must work.
  */
-import { KubeApiError, KubeTransport } from '@loopwright/core';
+import { KubeApiError, KubeTransport } from '@loopwright/client';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,5 +1,5 @@
 /** applyCrds on the real API server: applied again without error, each served and discovered once it resolves. */
-import { KubeTransport } from '@loopwright/core';
+import { KubeTransport } from '@loopwright/client';
 import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

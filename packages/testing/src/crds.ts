@@ -5,7 +5,7 @@
  * install them.
  */
 import type { KubeConfig } from '@kubernetes/client-node';
-import { KubeTransport } from '@loopwright/core';
+import { KubeTransport } from '@loopwright/client';
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import { eventually } from './kube.ts';

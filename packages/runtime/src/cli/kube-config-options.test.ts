@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { KubeConfigError, loadKubeConfig } from '../kube/config.ts';
+import { KubeConfigError, loadKubeConfig } from '@loopwright/client';
 import { kubeConfigValueError, loadKubeConfigOptions } from './kube-config-options.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'kube-config-options-test-'));

@@ -8,7 +8,7 @@ import { ConfigError } from '../config/config-error.ts';
 import { nameAsSet } from '../config/option.ts';
 import type { Env, SetBy } from '../config/resolve.ts';
 import { standardOptions, type StandardOptions, type StandardValues } from '../config/standard-options.ts';
-import type { KubeConfigError, LoadKubeConfigOptions } from '../kube/config.ts';
+import type { KubeConfigError, LoadKubeConfigOptions } from '@loopwright/client';
 
 type KubeOptions = Pick<StandardOptions, 'kubeconfig' | 'context'>;
 

@@ -30,7 +30,7 @@ import {
   describeContext,
   loadKubeConfig,
   type KubeContextDescription,
-} from '../kube/config.ts';
+} from '@loopwright/client';
 import { createLogger } from '../log/logger.ts';
 import { Manager, runManager, shutdownSignal, type ManagerOptions } from '../manager/manager.ts';
 import { startServers, type ServerAddress } from '../manager/servers.ts';

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { KubeConfigError, loadKubeConfig } from '../kube/config.ts';
+import { KubeConfigError, loadKubeConfig } from '@loopwright/client';
 import { IN_CLUSTER_VARIABLES } from './help.ts';
 import { standardOptions } from './standard-options.ts';
 

@@ -1,4 +1,4 @@
-// The one API error type and its predicates live in @loopwright/core; controllers get them here.
+// The one API error type and its predicates live in @loopwright/client; controllers get them here.
 export {
   KubeApiError,
   KubeApiFailure,
@@ -19,5 +19,5 @@ export {
   isTimeout,
   isTooManyRequests,
   isUnauthorized,
-} from '@loopwright/core';
+} from '@loopwright/client';
 export { TerminalError, isTerminal } from './terminal-error.ts';

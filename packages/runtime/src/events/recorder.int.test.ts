@@ -6,7 +6,7 @@ import { CoreV1Api, EventsV1Api } from '@kubernetes/client-node';
 import { createTestNamespace, eventually, loadTestKubeConfig, type TestNamespace } from '@loopwright/testing';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { KubeClient } from '../kube/client.ts';
+import { KubeClient } from '@loopwright/client';
 import { EventRecorder } from './recorder.ts';
 import type { ObjectReference } from './types.ts';
 

@@ -40,8 +40,9 @@
  * (cause `queue-full`), the way client-go drops events when its 1000-event queue is full.
  */
 import type { Logger } from 'winston';
-import { isAlreadyExists, isNotFound, realClock, TokenBucket, type Clock } from '@loopwright/core';
-import type { KubeClient } from '../kube/client.ts';
+import { realClock, type Clock } from '@loopwright/core';
+import { isAlreadyExists, isNotFound, TokenBucket } from '@loopwright/client';
+import type { KubeClient } from '@loopwright/client';
 import { createSilentLogger } from '../log/logger.ts';
 import { globalSecrets, type SecretRegistry } from '../log/redact.ts';
 import { eventName } from './event-name.ts';

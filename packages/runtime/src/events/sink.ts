@@ -3,7 +3,7 @@
  * writes share the controller's rate limiter and REST metrics), or a fake in unit tests. Event writes
  * wait for a token at `background` priority: a diagnostic never takes a token a reconcile waits for.
  */
-import type { KubeClient } from '../kube/client.ts';
+import type { KubeClient } from '@loopwright/client';
 import type { EventsV1Event, EventsV1EventSeries } from './types.ts';
 
 export interface EventSink {

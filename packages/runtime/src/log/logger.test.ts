@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { describe, it } from 'node:test';
-import { KubeApiError } from '@loopwright/core';
+import { KubeApiError } from '@loopwright/client';
 import { createLogger, createSilentLogger, type LoggerOptions } from './logger.ts';
 import { SecretRegistry, isCredentialKey } from './redact.ts';
 

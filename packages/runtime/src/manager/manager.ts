@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { KubeTransport, type KubeTransportOptions } from '@loopwright/core';
+import { KubeTransport, type KubeTransportOptions } from '@loopwright/client';
 import { SharedInformerFactory, stripManagedFields, type KubeObject } from '@loopwright/informer';
 import { LeaderElector, LeaseLock } from '@loopwright/leader-election';
 import { createMetrics, type Metrics } from '@loopwright/metrics';
 import type { Logger } from 'winston';
 import type { Controller } from '../controller/controller.ts';
 import { EventRecorder } from '../events/index.ts';
-import { KubeClient, describeContext } from '../kube/index.ts';
+import { KubeClient, describeContext } from '@loopwright/client';
 import { cacheSyncTimeoutApplies } from './cache-sync.ts';
 import { informerMetricsHook } from './informer-metrics.ts';
 import { startServers, type ServerAddress, type StartedServers } from './servers.ts';

@@ -4,7 +4,7 @@
  * from and writes to an infrastructure provider's objects, so that mailgun-cluster can rely on it.
  */
 import type { V1OwnerReference } from '@kubernetes/client-node';
-import { isNotFound, KubeTransport } from '@loopwright/core';
+import { isNotFound, KubeTransport } from '@loopwright/client';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createTestNamespace, eventually, loadTestKubeConfig, type TestNamespace } from '../kube.ts';

@@ -22,7 +22,7 @@ import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { parse, parseAllDocuments, stringify } from 'yaml';
-import { KubeTransport } from '@loopwright/core';
+import { KubeTransport } from '@loopwright/client';
 import { applyCrds, type Crd } from '../crds.ts';
 import { pinnedClusterApi } from './binary.ts';
 

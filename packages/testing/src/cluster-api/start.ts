@@ -4,7 +4,7 @@
  * server's certificate is generated here and the API server calls it on the loopback, as envtest does.
  */
 import { KubeConfig } from '@kubernetes/client-node';
-import { isNotFound, KubeTransport } from '@loopwright/core';
+import { isNotFound, KubeTransport } from '@loopwright/client';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

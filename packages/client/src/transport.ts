@@ -18,7 +18,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { StringDecoder } from 'node:string_decoder';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { realClock, sleep, type Clock, type Timer } from '../clock.ts';
+import { realClock, sleep, type Clock, type Timer } from '@loopwright/core';
 import { KubeApiError, type KubeRequestLine } from './api-error.ts';
 import { AppliedKubeConfig } from './applied-config.ts';
 import { LineDecoder } from './line-decoder.ts';

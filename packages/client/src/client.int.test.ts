@@ -17,7 +17,7 @@ import {
   isUnauthorized,
   type MessageSchema,
   type RestRequestObservation,
-} from '@loopwright/core';
+} from '@loopwright/client';
 import { ACCEPT_METADATA_ONLY, KubeClient } from './client.ts';
 import { mergePatch, mergePatchStatus, type ResourceRef } from './patch.ts';
 

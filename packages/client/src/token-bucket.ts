@@ -1,4 +1,4 @@
-import { realClock, type Clock, type Timer } from '../clock.ts';
+import { realClock, type Clock, type Timer } from '@loopwright/core';
 
 /**
  * Which waiting request gets the next token. A controller's requests are not equally urgent: the pod

@@ -13,7 +13,7 @@
 import type http from 'node:http';
 import type https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
-import type { Clock } from '../clock.ts';
+import type { Clock } from '@loopwright/core';
 
 /** How long one application of the KubeConfig serves the requests that start meanwhile. */
 export const REAPPLY_MS = 1000;

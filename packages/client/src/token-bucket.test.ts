@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { FakeClock } from '../fake-clock.ts';
+import { FakeClock } from '@loopwright/core';
 import { TokenBucket } from './token-bucket.ts';
 
 describe('TokenBucket', () => {

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { BinaryWriter } from '@bufbuild/protobuf/wire';
-import { BinaryReader, readFields, WireType } from '@loopwright/core';
-import { decodeListPage, decodeWatchEvent, readObjectMeta } from './protobuf.ts';
-import type { KubeObject, ObjectMeta } from './types.ts';
+import { BinaryReader, readFields, WireType } from './protobuf.ts';
+import { decodeListPage, decodeWatchEvent, readObjectMeta } from './protobuf-list-watch.ts';
+import type { KubeObject, ObjectMeta } from './object.ts';
 
 // Inputs are built field by field with the wire writer, as k8s.io's generated.proto numbers them.
 

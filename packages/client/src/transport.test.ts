@@ -4,11 +4,11 @@ import type { AddressInfo } from 'node:net';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { BinaryWriter, WireType } from '@bufbuild/protobuf/wire';
 import { KubeConfig } from '@kubernetes/client-node';
-import { FakeClock } from '../fake-clock.ts';
+import { FakeClock } from '@loopwright/core';
 import { KubeApiError, KubeApiFailure } from './api-error.ts';
 import { isConflict, isNotFound, isTooManyRequests } from './classify.ts';
 import { REAPPLY_MS } from './applied-config.ts';
-import { protobufObject, watchFrame } from '../test-helpers/protobuf-encoding.ts';
+import { protobufObject, watchFrame } from './test-helpers/protobuf-encoding.ts';
 import {
   BACKGROUND_MAX_WAIT_MS,
   BACKGROUND_QUIET_MS,

@@ -12,7 +12,7 @@ import {
   unwrapObject,
   WireType,
 } from './protobuf.ts';
-import { protobufObject, watchFrame } from '../test-helpers/protobuf-encoding.ts';
+import { protobufObject, watchFrame } from './test-helpers/protobuf-encoding.ts';
 
 // Inputs are built field by field with the wire writer, as k8s.io's generated.proto numbers them.
 

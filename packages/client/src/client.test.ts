@@ -3,13 +3,13 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { FakeClock } from '@loopwright/core';
 import {
-  FakeClock,
   KubeApiError,
   isNotFound,
   type RateLimiterWaitObservation,
   type RestRequestObservation,
-} from '@loopwright/core';
+} from '@loopwright/client';
 import { KubeClient } from './client.ts';
 import { mergePatchStatus } from './patch.ts';
 

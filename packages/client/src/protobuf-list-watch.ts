@@ -1,6 +1,5 @@
 /**
- * Lists and watch events in the API server's protobuf encoding (see `@loopwright/core`'s
- * `protobuf.ts` for the wire and for why), decoded to the objects their JSON would give. An informer
+ * Lists and watch events in the API server's protobuf encoding (see `protobuf.ts` for the wire and for why), decoded to the objects their JSON would give. An informer
  * of a built-in kind reads protobuf when its scope names a {@link ProtobufDecoder}; `readObjectMeta`
  * is the part of such a decoder that every kind shares.
  */
@@ -17,14 +16,15 @@ import {
   type StringFields,
   unwrapObject,
   WireType,
-} from '@loopwright/core';
+} from './protobuf.ts';
 import {
   itemKindOf,
   type KubeObject,
+  type ListPage,
   type ObjectMeta,
   type OwnerReference,
   type WatchEvent,
-} from './types.ts';
+} from './object.ts';
 
 /**
  * Decodes one object's message (a `Pod`'s bytes, say) to what its JSON would give, or at least to
@@ -33,13 +33,6 @@ import {
  * {@link readObjectMeta} for field 1.
  */
 export type ProtobufDecoder<T extends KubeObject> = (message: Uint8Array) => T;
-
-/** One page of a list: its items (`apiVersion`/`kind` filled in as the list's) and where it stands. */
-export interface ListPage<T extends KubeObject> {
-  items: T[];
-  resourceVersion: string;
-  continue: string;
-}
 
 /** A list response (`PodList`...): `ListMeta` is field 1, the items field 2, of every list kind. */
 export function decodeListPage<T extends KubeObject>(
