@@ -33,6 +33,7 @@ export {
   type ManagerOptions,
 } from './manager/manager.ts';
 export * from './errors/index.ts';
+export { defaultRetry, retryOnConflict, type RetryOnConflictOptions } from './writes/retry-on-conflict.ts';
 export * from './client.ts';
 export * from './log/index.ts';
 export * from './events/index.ts';
