@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { FakeClock } from '@loopwright/core';
+import { FakeClock } from '@loopwright/core/testing';
 import {
   KubeApiError,
   isNotFound,

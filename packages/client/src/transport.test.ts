@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { BinaryWriter, WireType } from '@bufbuild/protobuf/wire';
 import { KubeConfig } from '@kubernetes/client-node';
-import { FakeClock } from '@loopwright/core';
+import { FakeClock } from '@loopwright/core/testing';
 import { KubeApiError, KubeApiFailure } from './api-error.ts';
 import { isConflict, isNotFound, isTooManyRequests } from './classify.ts';
 import { REAPPLY_MS } from './applied-config.ts';

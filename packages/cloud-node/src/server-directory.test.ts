@@ -1,4 +1,4 @@
-import { FakeClock } from '@loopwright/core';
+import { FakeClock } from '@loopwright/core/testing';
 import { HcloudClient, httpGet } from '@loopwright/hcloud';
 import { startFakeHcloud, type FakeHcloud } from '@loopwright/testing';
 import assert from 'node:assert/strict';

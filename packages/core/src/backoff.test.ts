@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Backoff, BackoffManager, FakeClock, jitter, type BackoffOptions } from './index.ts';
+import { Backoff, BackoffManager, jitter, type BackoffOptions } from './index.ts';
+import { FakeClock } from './testing.ts';
 
 const steps = (backoff: { step(): number }, count: number): number[] =>
   Array.from({ length: count }, () => backoff.step());

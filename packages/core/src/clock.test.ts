@@ -3,7 +3,8 @@ import { spawnSync } from 'node:child_process';
 import { getEventListeners } from 'node:events';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { FakeClock, realClock, sleep } from './index.ts';
+import { realClock, sleep } from './index.ts';
+import { FakeClock } from './testing.ts';
 
 const maxTimeoutMs = 2 ** 31 - 1;
 

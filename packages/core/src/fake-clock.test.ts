@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { FakeClock, settle, sleep } from './index.ts';
+import { sleep } from './index.ts';
+import { FakeClock, settle } from './testing.ts';
 
 describe('FakeClock', () => {
   it('starts at now 0 and 2026-01-01 wall time unless told otherwise', () => {

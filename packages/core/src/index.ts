@@ -4,7 +4,5 @@
  */
 export { realClock, sleep } from './clock.ts';
 export type { Clock, Timer, TimerOptions } from './clock.ts';
-export { FakeClock, settle } from './fake-clock.ts';
-export type { FakeClockOptions } from './fake-clock.ts';
 export { Backoff, BackoffManager, jitter } from './backoff.ts';
 export type { BackoffManagerOptions, BackoffOptions } from './backoff.ts';

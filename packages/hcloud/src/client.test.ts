@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { inspect } from 'node:util';
 import { describe, it, type TestContext } from 'node:test';
-import { FakeClock } from '@loopwright/core';
+import { FakeClock } from '@loopwright/core/testing';
 import { startFakeHcloud, type FakeHcloud, type FakeHcloudOptions } from '@loopwright/testing';
 import { HcloudClient, type HcloudClientOptions } from './client.ts';
 import { HcloudError, isNotFound, isRateLimited, isRetryable, isUnauthorized } from './errors.ts';

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
-import { FakeClock } from '@loopwright/core';
+import { FakeClock } from '@loopwright/core/testing';
 import {
   FAKE_HCLOUD_BAD_GATEWAY_HTML,
   startFakeHcloud,

@@ -5,7 +5,7 @@ import { HandlerError, InformerStoppedError } from './errors.ts';
 import { labelIndex, objectKey } from './indexers.ts';
 import { Informer, type EventHandlers } from './informer.ts';
 import { stripManagedFields } from './strip-managed-fields.ts';
-import { FakeClock, settle } from '@loopwright/core';
+import { FakeClock, settle } from '@loopwright/core/testing';
 import { configMap, recordingLogger, ScriptedClient } from './test-helpers/scripted-client.ts';
 import { collectGarbage, sameHeapObject } from './test-helpers/v8-internals.ts';
 import type { KubeObject } from './types.ts';

@@ -3,7 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
-import { FakeClock } from '@loopwright/core';
+import { FakeClock } from '@loopwright/core/testing';
 import { KubeApiError, KubeApiFailure, KubeTransport, type RestRequestObservation } from '@loopwright/client';
 import { createResourceClient, type ResourceClient } from './list-watch.ts';
 import type { KubeObject, WatchEvent } from './types.ts';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { KubeApiError } from '@loopwright/client';
 import { Reflector, type ObjectEvent } from './reflector.ts';
-import { FakeClock, settle } from '@loopwright/core';
+import { FakeClock, settle } from '@loopwright/core/testing';
 import { configMap, recordingLogger, ScriptedClient } from './test-helpers/scripted-client.ts';
 import type { KubeObject } from './types.ts';
 

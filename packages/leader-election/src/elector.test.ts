@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { FakeClock, settle } from '@loopwright/core';
+import { FakeClock, settle } from '@loopwright/core/testing';
 import { LeaderElector, type LeaderElectorOptions } from './elector.ts';
 import { LeaderElectionConfigError, LeaderWorkError } from './errors.ts';
 import type { Logger } from './logger.ts';

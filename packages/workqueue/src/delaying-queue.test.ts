@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { FakeClock, type Clock } from '@loopwright/core';
+import type { Clock } from '@loopwright/core';
+import { FakeClock } from '@loopwright/core/testing';
 import { newRateLimitingQueue, type RateLimitingQueue } from './index.ts';
 
 function setup(): { clock: FakeClock; queue: RateLimitingQueue<string> } {

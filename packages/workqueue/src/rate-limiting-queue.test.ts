@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { FakeClock } from '@loopwright/core';
+import { FakeClock } from '@loopwright/core/testing';
 import { newRateLimitingQueue, type RateLimiter } from './index.ts';
 
 describe('rate limiting queue', () => {

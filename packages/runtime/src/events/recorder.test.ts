@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
-import { FakeClock, settle } from '@loopwright/core';
+import { FakeClock, settle } from '@loopwright/core/testing';
 import { KubeApiError } from '@loopwright/client';
 import { createLogger } from '../log/logger.ts';
 import { SecretRegistry } from '../log/redact.ts';

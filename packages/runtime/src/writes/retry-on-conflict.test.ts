@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { FakeClock, settle } from '@loopwright/core';
+import { FakeClock, settle } from '@loopwright/core/testing';
 import { KubeApiError } from '@loopwright/client';
 import { defaultRetry, retryOnConflict } from './retry-on-conflict.ts';
 
