@@ -11,15 +11,16 @@
  */
 import { eventually, helm, loadTestKubeConfig, type TestNamespace } from '@loopwright/testing';
 import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeObject } from '@loopwright/client';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { after, before, describe, test } from 'node:test';
 import { normalizeRules, repoRoot, type PolicyRule } from './charts.ts';
 import {
   adminKubeconfigPath,
-  api,
   objectExists,
   effectiveRules,
+  resource,
   serviceAccountKubeconfig,
   type ServiceAccountCredentials,
 } from './kube.ts';
@@ -41,6 +42,25 @@ import { assertHelmTestFails, assertHelmTestPasses, deleteHelmTestLeftovers } fr
 import { promtoolCheckMetrics } from './prometheus.ts';
 import { fromRegistry, readmeInstall, testOnlyArgs } from './readme-install.ts';
 import { assertRunsReleasedImage, e2eReleases, releasedChartArgs } from './release.ts';
+import {
+  ATS,
+  CLUSTER_ROLE_BINDINGS,
+  CLUSTER_ROLES,
+  CUSTOM_RESOURCE_DEFINITIONS,
+  DEPLOYMENTS,
+  describeObject,
+  EVENTS,
+  LEASES,
+  NAMESPACES,
+  PODS,
+  ref,
+  ROLE_BINDINGS,
+  ROLES,
+  SECRETS,
+  SERVICE_ACCOUNTS,
+  SERVICES,
+  type ObjectRef,
+} from './resources.ts';
 
 const expectedRules = JSON.parse(
   await readFile(new URL('../expected/at-scheduler.effective-rules.json', import.meta.url), 'utf8'),
@@ -55,8 +75,9 @@ const CHART_DEFAULTS = { replicas: 2, metricsPort: 8080, leaseName: 'at-schedule
 const AT_PODS = 'app.kubernetes.io/managed-by=at-scheduler';
 const CRD = 'ats.cnat.programming-kubernetes.info';
 
-interface At {
-  metadata: { name: string; uid: string };
+interface At extends KubeObject {
+  metadata: { namespace?: string; name: string };
+  spec?: AtSpec;
   status?: {
     phase?: string;
     outcome?: string;
@@ -76,23 +97,20 @@ interface AtSpec {
   resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
 }
 
-const atsPath = (namespace: string) =>
-  `/apis/cnat.programming-kubernetes.info/v1alpha1/namespaces/${namespace}/ats`;
-
 /** An RFC 3339 schedule `ms` from now. */
 const inMs = (ms: number) => new Date(Date.now() + ms).toISOString();
 
 function createAt(admin: KubeConfig, namespace: string, name: string, spec: AtSpec): Promise<At> {
-  return api<At>(admin, 'POST', atsPath(namespace), {
+  return resource<At>(admin, ATS).create({
     apiVersion: 'cnat.programming-kubernetes.info/v1alpha1',
     kind: 'At',
-    metadata: { name },
+    metadata: { namespace, name },
     spec,
   });
 }
 
 function getAt(admin: KubeConfig, namespace: string, name: string): Promise<At> {
-  return api<At>(admin, 'GET', `${atsPath(namespace)}/${name}`);
+  return resource<At>(admin, ATS).get({ namespace, name });
 }
 
 async function waitForPhase(
@@ -145,7 +163,7 @@ async function assertReplicasReady(admin: KubeConfig, namespace: string, release
   );
 }
 
-interface PodSpec {
+interface PodSpec extends KubeObject {
   spec: {
     containers: {
       name: string;
@@ -173,11 +191,10 @@ function logLines(log: string): Record<string, unknown>[] {
 
 /** Where in-cluster clients reach the API server: the `kubernetes` Service (10.96.0.1:443 here). */
 async function kubernetesServiceUrl(admin: KubeConfig): Promise<string> {
-  const service = await api<{ spec: { clusterIP: string; ports: { port: number }[] } }>(
+  const service = await resource<KubeObject & { spec: { clusterIP: string; ports: { port: number }[] } }>(
     admin,
-    'GET',
-    '/api/v1/namespaces/default/services/kubernetes',
-  );
+    SERVICES,
+  ).get({ namespace: 'default', name: 'kubernetes' });
   return `https://${service.spec.clusterIP}:${service.spec.ports[0]?.port ?? 0}`;
 }
 
@@ -192,11 +209,10 @@ async function assertInClusterConfig(
   release: string,
   namespaces: string | string[],
 ): Promise<void> {
-  const deployment = await api<{ spec: { template: PodSpec } }>(
-    admin,
-    'GET',
-    `/apis/apps/v1/namespaces/${namespace}/deployments/${release}`,
-  );
+  const deployment = await resource<KubeObject & { spec: { template: PodSpec } }>(admin, DEPLOYMENTS).get({
+    namespace,
+    name: release,
+  });
   const container = controllerContainerOf(deployment.spec.template);
   const env = (container.env ?? []).map((e) => e.name);
   assert.ok(!env.includes('KUBECONFIG') && !env.includes('CONTEXT'), env.join(' '));
@@ -253,18 +269,14 @@ async function assertHelmTestPassed(admin: KubeConfig, namespace: string, releas
 
 /** Sets the controller Deployment's replicas (its scale subresource, as `kubectl scale` does). */
 async function scaleController(admin: KubeConfig, namespace: string, release: string, replicas: number) {
-  await api(
-    admin,
-    'PATCH',
-    `/apis/apps/v1/namespaces/${namespace}/deployments/${release}/scale`,
-    { spec: { replicas } },
-    'application/merge-patch+json',
-  );
+  await resource(admin, DEPLOYMENTS)
+    .subresource('scale')
+    .patch({ namespace, name: release }, { merge: { spec: { replicas } } });
 }
 
 /**
  * `helm uninstall --wait`, then: the release's pods are gone, and so is every object the chart made
- * (`objects`, API paths). The CRD and the users' Ats stay (crds/ is never deleted by helm). The Lease
+ * (`objects`). The CRD and the users' Ats stay (crds/ is never deleted by helm). The Lease
  * stays too: the controller creates it (helm never knew it), it holds no state but who led last, it
  * costs nothing, and a reinstall into the namespace simply takes it over; deleting the namespace
  * removes it. What must not happen is that it looks like the chart's: it carries no release label.
@@ -273,7 +285,7 @@ async function scaleController(admin: KubeConfig, namespace: string, release: st
 async function assertUninstallLeavesOnlyTheCrd(
   run: Run,
   namespace: string,
-  objects: string[],
+  objects: ObjectRef[],
   userAts: { namespace: string; name: string }[],
 ): Promise<Map<string, string>> {
   const { admin, release } = run;
@@ -287,31 +299,26 @@ async function assertUninstallLeavesOnlyTheCrd(
     },
     { timeoutMs: 75_000, intervalMs: 500 },
   );
-  for (const path of objects) assert.equal(await objectExists(admin, path), false, `${path} is left`);
-  const helmSecrets = await api<{ items: unknown[] }>(
-    admin,
-    'GET',
-    `/api/v1/namespaces/${namespace}/secrets?labelSelector=${encodeURIComponent(`owner=helm,name=${release}`)}`,
-  );
+  for (const object of objects)
+    assert.equal(await objectExists(admin, object), false, `${describeObject(object)} is left`);
+  const helmSecrets = await resource(admin, SECRETS).list({
+    namespace,
+    labelSelector: `owner=helm,name=${release}`,
+  });
   assert.equal(helmSecrets.items.length, 0, 'helm kept the release history');
-  assert.ok(await objectExists(admin, `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${CRD}`));
-  for (const at of userAts) assert.ok(await objectExists(admin, `${atsPath(at.namespace)}/${at.name}`));
-  const lease = await api<{ metadata: { labels?: Record<string, string> } }>(
-    admin,
-    'GET',
-    `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/${CHART_DEFAULTS.leaseName}`,
-  );
-  assert.equal(lease.metadata.labels?.['app.kubernetes.io/instance'], undefined);
+  assert.ok(await objectExists(admin, ref(CUSTOM_RESOURCE_DEFINITIONS, CRD)));
+  for (const at of userAts) assert.ok(await objectExists(admin, { type: ATS, key: at }));
+  const lease = await resource(admin, LEASES).get({ namespace, name: CHART_DEFAULTS.leaseName });
+  assert.equal(lease.metadata?.labels?.['app.kubernetes.io/instance'], undefined);
   return logsBefore;
 }
 
 /** The `type/reason` of every Event regarding the At `name`, sorted. */
 async function eventsOf(admin: KubeConfig, namespace: string, name: string): Promise<string[]> {
-  const events = await api<{ items: { reason: string; type: string; regarding: { name: string } }[] }>(
+  const events = await resource<KubeObject & { reason: string; type: string; regarding: { name: string } }>(
     admin,
-    'GET',
-    `/apis/events.k8s.io/v1/namespaces/${namespace}/events`,
-  );
+    EVENTS,
+  ).list({ namespace });
   return events.items
     .filter((e) => e.regarding.name === name)
     .map((e) => `${e.type}/${e.reason}`)
@@ -475,26 +482,22 @@ describe('at-scheduler on the node, all namespaces', () => {
     assert.match(installOutput, /Watching: all namespaces\./);
     assert.match(installOutput, new RegExp(`Lease ${system}/at-scheduler, 2 replicas`));
     // The pods were admitted by the README's namespace, which enforces the restricted profile.
-    const namespace = await api<{ metadata: { labels?: Record<string, string> } }>(
-      admin,
-      'GET',
-      `/api/v1/namespaces/${system}`,
-    );
-    assert.equal(namespace.metadata.labels?.['pod-security.kubernetes.io/enforce'], 'restricted');
+    const namespace = await resource(admin, NAMESPACES).get({ name: system });
+    assert.equal(namespace.metadata?.labels?.['pod-security.kubernetes.io/enforce'], 'restricted');
     const live = await livePods(admin, system, release);
     assert.equal(live.length, CHART_DEFAULTS.replicas);
     for (const pod of live) {
       assert.ok(pod.ready && pod.restarts === 0, JSON.stringify(pod));
       // Ready is the kubelet's verdict from these probes: nothing else marks the pods Ready here.
       const container = controllerContainerOf(
-        await api<PodSpec>(admin, 'GET', `/api/v1/namespaces/${system}/pods/${pod.name}`),
+        await resource<PodSpec>(admin, PODS).get({ namespace: system, name: pod.name }),
       );
       assert.equal(container.readinessProbe?.httpGet?.path, '/readyz');
       assert.equal(container.livenessProbe?.httpGet?.path, '/healthz');
       // The README's release, pulled by containerd from the registry the release was pushed to.
       await assertRunsReleasedImage(admin, system, pod.name, 'at-scheduler', e2eReleases().current);
     }
-    assert.ok(await objectExists(admin, `/apis/rbac.authorization.k8s.io/v1/clusterroles/${release}`));
+    assert.ok(await objectExists(admin, ref(CLUSTER_ROLES, release)));
   });
 
   test('helm test passes: the CRD served, the Lease held by a running replica, /metrics on the Service', async () => {
@@ -566,7 +569,7 @@ describe('at-scheduler on the node, all namespaces', () => {
     let goneAt = 0;
     await eventually(
       async () => {
-        assert.equal(await objectExists(admin, `/api/v1/namespaces/${work.name}/pods/ttl-pod`), false);
+        assert.equal(await objectExists(admin, ref(PODS, 'ttl-pod', work.name)), false);
         goneAt = Date.now();
       },
       { timeoutMs: 20_000, intervalMs: 200 },
@@ -574,7 +577,7 @@ describe('at-scheduler on the node, all namespaces', () => {
     assert.ok(goneAt >= deletableAt, 'the finished pod was deleted before its TTL');
     // The TTL removes the pod only: the At keeps its outcome, and pods of Ats without a TTL stay.
     assert.equal((await getAt(admin, work.name, 'ttl')).status?.phase, 'DONE');
-    assert.ok(await objectExists(admin, `/api/v1/namespaces/${work.name}/pods/echo-pod`));
+    assert.ok(await objectExists(admin, ref(PODS, 'echo-pod', work.name)));
 
     // Events, written with the ServiceAccount's rights (events.k8s.io create).
     await eventually(async () => {
@@ -594,7 +597,10 @@ describe('at-scheduler on the node, all namespaces', () => {
     for (const name of Object.keys(due)) await waitForPhase(admin, work.name, name, 'PENDING');
 
     const deletedAt = Date.now();
-    await api(admin, 'DELETE', `/api/v1/namespaces/${system}/pods/${leader}`);
+    assert.ok(
+      await resource(admin, PODS).delete({ namespace: system, name: leader }),
+      `${leader} was already gone`,
+    );
     // Usually the standby; the Deployment's replacement pod may win the race for the released Lease.
     let successor = '';
     await eventually(
@@ -651,7 +657,7 @@ describe('at-scheduler on the node, all namespaces', () => {
     for (const pod of newPods) {
       assert.ok(!oldPods.includes(pod.name), `${pod.name} was not replaced`);
       const container = controllerContainerOf(
-        await api<PodSpec>(admin, 'GET', `/api/v1/namespaces/${system}/pods/${pod.name}`),
+        await resource<PodSpec>(admin, PODS).get({ namespace: system, name: pod.name }),
       );
       assert.equal(container.env?.find((e) => e.name === 'LOG_LEVEL')?.value, 'debug');
       await assertRunsReleasedImage(admin, system, pod.name, 'at-scheduler', e2eReleases().next);
@@ -716,18 +722,17 @@ describe('at-scheduler on the node, all namespaces', () => {
   });
 
   test('helm uninstall leaves nothing but the CRD, the users’ Ats and the controller’s Lease', async () => {
-    const rbac = '/apis/rbac.authorization.k8s.io/v1';
     logsAtUninstall = await assertUninstallLeavesOnlyTheCrd(
       run,
       system,
       [
-        `/apis/apps/v1/namespaces/${system}/deployments/${release}`,
-        `/api/v1/namespaces/${system}/serviceaccounts/${release}`,
-        `/api/v1/namespaces/${system}/services/${release}-metrics`,
-        `${rbac}/namespaces/${system}/roles/${release}-leader-election`,
-        `${rbac}/namespaces/${system}/rolebindings/${release}-leader-election`,
-        `${rbac}/clusterroles/${release}`,
-        `${rbac}/clusterrolebindings/${release}`,
+        ref(DEPLOYMENTS, release, system),
+        ref(SERVICE_ACCOUNTS, release, system),
+        ref(SERVICES, `${release}-metrics`, system),
+        ref(ROLES, `${release}-leader-election`, system),
+        ref(ROLE_BINDINGS, `${release}-leader-election`, system),
+        ref(CLUSTER_ROLES, release),
+        ref(CLUSTER_ROLE_BINDINGS, release),
       ],
       [{ namespace: work.name, name: 'echo' }],
     );
@@ -766,10 +771,9 @@ describe('at-scheduler on the node, watchNamespaces', () => {
     assert.match(installOutput, new RegExp(`installed as ${release} in ${system}\\.`));
     assert.match(installOutput, new RegExp(`Watching: ${watched.name}\\.`));
     await assertReplicasReady(admin, system, release);
-    const rbac = '/apis/rbac.authorization.k8s.io/v1';
-    assert.equal(await objectExists(admin, `${rbac}/clusterroles/${release}`), false);
-    assert.ok(await objectExists(admin, `${rbac}/namespaces/${watched.name}/roles/${release}`));
-    assert.equal(await objectExists(admin, `${rbac}/namespaces/${other.name}/roles/${release}`), false);
+    assert.equal(await objectExists(admin, ref(CLUSTER_ROLES, release)), false);
+    assert.ok(await objectExists(admin, ref(ROLES, release, watched.name)));
+    assert.equal(await objectExists(admin, ref(ROLES, release, other.name)), false);
   });
 
   test('helm test passes: the CRD served, the Lease held by a running replica, /metrics on the Service', async () => {
@@ -816,18 +820,17 @@ describe('at-scheduler on the node, watchNamespaces', () => {
   });
 
   test('helm uninstall leaves nothing but the CRD, the users’ Ats and the controller’s Lease', async () => {
-    const rbac = '/apis/rbac.authorization.k8s.io/v1';
     logsAtUninstall = await assertUninstallLeavesOnlyTheCrd(
       run,
       system,
       [
-        `/apis/apps/v1/namespaces/${system}/deployments/${release}`,
-        `/api/v1/namespaces/${system}/serviceaccounts/${release}`,
-        `/api/v1/namespaces/${system}/services/${release}-metrics`,
-        `${rbac}/namespaces/${system}/roles/${release}-leader-election`,
-        `${rbac}/namespaces/${system}/rolebindings/${release}-leader-election`,
-        `${rbac}/namespaces/${watched.name}/roles/${release}`,
-        `${rbac}/namespaces/${watched.name}/rolebindings/${release}`,
+        ref(DEPLOYMENTS, release, system),
+        ref(SERVICE_ACCOUNTS, release, system),
+        ref(SERVICES, `${release}-metrics`, system),
+        ref(ROLES, `${release}-leader-election`, system),
+        ref(ROLE_BINDINGS, `${release}-leader-election`, system),
+        ref(ROLES, release, watched.name),
+        ref(ROLE_BINDINGS, release, watched.name),
       ],
       [
         { namespace: watched.name, name: 'hello' },

@@ -35,6 +35,7 @@ import {
   type TestNamespace,
 } from '@loopwright/testing';
 import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeObject } from '@loopwright/client';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
@@ -42,11 +43,10 @@ import { after, before, describe, test } from 'node:test';
 import { normalizeRules, repoRoot, type PolicyRule } from './charts.ts';
 import {
   adminKubeconfigPath,
-  api,
-  ApiError,
   createOrReplaceSecret,
   effectiveRules,
   objectExists,
+  resource,
   serviceAccountKubeconfig,
 } from './kube.ts';
 import {
@@ -65,6 +65,24 @@ import { assertHelmTestPasses, deleteHelmTestLeftovers } from './helm-test.ts';
 import { promtoolCheckMetrics } from './prometheus.ts';
 import { fromRegistry, readmeInstall, readmeSecret, secretData, testOnlyArgs } from './readme-install.ts';
 import { assertRunsReleasedImage, e2eReleases, releasedChartArgs } from './release.ts';
+import {
+  CLUSTER_ROLE_BINDINGS,
+  CLUSTER_ROLES,
+  DEPLOYMENTS,
+  describeObject,
+  EVENTS,
+  LEASES,
+  NODES,
+  PODS,
+  PRIORITY_CLASSES,
+  ref,
+  REPLICA_SETS,
+  ROLE_BINDINGS,
+  ROLES,
+  SECRETS,
+  SERVICE_ACCOUNTS,
+  SERVICES,
+} from './resources.ts';
 
 const expectedRules = JSON.parse(
   await readFile(new URL('../expected/cloud-node.effective-rules.json', import.meta.url), 'utf8'),
@@ -89,13 +107,13 @@ interface Taint {
   effect: string;
 }
 
-interface Node {
+interface Node extends KubeObject {
   metadata: { name: string; labels?: Record<string, string> };
   spec?: { providerID?: string; taints?: Taint[] };
   status?: { addresses?: { type: string; address: string }[] };
 }
 
-interface EventsV1 {
+interface EventsV1 extends KubeObject {
   metadata: { name: string };
   reason: string;
   type: string;
@@ -105,8 +123,8 @@ interface EventsV1 {
   regarding: { kind: string; name: string };
 }
 
-interface Pod {
-  metadata: { name: string };
+interface Pod extends KubeObject {
+  metadata: { name: string; deletionTimestamp?: string };
   status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[] };
   spec: {
     nodeName?: string;
@@ -118,7 +136,7 @@ interface Pod {
   };
 }
 
-interface Lease {
+interface Lease extends KubeObject {
   metadata: { labels?: Record<string, string> };
   spec: {
     holderIdentity?: string;
@@ -207,7 +225,7 @@ describe('cloud-node on the node: helm install, Nodes initialised, failover, upg
 
   before(async () => {
     admin = loadTestKubeConfig();
-    realNodeBefore = await api<Node>(admin, 'GET', `/api/v1/nodes/${realNodeName}`);
+    realNodeBefore = await resource<Node>(admin, NODES).get({ name: realNodeName });
     other = await restrictedNamespace(admin, 'e2e-cn-other');
     cleanups.push(() => other.cleanup());
     fake = await startFakeHcloud({ token: hcloudToken, host: hostAddress });
@@ -222,9 +240,7 @@ describe('cloud-node on the node: helm install, Nodes initialised, failover, upg
       hcloudSecret.name,
       secretData(hcloudSecret, { HCLOUD_TOKEN: hcloudToken, HCLOUD_NETWORK: NETWORK }),
     );
-    cleanups.push(() =>
-      api(admin, 'DELETE', `/api/v1/namespaces/${hcloudSecret.namespace}/secrets/${hcloudSecret.name}`),
-    );
+    cleanups.push(() => resource(admin, SECRETS).delete(hcloudSecret));
     // A failed helm test's Pod, which helm uninstall leaves (after it, as cleanups run in reverse).
     cleanups.push(() => deleteHelmTestLeftovers(admin, namespace.name, fullname));
     // --wait: nothing of the release is left running when the suite ends.
@@ -282,11 +298,9 @@ describe('cloud-node on the node: helm install, Nodes initialised, failover, upg
       await assertRunsReleasedImage(admin, namespace.name, replica.name, 'cloud-node', e2eReleases().current);
     }
     // kube-system enforces nothing; a namespace that enforces the restricted profile would admit them.
-    const { spec } = await api<{ spec: { template: Parameters<typeof assertAdmittedUnderRestricted>[2] } }>(
-      admin,
-      'GET',
-      `/apis/apps/v1/namespaces/${namespace.name}/deployments/${fullname}`,
-    );
+    const { spec } = await resource<
+      KubeObject & { spec: { template: Parameters<typeof assertAdmittedUnderRestricted>[2] } }
+    >(admin, DEPLOYMENTS).get({ namespace: namespace.name, name: fullname });
     await assertAdmittedUnderRestricted(admin, other.name, spec.template);
   });
 
@@ -301,11 +315,9 @@ describe('cloud-node on the node: helm install, Nodes initialised, failover, upg
   test('the pods run on the node with system-cluster-critical and their own ServiceAccount token', async () => {
     // kube-apiserver creates the PriorityClass at start-up, as in every cluster; Priority admission
     // resolved it for the pods.
-    const priorityClass = await api<{ value: number }>(
-      admin,
-      'GET',
-      '/apis/scheduling.k8s.io/v1/priorityclasses/system-cluster-critical',
-    );
+    const priorityClass = await resource<KubeObject & { value: number }>(admin, PRIORITY_CLASSES).get({
+      name: 'system-cluster-critical',
+    });
     for (const pod of await chartPods(admin, namespace.name, podSelector)) {
       assert.equal(pod.spec.nodeName, realNodeName);
       assert.equal(pod.spec.priorityClassName, 'system-cluster-critical');
@@ -342,20 +354,23 @@ describe('cloud-node on the node: helm install, Nodes initialised, failover, upg
     try {
       await eventually(
         async () => {
-          const pod = await api<Pod>(admin, 'GET', `/api/v1/namespaces/${namespace.name}/pods/${probe}`);
+          const pod = await resource<Pod>(admin, PODS).get({ namespace: namespace.name, name: probe });
           assert.equal(pod.spec.nodeName, name, JSON.stringify(pod.status));
         },
         { timeoutMs: 15_000, intervalMs: 200 },
       );
-      const node = await api<Node>(admin, 'GET', `/api/v1/nodes/${name}`);
+      const node = await resource<Node>(admin, NODES).get({ name });
       const taints = (node.spec?.taints ?? []).map((t) => `${t.key}:${t.effect}`);
       for (const taint of [`${UNINITIALIZED_TAINT}:NoSchedule`, 'node.kubernetes.io/not-ready:NoSchedule'])
         assert.ok(taints.includes(taint), `the Node lacks ${taint}: ${taints.join(' ')}`);
     } finally {
       // At once (no kubelet will ever confirm a graceful deletion).
-      await api(admin, 'DELETE', `/api/v1/namespaces/${namespace.name}/pods/${probe}?gracePeriodSeconds=0`);
+      await resource(admin, PODS).delete(
+        { namespace: namespace.name, name: probe },
+        { gracePeriodSeconds: 0 },
+      );
     }
-    assert.equal(await objectExists(admin, `/api/v1/namespaces/${namespace.name}/pods/${probe}`), false);
+    assert.equal(await objectExists(admin, ref(PODS, probe, namespace.name)), false);
   });
 
   let first: Machine;
@@ -430,7 +445,10 @@ describe('cloud-node on the node: helm install, Nodes initialised, failover, upg
     const leader = await leaseHolderPod(admin, namespace.name, LEASE);
     const standby = (await pods(admin, namespace.name, podSelector)).find((p) => p.name !== leader)?.name;
     const transitions = (await lease(admin, namespace.name)).spec.leaseTransitions ?? 0;
-    await api(admin, 'DELETE', `/api/v1/namespaces/${namespace.name}/pods/${leader}`);
+    assert.ok(
+      await resource(admin, PODS).delete({ namespace: namespace.name, name: leader }),
+      `${leader} was already gone`,
+    );
     // The leader releases the Lease on SIGTERM, so another replica takes over at once, not after the
     // 15 s lease duration: the standby at its next attempt (every 2 s plus jitter), or the pod replacing
     // the deleted one if that starts first (both happen here; the race is Kubernetes', not a fault).
@@ -572,36 +590,34 @@ describe('cloud-node on the node: helm install, Nodes initialised, failover, upg
     const ns = namespace.name;
     const logsBefore = podLogs.byPod();
     await helmAsAdmin(['uninstall', release, '--namespace', ns, '--wait', '--timeout', '2m']);
-    for (const path of [
-      `/apis/apps/v1/namespaces/${ns}/deployments/${fullname}`,
-      `/api/v1/namespaces/${ns}/serviceaccounts/${fullname}`,
-      `/api/v1/namespaces/${ns}/services/${fullname}-metrics`,
-      `/apis/rbac.authorization.k8s.io/v1/clusterroles/${fullname}`,
-      `/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/${fullname}`,
-      `/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles/${fullname}-events`,
-      `/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings/${fullname}-events`,
-      `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/roles/${fullname}-pod-events`,
-      `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings/${fullname}-pod-events`,
-      `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/roles/${fullname}-leader-election`,
-      `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings/${fullname}-leader-election`,
+    for (const object of [
+      ref(DEPLOYMENTS, fullname, ns),
+      ref(SERVICE_ACCOUNTS, fullname, ns),
+      ref(SERVICES, `${fullname}-metrics`, ns),
+      ref(CLUSTER_ROLES, fullname),
+      ref(CLUSTER_ROLE_BINDINGS, fullname),
+      ref(ROLES, `${fullname}-events`, 'default'),
+      ref(ROLE_BINDINGS, `${fullname}-events`, 'default'),
+      ref(ROLES, `${fullname}-pod-events`, ns),
+      ref(ROLE_BINDINGS, `${fullname}-pod-events`, ns),
+      ref(ROLES, `${fullname}-leader-election`, ns),
+      ref(ROLE_BINDINGS, `${fullname}-leader-election`, ns),
     ])
-      assert.equal(await objectExists(admin, path), false, `${path} is left`);
+      assert.equal(await objectExists(admin, object), false, `${describeObject(object)} is left`);
     // The release record too (no history kept), and the pods with their ReplicaSets (garbage-collected).
     await assert.rejects(helmAsAdmin(['status', release, '--namespace', ns]), /not found/);
-    const records = await api<{ items: unknown[] }>(
-      admin,
-      'GET',
-      `/api/v1/namespaces/${ns}/secrets?labelSelector=${encodeURIComponent(`owner=helm,name=${release}`)}`,
-    );
+    const records = await resource(admin, SECRETS).list({
+      namespace: ns,
+      labelSelector: `owner=helm,name=${release}`,
+    });
     assert.deepEqual(records.items, []);
     await eventually(
       async () => {
         assert.deepEqual(await pods(admin, ns, podSelector), []);
-        const replicaSets = await api<{ items: unknown[] }>(
-          admin,
-          'GET',
-          `/apis/apps/v1/namespaces/${ns}/replicasets?labelSelector=${encodeURIComponent(podSelector)}`,
-        );
+        const replicaSets = await resource(admin, REPLICA_SETS).list({
+          namespace: ns,
+          labelSelector: podSelector,
+        });
         assert.deepEqual(replicaSets.items, []);
       },
       { timeoutMs: 60_000, intervalMs: 500 },
@@ -623,8 +639,7 @@ describe('cloud-node on the node: helm install, Nodes initialised, failover, upg
     const left = await lease(admin, ns);
     assert.equal(left.metadata.labels?.['app.kubernetes.io/instance'], undefined);
     const holderPod = (left.spec.holderIdentity ?? '').split('_')[0] ?? '';
-    if (holderPod !== '')
-      assert.equal(await objectExists(admin, `/api/v1/namespaces/${ns}/pods/${holderPod}`), false);
+    if (holderPod !== '') assert.equal(await objectExists(admin, ref(PODS, holderPod, ns)), false);
     assert.ok(Date.parse(left.spec.renewTime ?? '') <= podsGoneAt, JSON.stringify(left.spec));
     // What matters to a user: installing again (same release, same namespace) works, and leads.
     await install();
@@ -643,7 +658,7 @@ describe('cloud-node on the node: helm install, Nodes initialised, failover, upg
   });
 
   test(`the node's own Node (${realNodeName}) was not touched`, async () => {
-    const now = await api<Node>(admin, 'GET', `/api/v1/nodes/${realNodeName}`);
+    const now = await resource<Node>(admin, NODES).get({ name: realNodeName });
     assert.equal(now.spec?.providerID, undefined);
     assert.deepEqual(now.metadata.labels, realNodeBefore.metadata.labels);
     assert.deepEqual(now.spec?.taints, realNodeBefore.spec?.taints);
@@ -664,7 +679,7 @@ describe('cloud-node on the node: helm install, Nodes initialised, failover, upg
     assert.ok(publicIpv4);
     await eventually(
       async () => {
-        const node = await api<Node>(kc, 'GET', `/api/v1/nodes/${server.name}`);
+        const node = await resource<Node>(kc, NODES).get({ name: server.name });
         assert.equal(node.spec?.providerID, `hcloud://${server.id}`);
         // Only the uninitialized taint is removed; Kubernetes' own node.kubernetes.io/* taints (not-ready,
         // unreachable: these Nodes have no kubelet) are not the controller's to judge.
@@ -701,7 +716,7 @@ async function registerUninitialisedNode(
   name: string,
   labels: Record<string, string>,
 ): Promise<void> {
-  await api(admin, 'POST', '/api/v1/nodes', {
+  await resource<KubeObject & { spec: object; status: object }>(admin, NODES).create({
     apiVersion: 'v1',
     kind: 'Node',
     metadata: { name, labels },
@@ -738,17 +753,15 @@ async function createSchedulingProbe(
   deployment: string,
   node: string,
 ): Promise<string> {
-  const { spec } = await api<{ spec: { template: { spec: Pod['spec'] & Record<string, unknown> } } }>(
-    admin,
-    'GET',
-    `/apis/apps/v1/namespaces/${namespace}/deployments/${deployment}`,
-  );
+  const { spec } = await resource<
+    KubeObject & { spec: { template: { spec: Pod['spec'] & Record<string, unknown> } } }
+  >(admin, DEPLOYMENTS).get({ namespace, name: deployment });
   const name = `${deployment}-scheduling-probe`;
   const template = spec.template.spec;
-  await api(admin, 'POST', `/api/v1/namespaces/${namespace}/pods`, {
+  await resource<KubeObject & { spec: object }>(admin, PODS).create({
     apiVersion: 'v1',
     kind: 'Pod',
-    metadata: { name, labels: { 'loopwright.dev/e2e-probe': 'scheduling' } },
+    metadata: { namespace, name, labels: { 'loopwright.dev/e2e-probe': 'scheduling' } },
     spec: {
       ...template,
       tolerations: [...(template.tolerations ?? []), { ...NO_KUBELET_TAINT, operator: 'Equal' }],
@@ -766,16 +779,12 @@ async function createSchedulingProbe(
 
 /** The chart's pods with their specs (not yet deleting). */
 async function chartPods(admin: KubeConfig, namespace: string, selector: string): Promise<Pod[]> {
-  const list = await api<{ items: (Pod & { metadata: { deletionTimestamp?: string } })[] }>(
-    admin,
-    'GET',
-    `/api/v1/namespaces/${namespace}/pods?labelSelector=${encodeURIComponent(selector)}`,
-  );
+  const list = await resource<Pod>(admin, PODS).list({ namespace, labelSelector: selector });
   return list.items.filter((pod) => pod.metadata.deletionTimestamp === undefined);
 }
 
 async function lease(admin: KubeConfig, namespace: string): Promise<Lease> {
-  return api<Lease>(admin, 'GET', `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/${LEASE}`);
+  return resource<Lease>(admin, LEASES).get({ namespace, name: LEASE });
 }
 
 /** cloud-node's Events about a Node, as `<type> <reason> by <replica>` (a repeated one with its count). */
@@ -789,20 +798,17 @@ async function cloudNodeEvents(admin: KubeConfig, node: string): Promise<string[
 
 /** Events about a (cluster-scoped) Node: in `default`, where recorders write them. */
 async function eventsAbout(admin: KubeConfig, node: string): Promise<EventsV1[]> {
-  const events = await api<{ items: EventsV1[] }>(
-    admin,
-    'GET',
-    `/apis/events.k8s.io/v1/namespaces/default/events?fieldSelector=${encodeURIComponent(`regarding.name=${node}`)}`,
-  );
+  const events = await resource<EventsV1>(admin, EVENTS).list({
+    namespace: 'default',
+    fieldSelector: `regarding.name=${node}`,
+  });
   return events.items.filter((e) => e.regarding.kind === 'Node' && e.regarding.name === node);
 }
 
 /** Nodes are cluster-scoped and Events about them sit in `default`: neither goes with a namespace. */
 async function deleteNodesAndTheirEvents(admin: KubeConfig, names: readonly string[]): Promise<void> {
-  for (const name of names)
-    await api(admin, 'DELETE', `/api/v1/nodes/${name}`).catch((error: unknown) => {
-      if (!(error instanceof ApiError && error.status === 404)) throw error;
-    });
+  // `delete` resolves false for a Node that is gone.
+  for (const name of names) await resource(admin, NODES).delete({ name });
   // kube-controller-manager records `RemovingNode` once it notices a deletion (its node monitor
   // period, 5 s): wait for it, so that Event goes too.
   await eventually(
@@ -817,11 +823,9 @@ async function deleteNodesAndTheirEvents(admin: KubeConfig, names: readonly stri
   ).catch(() => undefined);
   for (const name of names)
     for (const event of await eventsAbout(admin, name))
-      await api(
-        admin,
-        'DELETE',
-        `/apis/events.k8s.io/v1/namespaces/default/events/${event.metadata.name}`,
-      ).catch(() => undefined);
+      await resource(admin, EVENTS)
+        .delete({ namespace: 'default', name: event.metadata.name })
+        .catch(() => undefined);
 }
 
 /** The JSON log lines of a controller (LOG_FORMAT json, the chart's default). */

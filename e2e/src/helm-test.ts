@@ -12,7 +12,8 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { chartPath, type ChartName } from './charts.ts';
-import { adminKubeconfigPath, api, ApiError, objectExists } from './kube.ts';
+import { adminKubeconfigPath, objectExists, resource } from './kube.ts';
+import { describeObject, PODS, ROLE_BINDINGS, ROLES, SERVICE_ACCOUNTS, type ObjectRef } from './resources.ts';
 
 interface HelmTestRun {
   /** helm exited 0: every test hook succeeded. */
@@ -100,21 +101,19 @@ export async function assertHelmTestFails(
   return output;
 }
 
-/** The API paths of the test hook's Pod, ServiceAccount, Role and RoleBinding (all named `<fullname>-test`). */
-function hookObjectPaths(namespace: string, name: string): string[] {
-  const rbac = `/apis/rbac.authorization.k8s.io/v1/namespaces/${namespace}`;
-  return [
-    `/api/v1/namespaces/${namespace}/pods/${name}`,
-    `/api/v1/namespaces/${namespace}/serviceaccounts/${name}`,
-    `${rbac}/roles/${name}`,
-    `${rbac}/rolebindings/${name}`,
-  ];
+/** The test hook's Pod, ServiceAccount, Role and RoleBinding (all named `<fullname>-test`). */
+function hookObjects(namespace: string, name: string): ObjectRef[] {
+  return [PODS, SERVICE_ACCOUNTS, ROLES, ROLE_BINDINGS].map((type) => ({ type, key: { namespace, name } }));
 }
 
 /** The test hook's Pod, ServiceAccount, Role and RoleBinding are deleted. */
 async function assertHookObjectsGone(admin: KubeConfig, namespace: string, name: string): Promise<void> {
-  for (const path of hookObjectPaths(namespace, name))
-    assert.equal(await objectExists(admin, path), false, `${path} is left after helm test passed`);
+  for (const object of hookObjects(namespace, name))
+    assert.equal(
+      await objectExists(admin, object),
+      false,
+      `${describeObject(object)} is left after helm test passed`,
+    );
 }
 
 /**
@@ -127,8 +126,7 @@ export async function deleteHelmTestLeftovers(
   namespace: string,
   fullname: string,
 ): Promise<void> {
-  for (const path of hookObjectPaths(namespace, `${fullname}-test`))
-    await api(admin, 'DELETE', path).catch((error: unknown) => {
-      if (!(error instanceof ApiError && error.status === 404)) throw error;
-    });
+  // `delete` resolves false for an object that is gone.
+  for (const { type, key } of hookObjects(namespace, `${fullname}-test`))
+    await resource(admin, type).delete(key);
 }

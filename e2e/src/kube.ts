@@ -1,8 +1,17 @@
 /**
- * The e2e suites' Kubernetes plumbing: raw API requests, ServiceAccount kubeconfigs from TokenRequest,
- * and what a ServiceAccount may do (SelfSubjectRulesReview).
+ * The e2e suites' Kubernetes plumbing: one client per kubeconfig and the typed handles of its
+ * resources, pod logs, ServiceAccount kubeconfigs from TokenRequest, and what a ServiceAccount may do
+ * (SelfSubjectRulesReview).
  */
 import { KubeConfig } from '@kubernetes/client-node';
+import {
+  isAlreadyExists,
+  KubeClient,
+  type KubeObject,
+  type ObjectKey,
+  type Resource,
+  type ResourceType,
+} from '@loopwright/client';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { request as httpsRequest, type RequestOptions } from 'node:https';
@@ -10,61 +19,79 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { normalizeRules, type PolicyRule } from './charts.ts';
+import { SECRETS, SELF_SUBJECT_RULES_REVIEWS, SERVICE_ACCOUNTS, type ObjectRef } from './resources.ts';
 
-export class ApiError extends Error {
-  override readonly name = 'ApiError';
+const clients = new WeakMap<KubeConfig, KubeClient>();
+
+/**
+ * The client of `kc`: one per kubeconfig, so a suite's requests share its connections. Without the
+ * client-side rate limit: a test polls a handful of objects, and a throttled poll would only be late.
+ */
+function clientOf(kc: KubeConfig): KubeClient {
+  let client = clients.get(kc);
+  if (!client) {
+    client = new KubeClient(kc, { rateLimit: false, userAgent: 'loopwright-e2e' });
+    clients.set(kc, client);
+  }
+  return client;
+}
+
+/** The typed handle of one resource (see resources.ts), with `kc`'s credentials. */
+export function resource<K extends KubeObject = KubeObject>(kc: KubeConfig, type: ResourceType): Resource<K> {
+  return clientOf(kc).resource<K>(type);
+}
+
+/** Whether the object exists (a 404 is false; any other failure throws). */
+export async function objectExists(kc: KubeConfig, { type, key }: ObjectRef): Promise<boolean> {
+  return (await resource(kc, type).getOptional(key)) !== undefined;
+}
+
+/** A pod log read that did not answer 2xx (400: the container has not started; 404: no such pod). */
+export class PodLogHttpError extends Error {
+  override readonly name = 'PodLogHttpError';
   readonly status: number;
-  constructor(method: string, path: string, status: number, body: string) {
-    super(`${method} ${path}: ${status} ${body.slice(0, 500)}`);
+  constructor(path: string, status: number, body: string) {
+    super(`GET ${path}: ${status} ${body.slice(0, 500)}`);
     this.status = status;
   }
 }
 
-/** One request with the kubeconfig's credentials and CA; the response body as text. */
-export async function apiText(
+/**
+ * The path of a pod's log (`pods/log`, text, with its query). The one path the suites still write:
+ * the client's handle reads JSON only, and a log is text, read whole or followed.
+ */
+function podLogPath(key: Required<ObjectKey>, query: URLSearchParams): string {
+  const pod = `${encodeURIComponent(key.namespace)}/pods/${encodeURIComponent(key.name)}`;
+  return `/api/v1/namespaces/${pod}/log?${query.toString()}`;
+}
+
+/** A container's log, read whole, with the kubeconfig's credentials and CA. */
+export async function readPodLog(
   kc: KubeConfig,
-  method: string,
-  path: string,
-  body?: unknown,
-  contentType = 'application/json',
+  pod: Required<ObjectKey>,
+  query: URLSearchParams,
 ): Promise<string> {
-  const cluster = kc.getCurrentCluster();
-  if (!cluster) throw new Error('kubeconfig has no current cluster');
-  const url = new URL(path, cluster.server);
-  const payload = body === undefined ? undefined : JSON.stringify(body);
-  const headers: Record<string, string> = { accept: 'application/json' };
-  if (payload !== undefined) headers['content-type'] = contentType;
-  const options: RequestOptions = { method, headers };
-  await kc.applyToHTTPSOptions(options);
-  return new Promise<string>((resolve, reject) => {
-    const req = httpsRequest(url, options, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        if ((res.statusCode ?? 0) >= 300) reject(new ApiError(method, path, res.statusCode ?? 0, text));
-        else resolve(text);
-      });
-    });
-    req.on('error', reject);
-    req.end(payload);
-  });
+  let text = '';
+  await streamPodLog(kc, pod, query, (chunk) => (text += chunk), new AbortController().signal);
+  return text;
 }
 
 /**
- * A long-running GET (a watch, a followed log): `onOpen` is called when a 2xx answer starts, `onText`
- * gets the body as it arrives; resolves when the server ends the response, or when `signal` aborts
- * (then quietly); rejects with {@link ApiError} on a non-2xx answer and with the socket's error otherwise.
+ * A container's log as it arrives (`follow=true` in `query` follows it): `onOpen` is called when a 2xx
+ * answer starts, `onText` gets the text as it arrives; resolves when the server ends the response, or when `signal` aborts (then
+ * quietly); rejects with {@link PodLogHttpError} on a non-2xx answer and with the socket's error otherwise.
  */
-export async function apiStream(
+export async function streamPodLog(
   kc: KubeConfig,
-  path: string,
+  pod: Required<ObjectKey>,
+  query: URLSearchParams,
   onText: (text: string) => void,
   signal: AbortSignal,
   onOpen: () => void = () => undefined,
 ): Promise<void> {
   const cluster = kc.getCurrentCluster();
   if (!cluster) throw new Error('kubeconfig has no current cluster');
+  const path = podLogPath(pod, query);
   const options: RequestOptions = { method: 'GET', headers: { accept: 'application/json' } };
   await kc.applyToHTTPSOptions(options);
   return new Promise<void>((resolve, reject) => {
@@ -78,7 +105,7 @@ export async function apiStream(
         let body = '';
         res.on('data', (chunk: string) => (body += chunk));
         res.on('end', () => {
-          reject(new ApiError('GET', path, res.statusCode ?? 0, body));
+          reject(new PodLogHttpError(path, res.statusCode ?? 0, body));
         });
         return;
       }
@@ -99,29 +126,6 @@ export async function apiStream(
   });
 }
 
-/** One JSON request with the kubeconfig's credentials and CA. */
-export async function api<T = unknown>(
-  kc: KubeConfig,
-  method: string,
-  path: string,
-  body?: unknown,
-  contentType = 'application/json',
-): Promise<T> {
-  const text = await apiText(kc, method, path, body, contentType);
-  return (text ? JSON.parse(text) : undefined) as T;
-}
-
-/** Whether GET `path` finds the object (404: false; any other failure throws). */
-export async function objectExists(kc: KubeConfig, path: string): Promise<boolean> {
-  try {
-    await api(kc, 'GET', path);
-    return true;
-  } catch (error) {
-    if (error instanceof ApiError && error.status === 404) return false;
-    throw error;
-  }
-}
-
 /**
  * A Secret the README tells the user to create before the install (the chart only references it). In
  * the README's fixed namespaces a run killed before its cleanup leaves it behind: the next run replaces it.
@@ -132,12 +136,13 @@ export async function createOrReplaceSecret(
   name: string,
   stringData: Record<string, string>,
 ): Promise<void> {
-  const secret = { apiVersion: 'v1', kind: 'Secret', metadata: { name }, stringData };
+  const secrets = resource(kc, SECRETS);
+  const secret = { apiVersion: 'v1', kind: 'Secret', metadata: { namespace, name }, stringData };
   try {
-    await api(kc, 'POST', `/api/v1/namespaces/${namespace}/secrets`, secret);
+    await secrets.create(secret);
   } catch (error) {
-    if (!(error instanceof ApiError && error.status === 409)) throw error;
-    await api(kc, 'PUT', `/api/v1/namespaces/${namespace}/secrets/${name}`, secret);
+    if (!isAlreadyExists(error)) throw error;
+    await secrets.update(secret);
   }
 }
 
@@ -157,6 +162,11 @@ export interface ServiceAccountCredentials {
   remove(): Promise<void>;
 }
 
+interface TokenRequest extends KubeObject {
+  spec: { expirationSeconds: number };
+  status?: { token: string };
+}
+
 /**
  * Mints a token for the ServiceAccount through the TokenRequest API (what the kubelet does for a
  * projected token) and writes a kubeconfig that holds nothing else, so a process given it has exactly
@@ -167,13 +177,16 @@ export async function serviceAccountKubeconfig(
   namespace: string,
   serviceAccount: string,
 ): Promise<ServiceAccountCredentials> {
-  const review = await api<{ status: { token: string } }>(
-    admin,
-    'POST',
-    `/api/v1/namespaces/${namespace}/serviceaccounts/${serviceAccount}/token`,
-    { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } },
-  );
-  const token = review.status.token;
+  const review = await resource<TokenRequest>(admin, SERVICE_ACCOUNTS)
+    .subresource('token')
+    .create({
+      apiVersion: 'authentication.k8s.io/v1',
+      kind: 'TokenRequest',
+      metadata: { namespace, name: serviceAccount },
+      spec: { expirationSeconds: 3600 },
+    });
+  const token = review.status?.token;
+  if (!token) throw new Error(`TokenRequest for ${namespace}/${serviceAccount} returned no token`);
   const cluster = admin.getCurrentCluster();
   if (!cluster) throw new Error('admin kubeconfig has no current cluster');
   const caData =
@@ -194,21 +207,25 @@ export async function serviceAccountKubeconfig(
   return { kubeconfigPath, kubeConfig, token, remove: () => rm(dir, { recursive: true, force: true }) };
 }
 
+interface SelfSubjectRulesReview extends KubeObject {
+  spec: { namespace: string };
+  status?: { resourceRules: PolicyRule[]; nonResourceRules: PolicyRule[]; incomplete: boolean };
+}
+
 /** What the ServiceAccount may do in `namespace`, asked as the ServiceAccount (SelfSubjectRulesReview). */
 export async function effectiveRules(
   sa: KubeConfig,
   namespace: string,
 ): Promise<{ resourceRules: PolicyRule[]; nonResourceRules: PolicyRule[]; incomplete: boolean }> {
-  const review = await api<{
-    status: { resourceRules: PolicyRule[]; nonResourceRules: PolicyRule[]; incomplete: boolean };
-  }>(sa, 'POST', '/apis/authorization.k8s.io/v1/selfsubjectrulesreviews', {
+  const { status } = await resource<SelfSubjectRulesReview>(sa, SELF_SUBJECT_RULES_REVIEWS).create({
     apiVersion: 'authorization.k8s.io/v1',
     kind: 'SelfSubjectRulesReview',
     spec: { namespace },
   });
+  if (!status) throw new Error(`SelfSubjectRulesReview in ${namespace} returned no status`);
   return {
-    resourceRules: normalizeRules(review.status.resourceRules),
-    nonResourceRules: normalizeRules(review.status.nonResourceRules),
-    incomplete: review.status.incomplete,
+    resourceRules: normalizeRules(status.resourceRules),
+    nonResourceRules: normalizeRules(status.nonResourceRules),
+    incomplete: status.incomplete,
   };
 }

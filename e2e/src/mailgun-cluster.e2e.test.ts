@@ -27,6 +27,7 @@ import {
   type TestNamespace,
 } from '@loopwright/testing';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { resourceName, type KubeObject, type ListOptions, type ResourceType } from '@loopwright/client';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -38,10 +39,10 @@ import { after, before, describe, test } from 'node:test';
 import { normalizeRules, repoRoot, type PolicyRule } from './charts.ts';
 import {
   adminKubeconfigPath,
-  api,
   createOrReplaceSecret,
   effectiveRules,
   objectExists,
+  resource,
   serviceAccountKubeconfig,
   type ServiceAccountCredentials,
 } from './kube.ts';
@@ -59,6 +60,26 @@ import { assertHelmTestPasses, deleteHelmTestLeftovers } from './helm-test.ts';
 import { promtoolCheckMetrics } from './prometheus.ts';
 import { fromRegistry, readmeInstall, readmeSecret, secretData, testOnlyArgs } from './readme-install.ts';
 import { assertRunsReleasedImage, e2eReleases, publishedRelease, releasedChartArgs } from './release.ts';
+import {
+  CLUSTER_ROLE_BINDINGS,
+  CLUSTER_ROLES,
+  CLUSTERCTL_PROVIDERS,
+  CLUSTERS,
+  CUSTOM_RESOURCE_DEFINITIONS,
+  DEPLOYMENTS,
+  ENDPOINT_SLICES,
+  LEASES,
+  MAILGUN_CLUSTERS,
+  NAMESPACES,
+  PODS,
+  ref,
+  REPLICA_SETS,
+  ROLE_BINDINGS,
+  ROLES,
+  SECRETS,
+  SERVICE_ACCOUNTS,
+  SERVICES,
+} from './resources.ts';
 
 const run = promisify(execFile);
 
@@ -84,9 +105,6 @@ const REPLICAS = 2;
 /** Any ServiceAccount token (a JWT: header and claims are base64url JSON objects). */
 const JWT = /eyJ[\w-]{10,}\.eyJ[\w-]{10,}\.[\w-]+/;
 
-const mailgunClusters = (namespace: string) =>
-  `/apis/infrastructure.cluster.x-k8s.io/v1alpha1/namespaces/${namespace}/mailgunclusters`;
-const clusters = (namespace: string) => `/apis/cluster.x-k8s.io/v1beta2/namespaces/${namespace}/clusters`;
 /** Cluster API reconciles each object at most once a second: its steps take seconds. */
 const CAPI_WAIT = { timeoutMs: 45_000, intervalMs: 250 };
 
@@ -95,21 +113,23 @@ const CAPI_WAIT = { timeoutMs: 45_000, intervalMs: 250 };
  * makes the Cluster its owner; returns the MailgunCluster's uid, which the controller puts into its mail.
  */
 async function createClusterPair(admin: KubeConfig, namespace: string, name: string): Promise<string> {
-  const mailgunCluster = await api<{ metadata: { uid: string } }>(admin, 'POST', mailgunClusters(namespace), {
+  const mailgunCluster = await resource<MailgunCluster>(admin, MAILGUN_CLUSTERS).create({
     apiVersion: 'infrastructure.cluster.x-k8s.io/v1alpha1',
     kind: 'MailgunCluster',
-    metadata: { name },
+    metadata: { namespace, name },
     spec: { priority: 'Urgent', request: `cluster ${name} for the e2e suite`, requester: 'dev@example.com' },
   });
-  await api(admin, 'POST', clusters(namespace), {
+  await resource<Cluster>(admin, CLUSTERS).create({
     apiVersion: 'cluster.x-k8s.io/v1beta2',
     kind: 'Cluster',
-    metadata: { name },
+    metadata: { namespace, name },
     spec: {
       infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'MailgunCluster', name },
     },
   });
-  return mailgunCluster.metadata.uid;
+  const { uid } = mailgunCluster.metadata;
+  assert.ok(uid, `MailgunCluster ${name} has no uid`);
+  return uid;
 }
 
 interface Condition {
@@ -119,9 +139,12 @@ interface Condition {
 }
 
 /** A Cluster as far as the test reads what Cluster API reports. */
-interface Cluster {
-  metadata: { uid: string };
-  spec: { controlPlaneEndpoint?: { host: string; port: number } };
+interface Cluster extends KubeObject {
+  metadata: { namespace?: string; name?: string; uid?: string };
+  spec: {
+    controlPlaneEndpoint?: { host: string; port: number };
+    infrastructureRef?: { apiGroup: string; kind: string; name: string };
+  };
   status?: {
     phase?: string;
     initialization?: { infrastructureProvisioned?: boolean };
@@ -136,8 +159,14 @@ interface LeaseSpec {
   renewTime?: string;
 }
 
-interface MailgunCluster {
-  metadata: { ownerReferences?: { apiVersion: string; kind: string; name: string; uid: string }[] };
+interface MailgunCluster extends KubeObject {
+  metadata: {
+    namespace?: string;
+    name?: string;
+    uid?: string;
+    ownerReferences?: { apiVersion: string; kind: string; name: string; uid: string }[];
+  };
+  spec?: { priority: string; request: string; requester: string };
   status?: { messageID?: string; initialization?: { provisioned?: boolean }; conditions?: Condition[] };
 }
 
@@ -146,7 +175,7 @@ async function recordedMessageID(admin: KubeConfig, namespace: string, name: str
   let messageID = '';
   await eventually(
     async () => {
-      const object = await api<MailgunCluster>(admin, 'GET', `${mailgunClusters(namespace)}/${name}`);
+      const object = await resource<MailgunCluster>(admin, MAILGUN_CLUSTERS).get({ namespace, name });
       assert.ok(object.status?.messageID, `${name}: no messageID yet ${JSON.stringify(object.status)}`);
       messageID = object.status.messageID;
       assert.equal(object.status.conditions?.find((c) => c.type === 'RequestSent')?.status, 'True');
@@ -217,17 +246,13 @@ describe('mailgun-cluster on the real node: helm install, one mail each, failove
 
   async function readLease(): Promise<LeaseSpec> {
     return (
-      await api<{ spec: LeaseSpec }>(
-        admin,
-        'GET',
-        `/apis/coordination.k8s.io/v1/namespaces/${system}/leases/${LEASE}`,
-      )
+      await resource<KubeObject & { spec: LeaseSpec }>(admin, LEASES).get({ namespace: system, name: LEASE })
     ).spec;
   }
 
-  /** The objects' names at a list path. */
-  async function names(path: string): Promise<string[]> {
-    const { items } = await api<{ items: { metadata: { name: string } }[] }>(admin, 'GET', path);
+  /** The names of the objects of `type` that `options` selects. */
+  async function names(type: ResourceType, options: ListOptions): Promise<string[]> {
+    const { items } = await resource<KubeObject & { metadata: { name: string } }>(admin, type).list(options);
     return items.map((item) => item.metadata.name);
   }
 
@@ -238,7 +263,7 @@ describe('mailgun-cluster on the real node: helm install, one mail each, failove
    */
   async function secretsButOtherReleases(): Promise<string[]> {
     const record = /^sh\.helm\.release\.v1\.(.+)\.v\d+$/;
-    return (await names(`/api/v1/namespaces/${system}/secrets`)).filter(
+    return (await names(SECRETS, { namespace: system })).filter(
       (name) => (record.exec(name)?.[1] ?? release) === release,
     );
   }
@@ -266,10 +291,11 @@ describe('mailgun-cluster on the real node: helm install, one mail each, failove
     // The Clusters carry Cluster API's finalizer: they go while its manager still runs (the namespace
     // would otherwise stay Terminating).
     cleanups.push(async () => {
-      await api(admin, 'DELETE', clusters(work.name));
+      for (const name of await names(CLUSTERS, { namespace: work.name }))
+        await resource(admin, CLUSTERS).delete({ namespace: work.name, name });
       await eventually(
         async () => {
-          assert.deepEqual(await names(clusters(work.name)), []);
+          assert.deepEqual(await names(CLUSTERS, { namespace: work.name }), []);
         },
         { timeoutMs: 60_000, intervalMs: 500 },
       );
@@ -284,9 +310,7 @@ describe('mailgun-cluster on the real node: helm install, one mail each, failove
       KEY_SECRET.name,
       secretData(KEY_SECRET, { MAILGUN_API_KEY: apiKey }),
     );
-    cleanups.push(() =>
-      api(admin, 'DELETE', `/api/v1/namespaces/${KEY_SECRET.namespace}/secrets/${KEY_SECRET.name}`),
-    );
+    cleanups.push(() => resource(admin, SECRETS).delete(KEY_SECRET));
     secretsBeforeInstall = await secretsButOtherReleases();
     logs = followPodLogs(admin, system, selector, 'controller');
     cleanups.push(() => {
@@ -326,8 +350,11 @@ describe('mailgun-cluster on the real node: helm install, one mail each, failove
   test('a MailgunCluster named by a Cluster is owned by it through Cluster API, gets exactly one request mail and records its id', async () => {
     const uid = await requestCluster('first');
     const messageID = await recordedMessageID(admin, work.name, 'first');
-    const cluster = await api<Cluster>(admin, 'GET', `${clusters(work.name)}/first`);
-    const owned = await api<MailgunCluster>(admin, 'GET', `${mailgunClusters(work.name)}/first`);
+    const cluster = await resource<Cluster>(admin, CLUSTERS).get({ namespace: work.name, name: 'first' });
+    const owned = await resource<MailgunCluster>(admin, MAILGUN_CLUSTERS).get({
+      namespace: work.name,
+      name: 'first',
+    });
     assert.deepEqual(owned.metadata.ownerReferences, [
       { apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'Cluster', name: 'first', uid: cluster.metadata.uid },
     ]);
@@ -344,7 +371,8 @@ describe('mailgun-cluster on the real node: helm install, one mail each, failove
   test('Cluster API reads what the pods report: provisioned once the endpoint is filled in; deleting the Cluster deletes the MailgunCluster, without a second mail', async () => {
     const uid = await requestCluster('fulfilled');
     await recordedMessageID(admin, work.name, 'fulfilled');
-    const cluster = () => api<Cluster>(admin, 'GET', `${clusters(work.name)}/fulfilled`);
+    const fulfilled = { namespace: work.name, name: 'fulfilled' };
+    const cluster = () => resource<Cluster>(admin, CLUSTERS).get(fulfilled);
     await eventually(async () => {
       const waiting = await cluster();
       // The MailgunCluster's Ready condition, mirrored.
@@ -352,23 +380,19 @@ describe('mailgun-cluster on the real node: helm install, one mail each, failove
       assert.equal(infrastructureReady?.reason, 'WaitingForFulfilment');
     }, CAPI_WAIT);
     const endpoint = { host: 'api.fulfilled.example.com', port: 6443 };
-    await api(
-      admin,
-      'PATCH',
-      `${mailgunClusters(work.name)}/fulfilled`,
-      { spec: { controlPlaneEndpoint: endpoint } },
-      'application/merge-patch+json',
-    );
+    await resource(admin, MAILGUN_CLUSTERS).patch(fulfilled, {
+      merge: { spec: { controlPlaneEndpoint: endpoint } },
+    });
     await eventually(async () => {
       const provisioned = await cluster();
       assert.deepEqual(provisioned.status?.initialization, { infrastructureProvisioned: true });
       assert.deepEqual(provisioned.spec.controlPlaneEndpoint, endpoint);
       assert.equal(provisioned.status.phase, 'Provisioned');
     }, CAPI_WAIT);
-    await api(admin, 'DELETE', `${clusters(work.name)}/fulfilled`);
+    assert.ok(await resource(admin, CLUSTERS).delete(fulfilled), 'the Cluster was already gone');
     await eventually(async () => {
-      assert.equal(await objectExists(admin, `${mailgunClusters(work.name)}/fulfilled`), false);
-      assert.equal(await objectExists(admin, `${clusters(work.name)}/fulfilled`), false);
+      assert.equal(await objectExists(admin, { type: MAILGUN_CLUSTERS, key: fulfilled }), false);
+      assert.equal(await objectExists(admin, { type: CLUSTERS, key: fulfilled }), false);
     }, CAPI_WAIT);
     // Gone, so the uninstall test no longer finds it; its one mail was checked here.
     requested.delete('fulfilled');
@@ -418,7 +442,10 @@ describe('mailgun-cluster on the real node: helm install, one mail each, failove
     );
     const uid = await requestCluster('failover');
     const deletedAt = Date.now();
-    await api(admin, 'DELETE', `/api/v1/namespaces/${system}/pods/${leader}`);
+    assert.ok(
+      await resource(admin, PODS).delete({ namespace: system, name: leader }),
+      `${leader} was already gone`,
+    );
     let holder = leader;
     await eventually(
       async () => {
@@ -537,24 +564,25 @@ describe('mailgun-cluster on the real node: helm install, one mail each, failove
     await helm(['uninstall', release, '--namespace', system, '--wait', '--timeout', '90s'], {
       kubeconfig,
     });
-    const labelled = (resource: string) => `${resource}?labelSelector=${encodeURIComponent(selector)}`;
     await eventually(
       async () => {
-        for (const path of [
-          labelled(`/apis/apps/v1/namespaces/${system}/deployments`),
-          labelled(`/apis/apps/v1/namespaces/${system}/replicasets`),
-          labelled(`/api/v1/namespaces/${system}/pods`),
-          labelled(`/api/v1/namespaces/${system}/services`),
-          labelled(`/api/v1/namespaces/${system}/serviceaccounts`),
-          labelled(`/apis/rbac.authorization.k8s.io/v1/namespaces/${system}/roles`),
-          labelled(`/apis/rbac.authorization.k8s.io/v1/namespaces/${system}/rolebindings`),
-          labelled('/apis/rbac.authorization.k8s.io/v1/clusterroles'),
-          labelled('/apis/rbac.authorization.k8s.io/v1/clusterrolebindings'),
-          `/apis/discovery.k8s.io/v1/namespaces/${system}/endpointslices?labelSelector=${encodeURIComponent(
-            `kubernetes.io/service-name=${fullname}-metrics`,
-          )}`,
-        ])
-          assert.deepEqual(await names(path), [], path);
+        for (const [type, namespace, labelSelector] of [
+          [DEPLOYMENTS, system, selector],
+          [REPLICA_SETS, system, selector],
+          [PODS, system, selector],
+          [SERVICES, system, selector],
+          [SERVICE_ACCOUNTS, system, selector],
+          [ROLES, system, selector],
+          [ROLE_BINDINGS, system, selector],
+          [CLUSTER_ROLES, undefined, selector],
+          [CLUSTER_ROLE_BINDINGS, undefined, selector],
+          [ENDPOINT_SLICES, system, `kubernetes.io/service-name=${fullname}-metrics`],
+        ] as const)
+          assert.deepEqual(
+            await names(type, { namespace, labelSelector }),
+            [],
+            `${resourceName(type)} ${namespace ?? ''} ${labelSelector}`,
+          );
       },
       { timeoutMs: 60_000, intervalMs: 500 },
     );
@@ -563,11 +591,9 @@ describe('mailgun-cluster on the real node: helm install, one mail each, failove
     assert.ok(secretsBeforeInstall.includes(KEY_SECRET.name));
     // The CRDs stay (helm never deletes crds/), and with them every MailgunCluster and its request.
     for (const crd of ['mailgunclusters', 'mailgunmachines'])
-      await api(
-        admin,
-        'GET',
-        `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd}.infrastructure.cluster.x-k8s.io`,
-      );
+      await resource(admin, CUSTOM_RESOURCE_DEFINITIONS).get({
+        name: `${crd}.infrastructure.cluster.x-k8s.io`,
+      });
     for (const name of requested.keys()) await recordedMessageID(admin, work.name, name);
     await assertOneMailEach();
     // The Lease is the controller's, not the chart's: helm leaves it, the namespace takes it along.
@@ -575,7 +601,7 @@ describe('mailgun-cluster on the real node: helm install, one mail each, failove
     // it names a pod that is gone and lapses after leaseDurationSeconds; nothing renews it any more.
     const lease = await readLease();
     assert.ok(
-      !(await names(`/api/v1/namespaces/${system}/pods`)).includes(lease.holderIdentity?.split('_')[0] ?? ''),
+      !(await names(PODS, { namespace: system })).includes(lease.holderIdentity?.split('_')[0] ?? ''),
       `the Lease is held by a live pod: ${JSON.stringify(lease)}`,
     );
     // What matters to a user: installing again (same release, same namespace) works, and leads.
@@ -642,9 +668,9 @@ describe('mailgun-cluster on the real node: helm install, one mail each, failove
       await assertRunsReleasedImage(admin, providerNamespace, pod.name, 'mailgun-cluster', current);
     await leaderAmong(admin, providerNamespace, LEASE, providerSelector);
     // clusterctl's inventory: the provider it installed, beside the core it found.
-    const inventory = await api<{
-      items: { metadata: { namespace: string }; type: string; version: string }[];
-    }>(admin, 'GET', '/apis/clusterctl.cluster.x-k8s.io/v1alpha3/providers');
+    const inventory = await resource<
+      KubeObject & { metadata: { namespace: string }; type: string; version: string }
+    >(admin, CLUSTERCTL_PROVIDERS).list();
     assert.deepEqual(
       inventory.items.map((item) => `${item.metadata.namespace}/${item.type}/${item.version}`).sort(),
       ['capi-system/CoreProvider/v1.14.2', `mailgun-system/InfrastructureProvider/v${current}`],
@@ -655,7 +681,7 @@ describe('mailgun-cluster on the real node: helm install, one mail each, failove
     await clusterctlRun(['delete', '--infrastructure', 'mailgun', '--include-namespace']);
     await eventually(
       async () => {
-        assert.equal(await objectExists(admin, `/api/v1/namespaces/${providerNamespace}`), false);
+        assert.equal(await objectExists(admin, ref(NAMESPACES, providerNamespace)), false);
       },
       { timeoutMs: 90_000, intervalMs: 500 },
     );

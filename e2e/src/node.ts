@@ -19,18 +19,17 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ApiError, api, apiStream, apiText } from './kube.ts';
+import { isAlreadyExists, type KubeObject } from '@loopwright/client';
+import { PodLogHttpError, readPodLog, resource, streamPodLog } from './kube.ts';
+import { LEASES, NAMESPACES, PODS } from './resources.ts';
 import { startPrometheus } from './prometheus.ts';
 
 /** A fresh namespace that enforces the restricted profile, as a hardened cluster's would. */
 export async function restrictedNamespace(admin: KubeConfig, prefix: string): Promise<TestNamespace> {
   const namespace = await createTestNamespace(admin, prefix);
-  await api(
-    admin,
-    'PATCH',
-    `/api/v1/namespaces/${namespace.name}`,
-    { metadata: { labels: { 'pod-security.kubernetes.io/enforce': 'restricted' } } },
-    'application/merge-patch+json',
+  await resource(admin, NAMESPACES).patch(
+    { name: namespace.name },
+    { merge: { metadata: { labels: { 'pod-security.kubernetes.io/enforce': 'restricted' } } } },
   );
   return namespace;
 }
@@ -43,21 +42,12 @@ export async function restrictedNamespace(admin: KubeConfig, prefix: string): Pr
  */
 export async function enforceRestricted(admin: KubeConfig, namespace: string): Promise<void> {
   const labels = { 'pod-security.kubernetes.io/enforce': 'restricted' };
+  const namespaces = resource(admin, NAMESPACES);
   try {
-    await api(admin, 'POST', '/api/v1/namespaces', {
-      apiVersion: 'v1',
-      kind: 'Namespace',
-      metadata: { name: namespace, labels },
-    });
+    await namespaces.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace, labels } });
   } catch (error) {
-    if (!(error instanceof ApiError && error.status === 409)) throw error;
-    await api(
-      admin,
-      'PATCH',
-      `/api/v1/namespaces/${namespace}`,
-      { metadata: { labels } },
-      'application/merge-patch+json',
-    );
+    if (!isAlreadyExists(error)) throw error;
+    await namespaces.patch({ name: namespace }, { merge: { metadata: { labels } } });
   }
 }
 
@@ -72,14 +62,23 @@ export async function assertAdmittedUnderRestricted(
   restrictedNamespace: string,
   template: { metadata?: { labels?: Record<string, string> }; spec: Record<string, unknown> },
 ): Promise<void> {
-  await api(admin, 'POST', `/api/v1/namespaces/${restrictedNamespace}/pods?dryRun=All`, {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { generateName: 'restricted-dry-run-', labels: template.metadata?.labels },
-    spec: { ...template.spec, serviceAccountName: 'default' },
-  }).catch((error: unknown) => {
-    throw new Error('the pod template violates the restricted profile', { cause: error });
-  });
+  await resource<KubeObject & { spec: Record<string, unknown> }>(admin, PODS)
+    .create(
+      {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: {
+          namespace: restrictedNamespace,
+          generateName: 'restricted-dry-run-',
+          labels: template.metadata?.labels,
+        },
+        spec: { ...template.spec, serviceAccountName: 'default' },
+      },
+      { dryRun: true },
+    )
+    .catch((error: unknown) => {
+      throw new Error('the pod template violates the restricted profile', { cause: error });
+    });
 }
 
 export interface PodSummary {
@@ -91,23 +90,19 @@ export interface PodSummary {
   deleting: boolean;
 }
 
-interface Pod {
+interface Pod extends KubeObject {
   metadata: { name: string; uid: string; deletionTimestamp?: string };
   status: {
     phase: string;
     podIP?: string;
     conditions?: { type: string; status: string }[];
-    containerStatuses?: { restartCount: number }[];
+    containerStatuses?: { name: string; restartCount: number; state?: { terminated?: object } }[];
   };
 }
 
 /** The pods matching `selector` (a label selector), as a `kubectl get pods` line each. */
 export async function pods(admin: KubeConfig, namespace: string, selector: string): Promise<PodSummary[]> {
-  const list = await api<{ items: Pod[] }>(
-    admin,
-    'GET',
-    `/api/v1/namespaces/${namespace}/pods?labelSelector=${encodeURIComponent(selector)}`,
-  );
+  const list = await resource<Pod>(admin, PODS).list({ namespace, labelSelector: selector });
   return list.items.map((pod) => ({
     name: pod.metadata.name,
     phase: pod.status.phase,
@@ -131,11 +126,7 @@ export async function podLog(
   const query = new URLSearchParams(TIMESTAMPED_LOG_QUERY);
   if (options.container) query.set('container', options.container);
   if (options.previous) query.set('previous', 'true');
-  const body = await apiText(
-    admin,
-    'GET',
-    `/api/v1/namespaces/${namespace}/pods/${pod}/log?${query.toString()}`,
-  );
+  const body = await readPodLog(admin, { namespace, name: pod }, query);
   return readTimestampedLog(`log of pod ${namespace}/${pod}`, body);
 }
 
@@ -155,8 +146,8 @@ export async function watchPodUids(
   namespace: string,
   selector: string,
 ): Promise<PodUidWatch> {
-  const path = `/api/v1/namespaces/${namespace}/pods?labelSelector=${encodeURIComponent(selector)}`;
-  const list = await api<{ metadata: { resourceVersion: string }; items: Pod[] }>(admin, 'GET', path);
+  const podResource = resource<Pod>(admin, PODS);
+  const list = await podResource.list({ namespace, labelSelector: selector });
   const uids = new Map<string, Set<string>>();
   const remember = (pod: Pod) => {
     const seen = uids.get(pod.metadata.name) ?? new Set<string>();
@@ -166,24 +157,20 @@ export async function watchPodUids(
   list.items.forEach(remember);
   const stopped = new AbortController();
   let broken: unknown;
-  let pending = '';
-  const onText = (text: string) => {
-    pending += text;
-    const lines = pending.split('\n');
-    pending = lines.pop() ?? '';
-    for (const line of lines.filter((l) => l.trim())) {
-      const event = JSON.parse(line) as { type: string; object: Pod };
-      if (event.type === 'ERROR') broken = new Error(`pod watch: ${line}`);
-      else remember(event.object);
+  const watch = async () => {
+    const events = podResource.watch({
+      signal: stopped.signal,
+      namespace,
+      labelSelector: selector,
+      resourceVersion: list.resourceVersion,
+    });
+    for await (const event of events) {
+      if (event.type === 'ERROR') broken = new Error(`pod watch: ${JSON.stringify(event.object)}`);
+      else if (event.type !== 'BOOKMARK') remember(event.object);
     }
+    if (!stopped.signal.aborted) broken = new Error('pod watch ended before it was stopped');
   };
-  const watch = `${path}&watch=true&resourceVersion=${list.metadata.resourceVersion}`;
-  apiStream(admin, watch, onText, stopped.signal).then(
-    () => {
-      if (!stopped.signal.aborted) broken = new Error('pod watch ended before it was stopped');
-    },
-    (error: unknown) => (broken = error),
-  );
+  watch().catch((error: unknown) => (broken = error));
   return {
     uidsOf(name) {
       if (broken) throw new Error('the pod watch broke; pods may have been missed', { cause: broken });
@@ -202,17 +189,11 @@ async function containerExited(
   pod: string,
   container: string | undefined,
 ): Promise<boolean> {
-  try {
-    const { status } = await api<{
-      status: { containerStatuses?: { name: string; state?: { terminated?: object } }[] };
-    }>(admin, 'GET', `/api/v1/namespaces/${namespace}/pods/${pod}`);
-    const statuses = status.containerStatuses ?? [];
-    const ours = container ? statuses.find((c) => c.name === container) : statuses[0];
-    return ours?.state?.terminated !== undefined;
-  } catch (error) {
-    if (error instanceof ApiError && error.status === 404) return true;
-    throw error;
-  }
+  const found = await resource<Pod>(admin, PODS).getOptional({ namespace, name: pod });
+  if (!found) return true;
+  const statuses = found.status.containerStatuses ?? [];
+  const ours = container ? statuses.find((c) => c.name === container) : statuses[0];
+  return ours?.state?.terminated !== undefined;
 }
 
 export interface FollowedLog {
@@ -247,7 +228,6 @@ async function followPodLog(
 ): Promise<FollowedLog> {
   const query = new URLSearchParams({ follow: 'true', ...TIMESTAMPED_LOG_QUERY });
   if (container) query.set('container', container);
-  const path = `/api/v1/namespaces/${namespace}/pods/${pod}/log?${query.toString()}`;
   const what = `log of pod ${namespace}/${pod}${container ? ` container ${container}` : ''}`;
   let text = '';
   // A read that ran until the kubelet ended it, with the container's output in it: all of its log.
@@ -264,9 +244,10 @@ async function followPodLog(
         if (!reader.failure && reader.text.length >= text.length) text = reader.text;
       };
       try {
-        await apiStream(
+        await streamPodLog(
           admin,
-          path,
+          { namespace, name: pod },
+          query,
           (chunk) => {
             reader.push(chunk);
             keep();
@@ -291,7 +272,7 @@ async function followPodLog(
         await sleep(250);
       } catch (error) {
         // 404: the pod is gone, with what was read; 400: its container has not started yet.
-        if (error instanceof ApiError && error.status === 404) break;
+        if (error instanceof PodLogHttpError && error.status === 404) break;
         await sleep(250);
       }
     }
@@ -358,11 +339,10 @@ export function isLeaseRequestOfUninstall(record: Record<string, unknown>): bool
 
 /** The pod named by a Lease's holderIdentity (client-go's identity is `<pod name>_<uuid>`). */
 export async function leaseHolderPod(admin: KubeConfig, namespace: string, lease: string): Promise<string> {
-  const { spec } = await api<{ spec: { holderIdentity?: string } }>(
-    admin,
-    'GET',
-    `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/${lease}`,
-  );
+  const { spec } = await resource<KubeObject & { spec: { holderIdentity?: string } }>(admin, LEASES).get({
+    namespace,
+    name: lease,
+  });
   const holder = spec.holderIdentity ?? '';
   assert.ok(holder, `Lease ${lease} has no holder`);
   return holder.split('_')[0] ?? holder;

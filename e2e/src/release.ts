@@ -8,8 +8,10 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { api } from './kube.ts';
+import type { KubeObject } from '@loopwright/client';
+import { resource } from './kube.ts';
 import { chartFromRegistry } from './readme-install.ts';
+import { PODS } from './resources.ts';
 
 const variable = 'LOOPWRIGHT_E2E_RELEASES';
 
@@ -55,7 +57,7 @@ export function releasedChartArgs(readmeChart: string, version: string): string[
   return [chartFromRegistry(readmeChart, registry), '--version', version, '--plain-http'];
 }
 
-interface PodImages {
+interface PodImages extends KubeObject {
   spec: { containers: { name: string; image: string }[] };
   status: { containerStatuses?: { name: string; imageID: string }[] };
 }
@@ -74,7 +76,7 @@ export async function assertRunsReleasedImage(
 ): Promise<void> {
   const published = publishedRelease(version).images.find((image) => image.controller === controller);
   assert.ok(published, `release ${version} published no image of ${controller}`);
-  const { spec, status } = await api<PodImages>(admin, 'GET', `/api/v1/namespaces/${namespace}/pods/${pod}`);
+  const { spec, status } = await resource<PodImages>(admin, PODS).get({ namespace, name: pod });
   assert.equal(spec.containers.find((c) => c.name === 'controller')?.image, published.reference);
   const repository = published.reference.slice(0, published.reference.lastIndexOf(':'));
   assert.equal(
