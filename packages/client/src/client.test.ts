@@ -1,4 +1,4 @@
-import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -11,12 +11,13 @@ import {
   type RestRequestObservation,
 } from '@loopwright/client';
 import { KubeClient } from './client.ts';
-import { mergePatchStatus } from './patch.ts';
+import type { KubeObject } from './object.ts';
+import type { ResourceType } from './resource-type.ts';
 
 /**
- * A local HTTP stand-in for what reaches the wire through generated APIs and JSON requests; the
- * transport itself is tested in @loopwright/core, API semantics against the real API server in
- * client.int.test.ts.
+ * A local HTTP stand-in for what reaches the wire through a handle and `fetch`: one transport under
+ * both (credentials, metrics, limiter). The transport itself is tested in transport.test.ts, the
+ * handle's API semantics against the real API server in resource.int.test.ts.
  */
 let server: Server;
 let host: string;
@@ -91,16 +92,31 @@ function recorder(): {
   };
 }
 
+const namespaces: ResourceType = {
+  group: '',
+  version: 'v1',
+  plural: 'namespaces',
+  kind: 'Namespace',
+  namespaced: false,
+};
+const ats: ResourceType = {
+  group: 'example.com',
+  version: 'v1',
+  plural: 'ats',
+  kind: 'At',
+  namespaced: true,
+};
+
 describe('KubeClient', () => {
-  it('generated APIs: credentials, user agent, metrics per request, typed errors', async () => {
+  it('handles: credentials, user agent, metrics per request, typed errors', async () => {
     const metrics = recorder();
     const client = new KubeClient(kubeConfig(), { observer: metrics.observer, rateLimit: false });
     received.length = 0;
-    const core = client.api(CoreV1Api);
-    const namespace = await core.readNamespace({ name: 'x' });
+    const handle = client.resource(namespaces);
+    const namespace = await handle.get({ name: 'x' });
     assert.equal(namespace.metadata?.name, 'x');
-    const error: unknown = await core.readNamespace({ name: 'missing' }).catch((e: unknown) => e);
-    assert.ok(error instanceof KubeApiError, 'generated API errors are KubeApiErrors');
+    const error: unknown = await handle.get({ name: 'missing' }).catch((e: unknown) => e);
+    assert.ok(error instanceof KubeApiError, 'a handle rejects with KubeApiErrors');
     assert.equal(isNotFound(error), true);
     assert.equal(error.message, 'namespaces "missing" not found (NotFound, 404)');
 
@@ -136,7 +152,7 @@ describe('KubeClient', () => {
     );
   });
 
-  it('generated APIs and JSON requests wait for tokens of one limiter: burst at once, then qps', async () => {
+  it('handles and fetch wait for tokens of one limiter: burst at once, then qps', async () => {
     const clock = new FakeClock();
     const metrics = recorder();
     const client = new KubeClient(kubeConfig(), {
@@ -145,14 +161,14 @@ describe('KubeClient', () => {
       observer: metrics.observer,
     });
     received.length = 0;
-    const core = client.api(CoreV1Api);
+    const handle = client.resource(namespaces);
     const calls: Promise<unknown>[] = [
-      core.readNamespace({ name: 'x' }),
-      core.readNamespace({ name: 'x' }),
-      core.readNamespace({ name: 'x' }),
+      handle.get({ name: 'x' }),
+      client.resource(namespaces).get({ name: 'x' }), // another handle, the same limiter
+      handle.get({ name: 'x' }),
     ];
     await clock.advance(0);
-    calls.push(client.requestJson('GET', '/api/v1/namespaces/x')); // queues behind the same limiter
+    calls.push(client.fetch('/version')); // queues behind the same limiter
     await clock.advance(0);
     await Promise.all(calls.slice(0, 2));
     assert.equal(received.length, 2, 'only the burst reached the server');
@@ -174,14 +190,14 @@ describe('KubeClient', () => {
     await client.close();
   });
 
-  it('requestJson sends exact bodies; mergePatchStatus targets /status with the merge-patch type and resourceVersion', async () => {
-    const client = new KubeClient(kubeConfig(), { rateLimit: false });
+  it("writes carry the client's fieldManager unless the call names another", async () => {
+    const client = new KubeClient(kubeConfig(), { rateLimit: false, fieldManager: 'at-controller' });
     received.length = 0;
-    const result = await mergePatchStatus<{ echo: unknown }>(
-      client,
-      { group: 'example.com', version: 'v1', plural: 'ats', namespace: 'ns', name: 'a' },
-      { status: { phase: 'Done' } },
-      { resourceVersion: '42', fieldManager: 'at-controller' },
+    const handle = client.resource<KubeObject & { echo?: unknown }>(ats);
+    const result = await handle.status.patch(
+      { namespace: 'ns', name: 'a' },
+      { merge: { status: { phase: 'Done' } } },
+      { resourceVersion: '42' },
     );
     const request = received[0];
     assert.equal(request?.method, 'PATCH');
@@ -192,16 +208,25 @@ describe('KubeClient', () => {
       metadata: { resourceVersion: '42' },
     });
     assert.deepEqual(result.echo, { status: { phase: 'Done' }, metadata: { resourceVersion: '42' } });
-    await assert.rejects(client.requestJson('GET', '/api/v1/namespaces/missing'), (e: unknown) =>
-      isNotFound(e),
-    );
-    // fetch hands over an error response as it is.
-    const missing = await client.fetch('/api/v1/namespaces/missing', {
-      headers: { Accept: 'application/json' },
-    });
+
+    await handle.create({ metadata: { namespace: 'ns', name: 'b' } }, { fieldManager: 'someone-else' });
+    assert.equal(received[1]?.url, '/apis/example.com/v1/namespaces/ns/ats?fieldManager=someone-else');
+    await client.close();
+  });
+
+  it('fetch hands over any response as it is, and refuses a resource path', async () => {
+    const client = new KubeClient(kubeConfig(), { rateLimit: false });
+    const missing = await client.fetch('/readyz/missing', { headers: { Accept: 'application/json' } });
     assert.equal(missing.status, 404);
     assert.equal(missing.headers.get('content-type'), 'application/json');
     assert.equal(((await missing.json()) as { reason?: string }).reason, 'NotFound');
+    for (const path of ['/api/v1/namespaces', '/apis/apps/v1/deployments?limit=1', '/api/v1/pods']) {
+      await assert.rejects(client.fetch(path), { name: 'TypeError', message: /use client\.resource\(\)/ });
+    }
+    // Discovery is no resource: the group and version lists stay reachable.
+    for (const path of ['/api', '/apis', '/api/v1', '/apis/apps/v1', '/version']) {
+      assert.equal((await client.fetch(path)).status, 200, path);
+    }
     await client.close();
   });
 });

@@ -9,7 +9,7 @@ import {
   loadKubeConfig,
   type KubeConfigInput,
   type LoadKubeConfigOptions,
-} from './config.ts';
+} from './kubeconfig.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'kubeconfig-test-'));
 after(() => {

@@ -285,7 +285,8 @@ export class Resource<K extends KubeObject> {
 
   /**
    * Creates `object` in `object.metadata.namespace` (required for a namespaced resource). Rejects with
-   * AlreadyExists when the name is taken.
+   * AlreadyExists when the name is taken. On a subresource that is created (a pod's `eviction`, a
+   * service account's `token`), posts `object` to that subresource of the object its metadata names.
    */
   create(object: K, options: WriteOptions & EncodingOption & NoAnswer): Promise<void>;
   create(object: K, options?: WriteOptions & EncodingOption): Promise<K>;
@@ -293,8 +294,11 @@ export class Resource<K extends KubeObject> {
     object: K,
     options: WriteOptions & EncodingOption & Partial<NoAnswer> = {},
   ): Promise<K | void> {
-    const path = withQuery(this.#collectionPath(object.metadata?.namespace), this.#writeQuery(options));
-    return this.#write('POST', path, object, options);
+    const target =
+      this.#subresource === undefined
+        ? this.#collectionPath(object.metadata?.namespace)
+        : this.#objectPath(keyOf(object));
+    return this.#write('POST', withQuery(target, this.#writeQuery(options)), object, options);
   }
 
   /**
@@ -428,7 +432,7 @@ export class Resource<K extends KubeObject> {
         headers,
         ...callFields(options),
       });
-      return noAnswer ? undefined : parseJson<K>(response.body, response.status, method, path);
+      return noAnswer ? undefined : (parseJson(response.body, response.status, method, path) as K);
     }
     if (noAnswer) {
       await this.#context.transport.request({
@@ -492,9 +496,9 @@ function callFields(options: CallOptions): Pick<KubeRequest, 'signal' | 'priorit
   return fields;
 }
 
-function parseJson<T>(body: Buffer, status: number, method: string, path: string): T {
+function parseJson(body: Buffer, status: number, method: string, path: string): unknown {
   try {
-    return JSON.parse(body.toString('utf8')) as T;
+    return JSON.parse(body.toString('utf8')) as unknown;
   } catch (error) {
     throw KubeApiError.undecodable(status, error, { method, path });
   }
