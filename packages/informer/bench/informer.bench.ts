@@ -14,7 +14,7 @@
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { CoreV1Api, KubeConfig, makeInformer, type V1ConfigMap } from '@kubernetes/client-node';
-import { KubeTransport } from '@loopwright/client';
+import { KubeClient } from '@loopwright/client';
 import { startControlPlane } from '@loopwright/testing';
 import { Informer, stripManagedFields, type KubeObject } from '../src/index.ts';
 
@@ -61,7 +61,7 @@ async function sync(
   }
   const informer = new Informer<KubeObject>({
     // client-node's informer has no client-side rate limit either.
-    transport: new KubeTransport(kc, { rateLimit: false }),
+    client: new KubeClient(kc, { rateLimit: false }),
     group: '',
     version: 'v1',
     plural: 'configmaps',

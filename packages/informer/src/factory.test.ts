@@ -2,8 +2,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { SharedInformerFactory } from './factory.ts';
 import { controllerOwnerIndex, labelIndex } from './indexers.ts';
-import { ScriptedClient } from './test-helpers/scripted-client.ts';
-import type { KubeObject, ListWatchScope } from './types.ts';
+import { ScriptedClient } from './scripted-client.test-support.ts';
+import type { KubeObject } from '@loopwright/client';
+import type { ListWatchScope } from './types.ts';
 
 function setup(transform?: (obj: KubeObject) => KubeObject) {
   const clients = new Map<string, ScriptedClient<KubeObject>>();

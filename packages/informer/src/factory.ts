@@ -1,17 +1,16 @@
-import type { KubeTransport } from '@loopwright/client';
+import { resourceName, type KubeClient, type KubeObject, type ProtobufDecoder } from '@loopwright/client';
 import type { Indexers } from './indexers.ts';
 import { Informer, type InformerSettings } from './informer.ts';
 import type { ResourceClient } from './list-watch.ts';
-import type { ProtobufDecoder } from '@loopwright/client';
-import { resourceName, type KubeObject, type ListWatchScope } from './types.ts';
+import type { ListWatchScope } from './types.ts';
 
 /**
  * Options of {@link SharedInformerFactory}: where informers list and watch, plus settings applied to
- * every informer. `transport`: the API server connection; `createClient` replaces list/watch
- * altogether (tests, or a custom client).
+ * every informer. `client`: the API server connection, on which each scope gets its resource's handle;
+ * `createClient` replaces list/watch altogether (tests, or a custom client).
  */
 export type SharedInformerFactoryOptions = Omit<InformerSettings, 'indexers' | 'resyncMs'> &
-  ({ transport: KubeTransport } | { createClient: (scope: ListWatchScope) => ResourceClient<KubeObject> });
+  ({ client: KubeClient } | { createClient: (scope: ListWatchScope) => ResourceClient<KubeObject> });
 
 /** What to watch through the factory, plus per-caller extras. */
 export interface InformerRequest<T extends KubeObject = KubeObject> extends ListWatchScope {
@@ -35,7 +34,7 @@ export interface InformerRequest<T extends KubeObject = KubeObject> extends List
   transform?: (obj: T) => T;
   /**
    * List and watch this scope in protobuf, each object decoded by this function (see
-   * {@link ProtobufDecoder}; built-in kinds only), when the factory has a `transport`. Part of the
+   * {@link ProtobufDecoder}; built-in kinds only), when the factory has a `client`. Part of the
    * scope, like its transform: it must be named by the request that creates the scope, and a later
    * request naming another function throws.
    */
@@ -131,6 +130,8 @@ export class SharedInformerFactory {
       group: request.group,
       version: request.version,
       plural: request.plural,
+      ...(request.kind === undefined ? {} : { kind: request.kind }),
+      ...(request.namespaced === undefined ? {} : { namespaced: request.namespaced }),
       ...(request.namespace === undefined ? {} : { namespace: request.namespace }),
       ...(request.labelSelector === undefined ? {} : { labelSelector: request.labelSelector }),
       ...(request.fieldSelector === undefined ? {} : { fieldSelector: request.fieldSelector }),
@@ -156,12 +157,12 @@ export class SharedInformerFactory {
     transform: ObjectTransform,
     protobuf: ProtobufDecoder<KubeObject> | undefined,
   ): Informer<KubeObject> {
-    if ('transport' in this.#options) {
-      const { transport, ...settings } = this.#options;
-      return new Informer({ ...settings, transform, transport, ...listWatch, protobuf });
+    if ('client' in this.#options) {
+      const { client, ...settings } = this.#options;
+      return new Informer({ ...settings, transform, client, ...listWatch, protobuf });
     }
     const { createClient, ...settings } = this.#options;
-    return new Informer({ ...settings, transform, client: createClient(listWatch) });
+    return new Informer({ ...settings, transform, resourceClient: createClient(listWatch) });
   }
 
   #addIndexers<T extends KubeObject>(scope: Scope, informer: Informer<T>, indexers: Indexers<T>): void {

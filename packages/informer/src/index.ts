@@ -1,7 +1,8 @@
 /**
  * @loopwright/informer: list/watch reflector that never stalls, indexed store, shared informers.
  *
- * Pieces, each usable on its own: {@link createResourceClient} (HTTP list + watch for one resource)
+ * Pieces, each usable on its own: {@link createResourceClient} (list + watch of one scope, on a
+ * resource's handle from @loopwright/client)
  * -> {@link Reflector} (list, watch, recover) -> {@link Informer} ({@link Store} + handlers + resync)
  * -> {@link SharedInformerFactory} (one informer per scope per process).
  *
@@ -25,6 +26,7 @@ export {
   type HandlerRegistration,
   type InformerOptions,
   type InformerSettings,
+  type InformerSource,
 } from './informer.ts';
 export {
   Reflector,
@@ -37,20 +39,17 @@ export { Store, type Lister } from './store.ts';
 export { stripManagedFields } from './strip-managed-fields.ts';
 export {
   createResourceClient,
-  type HttpResourceClientOptions,
+  type ResourceClientOptions,
   type ListResult,
   type ResourceClient,
   type WatchRequest,
 } from './list-watch.ts';
 export {
   consoleLogger,
-  resourceName,
+  resourceTypeOf,
   type InformerMetrics,
-  type KubeObject,
   type ListWatchScope,
   type Logger,
-  type ObjectMeta,
-  type OwnerReference,
-  type ResourceRef,
-  type WatchEvent,
 } from './types.ts';
+// The objects the informer caches are the client's: re-exported for the informer's users.
+export type { KubeObject, ObjectMeta, OwnerReference, WatchEvent } from '@loopwright/client';

@@ -1,4 +1,4 @@
-import type { KubeObject } from './types.ts';
+import type { KubeObject } from '@loopwright/client';
 
 /**
  * Computes the index values of an object. Must be pure and cheap: it runs on every add, update and

@@ -1,29 +1,38 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { CoreV1Api, type KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
-import { KubeTransport } from '@loopwright/client';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { KubeClient, type KubeObject, type Resource } from '@loopwright/client';
 import { createTestNamespace, eventually, loadTestKubeConfig, type TestNamespace } from '@loopwright/testing';
 import { Informer, type EventHandlers, type InformerSettings } from './informer.ts';
-import { HttpFaultProxy, withServer } from './test-helpers/http-fault-proxy.ts';
-import { TcpFaultProxy } from './test-helpers/tcp-fault-proxy.ts';
-import type { KubeObject } from './types.ts';
+import { HttpFaultProxy, withServer } from './http-fault-proxy.test-support.ts';
+import { TcpFaultProxy } from './tcp-fault-proxy.test-support.ts';
 
 type Cm = KubeObject & { data?: Record<string, string> };
 
 let kc: KubeConfig;
-let core: CoreV1Api;
+let setup: KubeClient;
+/** The test's own reads and writes, besides the informer under test. */
+let configMaps: Resource<Cm>;
 let ns: TestNamespace;
 let other: TestNamespace;
 
 before(async () => {
   kc = loadTestKubeConfig();
-  core = kc.makeApiClient(CoreV1Api);
+  setup = new KubeClient(kc);
+  configMaps = setup.resource<Cm>({
+    group: '',
+    version: 'v1',
+    plural: 'configmaps',
+    kind: 'ConfigMap',
+    namespaced: true,
+  });
   ns = await createTestNamespace(kc, 'informer');
   other = await createTestNamespace(kc, 'informer-other');
 });
 after(async () => {
   await ns.cleanup();
   await other.cleanup();
+  await setup.close();
 });
 
 /** Records what handlers saw, as `verb name[@data]` lines, plus failures reported to hooks. */
@@ -61,14 +70,13 @@ async function createCm(
   name: string,
   labels: Record<string, string> = {},
   v = '1',
-): Promise<V1ConfigMap> {
-  return core.createNamespacedConfigMap({ namespace, body: { metadata: { name, labels }, data: { v } } });
+): Promise<Cm> {
+  return configMaps.create({ metadata: { namespace, name, labels }, data: { v } });
 }
 
 async function setData(namespace: string, name: string, v: string): Promise<void> {
-  const current = await core.readNamespacedConfigMap({ name, namespace });
-  current.data = { v };
-  await core.replaceNamespacedConfigMap({ name, namespace, body: current });
+  const current = await configMaps.get({ namespace, name });
+  await configMaps.update({ ...current, data: { v } });
 }
 
 function cacheState(informer: Informer<Cm>): string[] {
@@ -79,10 +87,7 @@ function cacheState(informer: Informer<Cm>): string[] {
 }
 
 async function serverState(namespace: string, labelSelector?: string): Promise<string[]> {
-  const list = await core.listNamespacedConfigMap({
-    namespace,
-    ...(labelSelector === undefined ? {} : { labelSelector }),
-  });
+  const list = await configMaps.list({ namespace, labelSelector });
   return list.items
     .filter((cm) => cm.metadata?.name !== 'kube-root-ca.crt')
     .map((cm) => `${cm.metadata?.name ?? ''}=${cm.data?.v ?? ''}`)
@@ -100,7 +105,7 @@ describe('Informer against a real API server', () => {
     await createCm(other.name, 'page-elsewhere', { suite: 'paging', pick: 'yes' });
     const informer = new Informer<Cm>({
       ...hooks().settings,
-      transport: new KubeTransport(proxy.kubeConfig()),
+      client: new KubeClient(proxy.kubeConfig()),
       group: '',
       version: 'v1',
       plural: 'configmaps',
@@ -132,10 +137,10 @@ describe('Informer against a real API server', () => {
     await createCm(ns.name, 'cut-keep', { suite: 'cut' });
     await createCm(ns.name, 'cut-change', { suite: 'cut' });
     await createCm(ns.name, 'cut-delete', { suite: 'cut' });
-    const transport = new KubeTransport(withServer(kc, `https://127.0.0.1:${proxy.port}`));
+    const client = new KubeClient(withServer(kc, `https://127.0.0.1:${proxy.port}`));
     const informer = new Informer<Cm>({
       ...h.settings,
-      transport,
+      client,
       group: '',
       version: 'v1',
       plural: 'configmaps',
@@ -148,16 +153,13 @@ describe('Informer against a real API server', () => {
       await informer.waitForSync(AbortSignal.timeout(20_000));
       await eventually(() => {
         // The list's connection is kept alive and carries the watch: count requests, not connections.
-        assert.ok(
-          informer.lastSyncResourceVersion !== undefined && transport.stats().requests >= 2,
-          'watching',
-        );
+        assert.ok(informer.lastSyncResourceVersion !== undefined && client.stats().requests >= 2, 'watching');
       });
       events.length = 0;
       proxy.refuse();
       await createCm(ns.name, 'cut-new', { suite: 'cut' });
       await setData(ns.name, 'cut-change', '2');
-      await core.deleteNamespacedConfigMap({ name: 'cut-delete', namespace: ns.name });
+      await configMaps.delete({ namespace: ns.name, name: 'cut-delete' });
       await eventually(() => {
         assert.ok(h.watchErrors.includes('network'), 'the cut was noticed');
       });
@@ -183,7 +185,7 @@ describe('Informer against a real API server', () => {
     await createCm(ns.name, 'silent-a', { suite: 'silent' });
     const informer = new Informer<Cm>({
       ...h.settings,
-      transport: new KubeTransport(withServer(kc, `https://127.0.0.1:${proxy.port}`)),
+      client: new KubeClient(withServer(kc, `https://127.0.0.1:${proxy.port}`)),
       group: '',
       version: 'v1',
       plural: 'configmaps',
@@ -230,7 +232,7 @@ describe('Informer against a real API server', () => {
       await createCm(ns.name, `${suite}-delete`, { suite });
       const informer = new Informer<Cm>({
         ...h.settings,
-        transport: new KubeTransport(proxy.kubeConfig()),
+        client: new KubeClient(proxy.kubeConfig()),
         group: '',
         version: 'v1',
         plural: 'configmaps',
@@ -251,7 +253,7 @@ describe('Informer against a real API server', () => {
         proxy.hold();
         proxy.failNextWatchWithGone(mode);
         proxy.endOpenWatches();
-        await core.deleteNamespacedConfigMap({ name: `${suite}-delete`, namespace: ns.name });
+        await configMaps.delete({ namespace: ns.name, name: `${suite}-delete` });
         await setData(ns.name, `${suite}-change`, '2');
         await createCm(ns.name, `${suite}-new`, { suite });
         proxy.release();
@@ -283,7 +285,7 @@ describe('Informer against a real API server', () => {
     const h = hooks();
     const informer = new Informer<Cm>({
       ...h.settings,
-      transport: new KubeTransport(kc),
+      client: new KubeClient(kc),
       group: '',
       version: 'v1',
       plural: 'configmaps',
@@ -317,7 +319,7 @@ describe('Informer against a real API server', () => {
     const h = hooks();
     const informer = new Informer<Cm>({
       ...h.settings,
-      transport: new KubeTransport(kc),
+      client: new KubeClient(kc),
       group: '',
       version: 'v1',
       plural: 'configmaps',

@@ -6,9 +6,9 @@ import { labelIndex, objectKey } from './indexers.ts';
 import { Informer, type EventHandlers } from './informer.ts';
 import { stripManagedFields } from './strip-managed-fields.ts';
 import { FakeClock, settle } from '@loopwright/core/testing';
-import { configMap, recordingLogger, ScriptedClient } from './test-helpers/scripted-client.ts';
-import { collectGarbage, sameHeapObject } from './test-helpers/v8-internals.ts';
-import type { KubeObject } from './types.ts';
+import { configMap, recordingLogger, ScriptedClient } from './scripted-client.test-support.ts';
+import { collectGarbage, sameHeapObject } from './v8-internals.test-support.ts';
+import type { KubeObject } from '@loopwright/client';
 
 type Cm = KubeObject & { data?: Record<string, string> };
 
@@ -39,7 +39,7 @@ function setup(options: { resyncMs?: number; freezeObjects?: boolean; transform?
   const logger = recordingLogger();
   const errors: Error[] = [];
   const informer = new Informer<Cm>({
-    client,
+    resourceClient: client,
     clock,
     logger,
     onError: (error) => errors.push(error),

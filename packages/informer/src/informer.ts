@@ -1,5 +1,5 @@
 import { realClock, type Clock, type Timer } from '@loopwright/core';
-import { type KubeTransport } from '@loopwright/client';
+import type { KubeClient, KubeObject, ProtobufDecoder } from '@loopwright/client';
 import { HandlerError, InformerStoppedError } from './errors.ts';
 import { objectKey, type Indexers } from './indexers.ts';
 import { StringInterner } from './intern.ts';
@@ -10,11 +10,11 @@ import {
   type ReflectorSink,
 } from './reflector.ts';
 import { Store, type Lister } from './store.ts';
-import { createResourceClient, type HttpResourceClientOptions, type ResourceClient } from './list-watch.ts';
+import { createResourceClient, type ResourceClient } from './list-watch.ts';
 import {
   consoleLogger,
+  resourceTypeOf,
   type InformerMetrics,
-  type KubeObject,
   type ListWatchScope,
   type Logger,
 } from './types.ts';
@@ -76,12 +76,23 @@ export interface InformerSettings<T extends KubeObject = KubeObject> {
   pageSize?: number;
 }
 
-/** Options of {@link Informer}: settings plus where to list/watch from. */
+/**
+ * Where an informer lists and watches: a scope of a resource, through `client`, in JSON or, with a
+ * `protobuf` decoder (built-in kinds only), in protobuf.
+ */
+export interface InformerSource<T extends KubeObject> extends ListWatchScope {
+  /** The API server connection (credentials, rate limit, request metrics). */
+  client: KubeClient;
+  /** List and watch in protobuf, each object decoded by this function (see {@link ProtobufDecoder}). */
+  protobuf?: ProtobufDecoder<T> | undefined;
+}
+
+/**
+ * Options of {@link Informer}: settings plus where to list/watch from, a scope on a `client` or any
+ * {@link ResourceClient} (tests script one).
+ */
 export type InformerOptions<T extends KubeObject> = InformerSettings<T> &
-  (
-    | { client: ResourceClient<T> }
-    | ({ transport: KubeTransport } & ListWatchScope & Pick<HttpResourceClientOptions<T>, 'protobuf'>)
-  );
+  (InformerSource<T> | { resourceClient: ResourceClient<T> });
 
 interface Registration<T extends KubeObject> {
   handlers: EventHandlers<T>;
@@ -122,7 +133,7 @@ export class Informer<T extends KubeObject> {
   #resyncTimer: Timer | undefined;
 
   constructor(options: InformerOptions<T>) {
-    const client = 'client' in options ? options.client : createResourceClient<T>(options);
+    const client = 'resourceClient' in options ? options.resourceClient : sourceClient(options);
     this.#resource = client.resource;
     this.#clock = options.clock ?? realClock;
     this.#logger = options.logger ?? consoleLogger;
@@ -399,4 +410,22 @@ function deepFreeze<V>(value: V): V {
 function abortReason(signal: AbortSignal | undefined): Error {
   const reason: unknown = signal?.reason;
   return reason instanceof Error ? reason : new DOMException('waitForSync was aborted', 'AbortError');
+}
+
+/** The {@link ResourceClient} of a scope, on its handle. */
+function sourceClient<T extends KubeObject>(
+  source: InformerSource<T> & Pick<InformerSettings<T>, 'pageSize'>,
+): ResourceClient<T> {
+  const { client, protobuf } = source;
+  const handle = client.resource<T>(
+    resourceTypeOf(source),
+    protobuf === undefined ? {} : { protobuf: { decode: protobuf } },
+  );
+  return createResourceClient(handle, {
+    namespace: source.namespace,
+    labelSelector: source.labelSelector,
+    fieldSelector: source.fieldSelector,
+    pageSize: source.pageSize,
+    encoding: protobuf === undefined ? 'json' : 'protobuf',
+  });
 }

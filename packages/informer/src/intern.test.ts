@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { StringInterner } from './intern.ts';
-import { sameHeapObject } from './test-helpers/v8-internals.ts';
-import type { KubeObject } from './types.ts';
+import { sameHeapObject } from './v8-internals.test-support.ts';
+import type { KubeObject } from '@loopwright/client';
 
 /** Two equal strings that are two copies, as two decoded API responses carry them. */
 function twoCopies(value: string): [string, string] {

@@ -1,4 +1,4 @@
-import type { KubeObject } from './types.ts';
+import type { KubeObject } from '@loopwright/client';
 
 /** How many distinct strings an interner holds before it starts over. */
 const DEFAULT_CAPACITY = 4096;

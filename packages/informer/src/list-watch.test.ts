@@ -4,22 +4,38 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
 import { FakeClock } from '@loopwright/core/testing';
-import { KubeApiError, KubeApiFailure, KubeTransport, type RestRequestObservation } from '@loopwright/client';
+import {
+  KubeApiError,
+  KubeApiFailure,
+  KubeClient,
+  type KubeObject,
+  type ResourceType,
+  type RestRequestObservation,
+  type WatchEvent,
+} from '@loopwright/client';
 import { createResourceClient, type ResourceClient } from './list-watch.ts';
-import type { KubeObject, WatchEvent } from './types.ts';
 
 // A tiny peer that speaks the API server's list/watch wire format, to test request building and
 // incremental decoding. Behaviour against the real API server is covered by the integration tests.
 type Route = (url: URL, req: http.IncomingMessage, res: http.ServerResponse) => void;
 let route: Route = (_url, _req, res) => res.writeHead(404).end();
 const requests: URL[] = [];
+const accepts: (string | undefined)[] = [];
 const server = http.createServer((req, res) => {
   const url = new URL(req.url ?? '/', 'http://peer');
   requests.push(url);
+  accepts.push(req.headers.accept);
   route(url, req, res);
 });
 let kc: KubeConfig;
-let transport: KubeTransport;
+let kube: KubeClient;
+const CONFIGMAPS: ResourceType = {
+  group: '',
+  version: 'v1',
+  plural: 'configmaps',
+  kind: 'ConfigMap',
+  namespaced: true,
+};
 
 before(async () => {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -31,24 +47,18 @@ before(async () => {
     contexts: [{ name: 'ctx', cluster: 'peer', user: 'user' }],
     currentContext: 'ctx',
   });
-  transport = new KubeTransport(kc, { rateLimit: false });
+  kube = new KubeClient(kc, { rateLimit: false });
 });
-after(() => {
-  transport.close();
+after(async () => {
+  await kube.close();
   server.closeAllConnections();
   server.close();
 });
 
 function client(
-  extra: { namespace?: string; labelSelector?: string; fieldSelector?: string; pageSize?: number } = {},
+  options: { namespace?: string; labelSelector?: string; fieldSelector?: string; pageSize?: number } = {},
 ): ResourceClient<KubeObject> {
-  return createResourceClient<KubeObject>({
-    transport,
-    group: '',
-    version: 'v1',
-    plural: 'configmaps',
-    ...extra,
-  });
+  return createResourceClient(kube.resource<KubeObject>(CONFIGMAPS), options);
 }
 
 const status = (code: number, reason: string) =>
@@ -69,7 +79,7 @@ function watchRequest(overrides: { inactivityTimeoutMs?: number; signal?: AbortS
   };
 }
 
-describe('resource client on a KubeTransport', () => {
+describe('resource client on a resource handle', () => {
   it('pages through a list with limit/continue, forwards selectors and credentials, fills apiVersion/kind', async () => {
     const seenAuth: (string | undefined)[] = [];
     route = (url, req, res) => {
@@ -107,7 +117,7 @@ describe('resource client on a KubeTransport', () => {
     assert.deepEqual(seenAuth, ['Bearer secret-token', 'Bearer secret-token']);
   });
 
-  it("sends every list and watch request through the transport, seen by the transport's observer", async () => {
+  it("sends every list and watch request through the client, seen by the client's observer", async () => {
     route = (url, _req, res) => {
       if (url.searchParams.get('watch') === '1') {
         res.writeHead(403, { 'content-type': 'application/json' }).end(status(403, 'Forbidden'));
@@ -118,7 +128,7 @@ describe('resource client on a KubeTransport', () => {
         .end(JSON.stringify({ kind: 'ConfigMapList', metadata: { resourceVersion: '7' }, items: [] }));
     };
     const seen: { method: string; path: string; statusCode: number | undefined }[] = [];
-    const observed = new KubeTransport(kc, {
+    const observed = new KubeClient(kc, {
       rateLimit: false,
       observer: {
         observeRequest: ({ method, path, statusCode }: RestRequestObservation) => {
@@ -126,19 +136,34 @@ describe('resource client on a KubeTransport', () => {
         },
       },
     });
-    const resources = createResourceClient<KubeObject>({
-      transport: observed,
-      group: '',
-      version: 'v1',
-      plural: 'configmaps',
-    });
+    const resources = createResourceClient(observed.resource<KubeObject>(CONFIGMAPS));
     await resources.list(new AbortController().signal);
     await assert.rejects(collect(resources.watch(watchRequest())), { status: 403, reason: 'Forbidden' });
     assert.deepEqual(seen, [
       { method: 'GET', path: '/prefix/api/v1/configmaps', statusCode: 200 },
       { method: 'GET', path: '/prefix/api/v1/configmaps', statusCode: 403 },
     ]);
-    observed.close();
+    await observed.close();
+  });
+
+  it("asks for protobuf lists and watches with `encoding: 'protobuf'`, JSON otherwise", async () => {
+    // Only the request matters here: the decoding is the client's, tested against a real server.
+    route = (_url, _req, res) =>
+      res.writeHead(403, { 'content-type': 'application/json' }).end(status(403, 'Forbidden'));
+    const decode = (): KubeObject => ({});
+    const pods = kube.resource<KubeObject>(CONFIGMAPS, { protobuf: { decode } });
+    for (const encoding of ['protobuf', 'json'] as const) {
+      accepts.length = 0;
+      const resources = createResourceClient(pods, { encoding });
+      await assert.rejects(resources.list(new AbortController().signal), { status: 403 });
+      await assert.rejects(collect(resources.watch(watchRequest())), { status: 403 });
+      const protobuf = encoding === 'protobuf';
+      assert.deepEqual(
+        accepts.map((accept) => accept?.startsWith('application/vnd.kubernetes.protobuf') === true),
+        [protobuf, protobuf],
+        `${encoding}: ${accepts.join(' | ')}`,
+      );
+    }
   });
 
   it('falls back to one unpaginated list when a continue token expires', async () => {
@@ -172,13 +197,8 @@ describe('resource client on a KubeTransport', () => {
     // The transport sends the list again after each Retry-After (10 times) before it returns the answer:
     // on a fake clock, moved past each wait once it is armed, rather than in 30 s of real time.
     const clock = new FakeClock();
-    const waiting = new KubeTransport(kc, { rateLimit: false, clock });
-    const resources = createResourceClient<KubeObject>({
-      transport: waiting,
-      group: '',
-      version: 'v1',
-      plural: 'configmaps',
-    });
+    const waiting = new KubeClient(kc, { rateLimit: false, clock });
+    const resources = createResourceClient(waiting.resource<KubeObject>(CONFIGMAPS));
     requests.length = 0;
     const listed = assert.rejects(resources.list(new AbortController().signal), (error: unknown) => {
       assert.ok(error instanceof KubeApiError);
@@ -193,7 +213,7 @@ describe('resource client on a KubeTransport', () => {
     }
     await listed;
     assert.equal(requests.length, 11, 'sent again after each of 10 Retry-After waits');
-    waiting.close();
+    await waiting.close();
     route = (_url, _req, res) => res.writeHead(502).end('<html>bad gateway</html>');
     await assert.rejects(client().list(new AbortController().signal), {
       failure: KubeApiFailure.Status,
@@ -304,14 +324,17 @@ describe('resource client on a KubeTransport', () => {
       contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
       currentContext: 'x',
     });
-    const refusedTransport = new KubeTransport(refused, { rateLimit: false });
-    const c = createResourceClient<KubeObject>({
-      transport: refusedTransport,
+    const refusedClient = new KubeClient(refused, { rateLimit: false });
+    const deployments = refusedClient.resource<KubeObject>({
       group: 'apps',
       version: 'v1',
       plural: 'deployments',
+      kind: 'Deployment',
+      namespaced: true,
     });
-    await assert.rejects(c.list(new AbortController().signal), { failure: KubeApiFailure.Network });
-    refusedTransport.close();
+    await assert.rejects(createResourceClient(deployments).list(new AbortController().signal), {
+      failure: KubeApiFailure.Network,
+    });
+    await refusedClient.close();
   });
 });

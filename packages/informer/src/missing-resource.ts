@@ -1,4 +1,4 @@
-import type { ResourceRef } from './types.ts';
+import type { GroupVersionResource } from '@loopwright/client';
 
 /**
  * While a resource stays missing, the reflector repeats its "not installed" line this often. Once is
@@ -12,7 +12,7 @@ export const MISSING_RESOURCE_RELOG_MS = 10 * 60_000;
  * apimachinery's `GroupVersionResource` notation. For a non-core group it names the CRD to install:
  * a controller started before its CRD is by far the most common cause.
  */
-export function missingResourceMessage(ref: ResourceRef): string {
+export function missingResourceMessage(ref: GroupVersionResource): string {
   const served = `${ref.group}/${ref.version}, Resource=${ref.plural}`;
   if (ref.group === '') {
     return `resource ${served} is not served by the API server; retrying until it is`;

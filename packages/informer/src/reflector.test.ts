@@ -3,8 +3,8 @@ import { describe, it } from 'node:test';
 import { KubeApiError } from '@loopwright/client';
 import { Reflector, type ObjectEvent } from './reflector.ts';
 import { FakeClock, settle } from '@loopwright/core/testing';
-import { configMap, recordingLogger, ScriptedClient } from './test-helpers/scripted-client.ts';
-import type { KubeObject } from './types.ts';
+import { configMap, recordingLogger, ScriptedClient } from './scripted-client.test-support.ts';
+import type { KubeObject } from '@loopwright/client';
 
 function setup(options: { random?: () => number } = {}) {
   const clock = new FakeClock();

@@ -1,9 +1,9 @@
 import { BackoffManager, realClock, sleep, type BackoffManagerOptions, type Clock } from '@loopwright/core';
-import { KubeApiError, KubeApiFailure } from '@loopwright/client';
+import { KubeApiError, KubeApiFailure, type KubeObject } from '@loopwright/client';
 import { FailureReason, failureReason } from './failure-reason.ts';
 import type { ResourceClient } from './list-watch.ts';
 import { missingResourceMessage, shouldLogMissingResource } from './missing-resource.ts';
-import { consoleLogger, type InformerMetrics, type KubeObject, type Logger } from './types.ts';
+import { consoleLogger, type InformerMetrics, type Logger } from './types.ts';
 
 /** A change to apply to the cache, from a watch event. */
 export interface ObjectEvent<T extends KubeObject> {
@@ -262,7 +262,7 @@ export class Reflector<T extends KubeObject> {
     const now = this.#clock.now();
     if (!shouldLogMissingResource(this.#missingResourceLoggedAt, now)) return;
     this.#missingResourceLoggedAt = now;
-    this.#logger.warn(missingResourceMessage(this.#client.ref), this.#failureFields(failure));
+    this.#logger.warn(missingResourceMessage(this.#client.type), this.#failureFields(failure));
   }
 
   #failureFields({ error, reason }: Failure): Record<string, unknown> {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { controllerOwnerIndex, labelIndex, NAMESPACE_INDEX, objectKey } from './indexers.ts';
 import { Store } from './store.ts';
-import type { KubeObject } from './types.ts';
+import type { KubeObject } from '@loopwright/client';
 
 function pod(
   namespace: string | undefined,

@@ -1,5 +1,5 @@
 import { NAMESPACE_INDEX, type IndexFunc, type Indexers } from './indexers.ts';
-import type { KubeObject } from './types.ts';
+import type { KubeObject } from '@loopwright/client';
 
 /**
  * Read access to a cache. Objects returned are SHARED with the cache and every other reader: never

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { stripManagedFields } from './strip-managed-fields.ts';
-import { hasFastProperties } from './test-helpers/v8-internals.ts';
-import type { KubeObject } from './types.ts';
+import { hasFastProperties } from './v8-internals.test-support.ts';
+import type { KubeObject } from '@loopwright/client';
 
 /** As the API server sends it: decoded JSON, managedFields last in metadata. */
 const decoded = (): KubeObject & { data?: Record<string, string> } =>

@@ -1,4 +1,4 @@
-import type { KubeObject } from './types.ts';
+import type { KubeObject } from '@loopwright/client';
 
 /**
  * A `transform` that drops `metadata.managedFields`, typically the largest part of a small object's

@@ -1,69 +1,19 @@
-import type { KubeStatus } from '@loopwright/client';
-
-/**
- * The minimal shape of a Kubernetes object that the informer relies on. Everything else is carried
- * through untouched: objects are the API server's JSON, not class instances.
- */
-export interface KubeObject {
-  apiVersion?: string;
-  kind?: string;
-  metadata?: ObjectMeta;
-}
-
-/**
- * The standard `metadata` fields controllers read: the informer itself uses name, namespace, uid,
- * resourceVersion, labels and ownerReferences. No index signature, so @kubernetes/client-node's model
- * classes (V1Pod, V1ConfigMap...) fit as `T`.
- */
-export interface ObjectMeta {
-  name?: string;
-  generateName?: string;
-  namespace?: string;
-  uid?: string;
-  resourceVersion?: string;
-  labels?: Record<string, string>;
-  ownerReferences?: OwnerReference[];
-  annotations?: Record<string, string>;
-  generation?: number;
-  finalizers?: string[];
-  /** RFC 3339 strings as the informer delivers them (client-node's model classes hold a `Date`). */
-  creationTimestamp?: string | Date;
-  deletionTimestamp?: string | Date;
-  /** Server-side apply bookkeeping; see {@link stripManagedFields}. */
-  managedFields?: unknown[];
-}
-
-/** One entry of `metadata.ownerReferences`. */
-export interface OwnerReference {
-  apiVersion: string;
-  kind: string;
-  name: string;
-  uid: string;
-  controller?: boolean;
-  blockOwnerDeletion?: boolean;
-}
-
-/** The resource an informer lists and watches. `group` is `''` for the core API group. */
-export interface ResourceRef {
-  group: string;
-  version: string;
-  /** The lower-case plural resource name, e.g. `configmaps`. */
-  plural: string;
-}
+import type { GroupVersionResource, ResourceType } from '@loopwright/client';
 
 /** A resource plus the scope of one list/watch: the unit of sharing in the factory. */
-export interface ListWatchScope extends ResourceRef {
+export interface ListWatchScope extends GroupVersionResource {
+  /**
+   * The objects' kind, where the caller knows it (a controller's primary resource does). Default: the
+   * kind the list names (`PodList` lists `Pod`s), which is all the informer needs it for.
+   */
+  kind?: string;
+  /** Whether the resource's objects live in namespaces. Default true (see {@link resourceTypeOf}). */
+  namespaced?: boolean;
   /** Watch one namespace; omitted = all namespaces (or a cluster-scoped resource). */
   namespace?: string;
   labelSelector?: string;
   fieldSelector?: string;
 }
-
-/** A decoded watch event as the API server sends it (one JSON document per line). */
-export type WatchEvent<T extends KubeObject> =
-  | { type: 'ADDED' | 'MODIFIED' | 'DELETED'; object: T }
-  | { type: 'BOOKMARK'; object: KubeObject }
-  | { type: 'ERROR'; object: KubeStatus };
 
 /**
  * Structured log sink. Compatible with winston and console-like loggers; fields never contain
@@ -102,12 +52,18 @@ export const consoleLogger: Logger = {
   },
 };
 
-/** The `resource.group` name used in logs and metric labels, e.g. `configmaps`, `deployments.apps`. */
-export function resourceName(ref: ResourceRef): string {
-  return ref.group === '' ? ref.plural : `${ref.plural}.${ref.group}`;
-}
-
-/** The kind of a list's items, `Pod` of `PodList`: the API server leaves it out of each item. */
-export function itemKindOf(listKind: string | undefined): string | undefined {
-  return listKind?.endsWith('List') === true ? listKind.slice(0, -'List'.length) : undefined;
+/**
+ * The {@link ResourceType} of a scope's handle. An informer only lists and watches collections, so it
+ * reads neither default back: `kind` `''` leaves each item's kind to the list's own (`itemKindOf` of
+ * `PodList`, which the API server always sends), and `namespaced` matters only to a scope naming a
+ * namespace, which says the resource has them: true, as the runtime's `PrimaryResource` defaults it.
+ */
+export function resourceTypeOf(scope: ListWatchScope): ResourceType {
+  return {
+    group: scope.group,
+    version: scope.version,
+    plural: scope.plural,
+    kind: scope.kind ?? '',
+    namespaced: scope.namespaced ?? true,
+  };
 }

@@ -1,5 +1,5 @@
-import type { ListResult, ResourceClient, WatchRequest } from '../list-watch.ts';
-import type { KubeObject, ResourceRef, WatchEvent } from '../types.ts';
+import type { ListResult, ResourceClient, WatchRequest } from './list-watch.ts';
+import type { GroupVersionResource, KubeObject, WatchEvent } from '@loopwright/client';
 
 /** One watch opened by the code under test; the test pushes events into it. */
 export class ScriptedWatch<T extends KubeObject> {
@@ -61,7 +61,7 @@ export class ScriptedWatch<T extends KubeObject> {
  */
 export class ScriptedClient<T extends KubeObject> implements ResourceClient<T> {
   readonly resource = 'configmaps';
-  readonly ref: ResourceRef = { group: '', version: 'v1', plural: 'configmaps' };
+  readonly type: GroupVersionResource = { group: '', version: 'v1', plural: 'configmaps' };
   readonly watches: ScriptedWatch<T>[] = [];
   listCalls = 0;
   #listResults: (ListResult<T> | Error)[] = [];
