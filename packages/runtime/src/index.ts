@@ -34,6 +34,7 @@ export {
 } from './manager/manager.ts';
 export * from './errors/index.ts';
 export { defaultRetry, retryOnConflict, type RetryOnConflictOptions } from './writes/retry-on-conflict.ts';
+export type { StatusWriter } from './writes/status-writer.ts';
 export * from './client.ts';
 export * from './log/index.ts';
 export * from './events/index.ts';

@@ -625,6 +625,79 @@ describe('Controller on a real API server', () => {
     });
   }
 
+  it("a status write through request.status: the retry reads what was written, the write's echo enqueues nothing, someone else's change still reconciles", async () => {
+    const suite = 'own-writes';
+    const scope = {
+      group: '',
+      version: 'v1',
+      plural: 'services',
+      namespace: ns.name,
+      labelSelector: `suite=${suite}`,
+    };
+    const ip = (service: V1Service | undefined) => service?.status?.loadBalancer?.ingress?.[0]?.ip;
+    const seen: { ip: string | undefined; resourceVersion: string | undefined }[] = [];
+    const writes: V1Service[] = [];
+    const run = runController<V1Service>(kc, {
+      name: suite,
+      for: { ...scope, kind: 'Service' },
+      // A failed reconcile is retried at once: the retry runs before the write's watch event is in.
+      rateLimiter: { when: () => 0, forget: () => undefined, numRequeues: () => 0 },
+      reconcile: async ({ object, status }) => {
+        seen.push({ ip: ip(object), resourceVersion: object?.metadata?.resourceVersion });
+        if (object === undefined || ip(object) !== undefined) return undefined;
+        // Conditional on the version reconciled: a stale read would be refused with 409.
+        const written = await status.patch(
+          { merge: { status: { loadBalancer: { ingress: [{ ip: '192.0.2.1' }] } } } },
+          { resourceVersion: object.metadata?.resourceVersion ?? '' },
+        );
+        writes.push(written);
+        throw new Error('fails after its write, to be retried at once');
+      },
+    });
+    const witnessed = run.witness(scope);
+    const adds = () => counter(run.metrics, 'workqueue_adds_total', { name: suite });
+    try {
+      await core.createNamespacedService({
+        namespace: ns.name,
+        body: {
+          metadata: { name: suite, labels: { suite } },
+          spec: { type: 'LoadBalancer', ports: [{ port: 80 }] },
+        },
+      });
+      await eventually(() => {
+        assert.equal(seen.length, 2);
+      });
+      const written = writes[0]?.metadata?.resourceVersion;
+      assert.deepEqual(
+        seen[1],
+        { ip: '192.0.2.1', resourceVersion: written },
+        'the retry read the written object',
+      );
+      // The witness runs in the same dispatch as the controller's handler: once it has the echo, the
+      // controller has judged it.
+      await eventually(() => {
+        assert.ok(witnessed.some((event) => event.obj.metadata?.resourceVersion === written));
+      });
+      assert.equal(await adds(), 2, 'the create and the retry; not the echo of the write');
+      assert.equal(seen.length, 2);
+
+      await core.patchNamespacedServiceStatus(
+        {
+          name: suite,
+          namespace: ns.name,
+          body: { status: { loadBalancer: { ingress: [{ ip: '192.0.2.20' }] } } },
+        },
+        mergePatch,
+      );
+      await eventually(() => {
+        assert.equal(seen.at(-1)?.ip, '192.0.2.20', "someone else's status change reconciles");
+      });
+      assert.equal(writes.length, 1);
+    } finally {
+      await run.stop();
+    }
+  });
+
   it("applies each watch's predicate (for, owns, watches) and the event filter on top of them", async () => {
     const primaryScope = {
       group: '',

@@ -1,7 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { inspect } from 'node:util';
+import type { KubeClient, Resource } from '@loopwright/client';
 import {
   objectKey,
+  resourceTypeOf,
+  type EventHandlers,
   type HandlerRegistration,
   type KubeObject,
   type SharedInformerFactory,
@@ -10,6 +13,8 @@ import type { ControllerReconcileMetrics, Metrics, ReconcileOutcome } from '@loo
 import { newRateLimitingQueue, type RateLimiter, type RateLimitingQueue } from '@loopwright/workqueue';
 import type { Logger } from 'winston';
 import { isTerminal } from '../errors/index.ts';
+import { OwnWrites } from '../writes/own-writes.ts';
+import { ownStatusWriter } from '../writes/status-writer.ts';
 import { enqueueFiltered } from './event-handler.ts';
 import { enqueueControllerOwner, splitKey } from './mappers.ts';
 import { isPanic } from './panic.ts';
@@ -40,6 +45,8 @@ export interface ControllerOptions<T extends KubeObject> {
 /** What the Manager hands a controller when it starts it. */
 export interface ControllerContext {
   factory: SharedInformerFactory;
+  /** The reconcilers' client: `ReconcileRequest.status` writes through it. */
+  client: KubeClient;
   logger: Logger;
   metrics?: Metrics;
   /** Aborted on shutdown or lost leadership: stop taking keys, let in-flight reconciles finish. */
@@ -55,6 +62,9 @@ export interface ControllerContext {
  * `requeueAfterMs` forgets it and adds the key after the delay; thrown errors, panics (see
  * `ReconcileResult`) and the deprecated `requeue` add it with backoff; a terminal error (see
  * `TerminalError`) is logged and counted but not retried.
+ *
+ * Status writes through `ReconcileRequest.status` are the controller's own (see `OwnWrites`): the next
+ * reconcile reads the written object while the cache lags, and the write's echo enqueues nothing.
  */
 export class Controller<T extends KubeObject = KubeObject> {
   readonly name: string;
@@ -81,7 +91,7 @@ export class Controller<T extends KubeObject = KubeObject> {
    * and resolves once every in-flight reconcile has finished (the Manager bounds how long it waits).
    */
   async run(context: ControllerContext): Promise<void> {
-    const { factory, signal } = context;
+    const { factory, client, signal } = context;
     const workers = this.#options.maxConcurrentReconciles ?? 1;
     const queue = newRateLimitingQueue({
       name: this.name,
@@ -91,6 +101,8 @@ export class Controller<T extends KubeObject = KubeObject> {
     const metrics = context.metrics?.reconcile.forController(this.name, workers);
     const log = context.logger.child({ controller: this.name });
     const primary = factory.forResource<T>(this.#options.for);
+    const resource = client.resource<T>(resourceTypeOf(this.#options.for));
+    const ownWrites = new OwnWrites<T>();
 
     const enqueue = (key: string): void => {
       queue.add(key);
@@ -99,7 +111,10 @@ export class Controller<T extends KubeObject = KubeObject> {
       and(...[this.#options.eventFilter, own].filter((p) => p !== undefined));
     const registrations: HandlerRegistration[] = [
       primary.addEventHandler(
-        enqueueFiltered(enqueue, (obj) => [objectKey(obj)], filter(this.#options.for.predicate)),
+        withoutEchoes(
+          ownWrites,
+          enqueueFiltered(enqueue, (obj) => [objectKey(obj)], filter(this.#options.for.predicate)),
+        ),
       ),
     ];
     const { kind, group, namespaced } = this.#options.for;
@@ -127,7 +142,7 @@ export class Controller<T extends KubeObject = KubeObject> {
     log.info('starting workers', { workers });
     await Promise.all(
       Array.from({ length: workers }, () =>
-        this.#worker({ queue, lister: primary.lister, metrics, log, signal }),
+        this.#worker({ queue, lister: primary.lister, resource, ownWrites, metrics, log, signal }),
       ),
     );
     log.info('all workers finished');
@@ -154,9 +169,18 @@ export class Controller<T extends KubeObject = KubeObject> {
 
   async #reconcileKey(
     key: string,
-    { queue, lister, metrics, log: controllerLog, signal }: Worker<T>,
+    { queue, lister, resource, ownWrites, metrics, log: controllerLog, signal }: Worker<T>,
   ): Promise<void> {
     const { namespace, name } = splitKey(key);
+    const object = ownWrites.latest(key, lister.get(namespace, name));
+    const status = ownStatusWriter(
+      resource,
+      ownWrites,
+      key,
+      namespace === undefined ? { name } : { namespace, name },
+      object,
+      () => lister.get(namespace, name)?.metadata?.resourceVersion,
+    );
     const reconcileID = randomUUID();
     const log = controllerLog.child({ namespace, name, reconcileID });
     const started = performance.now();
@@ -167,7 +191,8 @@ export class Controller<T extends KubeObject = KubeObject> {
         key,
         namespace,
         name,
-        object: lister.get(namespace, name),
+        object,
+        status,
         reconcileID,
         log,
         signal,
@@ -199,9 +224,32 @@ export class Controller<T extends KubeObject = KubeObject> {
 interface Worker<T extends KubeObject> {
   queue: RateLimitingQueue<string>;
   lister: { get(namespace: string | undefined, name: string): T | undefined };
+  resource: Resource<T>;
+  ownWrites: OwnWrites<T>;
   metrics: ControllerReconcileMetrics | undefined;
   log: Logger;
   signal: AbortSignal;
+}
+
+/**
+ * The primary's handlers without the echoes of the controller's own status writes (see
+ * `OwnWrites.isEcho`): the reconcile that wrote acted on that object already. A delete forgets the
+ * object's writes.
+ */
+function withoutEchoes<T extends KubeObject>(
+  ownWrites: OwnWrites<T>,
+  handlers: EventHandlers<T>,
+): EventHandlers<T> {
+  return {
+    ...handlers,
+    onUpdate: (oldObj, newObj) => {
+      if (!ownWrites.isEcho(objectKey(newObj), oldObj, newObj)) handlers.onUpdate?.(oldObj, newObj);
+    },
+    onDelete: (obj, info) => {
+      ownWrites.forget(objectKey(obj));
+      handlers.onDelete?.(obj, info);
+    },
+  };
 }
 
 function applyResult(

@@ -1,5 +1,6 @@
 import type { InformerRequest, KubeObject, ListWatchScope } from '@loopwright/informer';
 import type { Logger } from 'winston';
+import type { StatusWriter } from '../writes/status-writer.ts';
 import type { Predicate } from './predicates.ts';
 
 /** What one reconcile is asked to do: bring the object named by `key` to its desired state. */
@@ -9,10 +10,16 @@ export interface ReconcileRequest<T extends KubeObject> {
   namespace: string | undefined;
   name: string;
   /**
-   * The object as the cache holds it now, or undefined when it is gone (deleted, or never seen).
+   * The object as the cache holds it now, or undefined when it is gone (deleted, or never seen); while
+   * the cache still holds a version that a write through {@link status} replaced, the written object.
    * Shared with the cache: never mutate it; patch through the API instead.
    */
   object: T | undefined;
+  /**
+   * Writes this object's status, remembered by the controller: the next reconcile reads what was
+   * written even before the cache shows it, and the write's own watch event does not reconcile again.
+   */
+  status: StatusWriter<T>;
   /** Unique per reconcile; also on every line of `log`. */
   reconcileID: string;
   /** Carries `controller`, `namespace`, `name` and `reconcileID`. */

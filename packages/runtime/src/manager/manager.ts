@@ -315,7 +315,9 @@ export class Manager {
   async #runControllers(signal: AbortSignal): Promise<void> {
     const { logger, metrics } = { logger: this.#options.logger, metrics: this.metrics };
     const running = Promise.all(
-      this.#controllers.map((c) => c.run({ factory: this.factory, logger, metrics, signal })),
+      this.#controllers.map((c) =>
+        c.run({ factory: this.factory, client: this.client, logger, metrics, signal }),
+      ),
     );
     await new Promise<void>((resolve) => {
       if (signal.aborted) resolve();
