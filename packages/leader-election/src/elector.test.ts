@@ -5,7 +5,7 @@ import { LeaderElector, type LeaderElectorOptions } from './elector.ts';
 import { LeaderElectionConfigError, LeaderWorkError } from './errors.ts';
 import type { Logger } from './logger.ts';
 import type { LeaderElectionRecord } from './resource-lock.ts';
-import { MemoryLeaseStore, MemoryLock } from './test-support/memory-lock.ts';
+import { MemoryLeaseStore, MemoryLock } from './memory-lock.test-support.ts';
 
 const silent: Logger = {
   debug: () => undefined,

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import https from 'node:https';
 import { after, before, describe, it } from 'node:test';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { KubeApiError, KubeTransport, isConflict, type RestRequestObservation } from '@loopwright/client';
-import { createTestNamespace, eventually, loadTestKubeConfig, type TestNamespace } from '@loopwright/testing';
+import { KubeApiError, KubeClient, isConflict, type RestRequestObservation } from '@loopwright/client';
+import { createTestNamespace, eventually, loadTestKubeConfig, type TestNamespace } from '@loopwright/envtest';
 import { LeaderElector, type LeaderElectorOptions } from './elector.ts';
 import { LeaseLock } from './lease-lock.ts';
 import type { Logger } from './logger.ts';
@@ -62,14 +62,14 @@ async function raw(
 
 describe('leader election on a real API server', () => {
   let kc: KubeConfig;
-  let transport: KubeTransport;
+  let client: KubeClient;
   let namespace: TestNamespace;
   let leaseCount = 0;
   const running: { controller: AbortController; done: Promise<unknown> }[] = [];
 
   before(async () => {
     kc = loadTestKubeConfig();
-    transport = new KubeTransport(kc);
+    client = new KubeClient(kc);
     namespace = await createTestNamespace(kc, 'leader-election');
   });
 
@@ -77,7 +77,7 @@ describe('leader election on a real API server', () => {
     for (const candidate of running) candidate.controller.abort();
     await Promise.all(running.map((candidate) => candidate.done));
     await namespace.cleanup();
-    transport.close();
+    await client.close();
   });
 
   const newLeaseName = (): string => `lease-${String(++leaseCount)}`;
@@ -92,7 +92,7 @@ describe('leader election on a real API server', () => {
   function candidate(leaseName: string, identity: string, options: Partial<LeaderElectorOptions> = {}) {
     const events: string[] = [];
     const controller = new AbortController();
-    const lock = new LeaseLock({ transport, namespace: namespace.name, name: leaseName, identity });
+    const lock = new LeaseLock({ client, namespace: namespace.name, name: leaseName, identity });
     const elector = new LeaderElector({
       lock,
       ...FAST,
@@ -114,8 +114,8 @@ describe('leader election on a real API server', () => {
 
   it('LeaseLock: absent -> undefined, create, conflicting update -> 409 Conflict', async () => {
     const name = newLeaseName();
-    const first = new LeaseLock({ transport, namespace: namespace.name, name, identity: 'first' });
-    const second = new LeaseLock({ transport, namespace: namespace.name, name, identity: 'second' });
+    const first = new LeaseLock({ client, namespace: namespace.name, name, identity: 'first' });
+    const second = new LeaseLock({ client, namespace: namespace.name, name, identity: 'second' });
     const signal = new AbortController().signal;
     assert.equal(await first.get(signal), undefined);
 
@@ -143,17 +143,17 @@ describe('leader election on a real API server', () => {
     assert.equal((await readLease(name)).spec.holderIdentity, 'first');
   });
 
-  it("LeaseLock sends each request through its transport, seen by the transport's observer", async () => {
+  it("LeaseLock sends each request through its client, seen by the client's observer", async () => {
     const name = newLeaseName();
     const seen: string[] = [];
-    const observed = new KubeTransport(kc, {
+    const observed = new KubeClient(kc, {
       observer: {
         observeRequest: ({ method, path, statusCode }: RestRequestObservation) =>
           seen.push(`${method} ${path.split('/').pop() ?? ''} ${statusCode ?? '-'}`),
       },
     });
     const lock = new LeaseLock({
-      transport: observed,
+      client: observed,
       namespace: namespace.name,
       name,
       identity: 'observed',
@@ -170,7 +170,7 @@ describe('leader election on a real API server', () => {
     await lock.create(record, signal);
     await assert.rejects(lock.create(record, signal));
     assert.deepEqual(seen, [`GET ${name} 404`, 'POST leases 201', 'POST leases 409']);
-    observed.close();
+    await observed.close();
   });
 
   it('the API server rejects renewTime as Date#toISOString writes it (three digits): why MicroTime matters', async () => {
@@ -195,7 +195,7 @@ describe('leader election on a real API server', () => {
     assert.equal(lease.spec.holderIdentity, 'a');
     assert.equal(lease.spec.leaseDurationSeconds, 2);
     assert.equal(lease.spec.leaseTransitions, 0);
-    const lock = new LeaseLock({ transport, namespace: namespace.name, name, identity: 'reader' });
+    const lock = new LeaseLock({ client, namespace: namespace.name, name, identity: 'reader' });
     const record = await lock.get(new AbortController().signal);
     assert.equal(formatMicroTime(record?.renewTime ?? 0), lease.spec.renewTime);
     a.controller.abort();

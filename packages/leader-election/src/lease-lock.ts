@@ -1,4 +1,11 @@
-import { KubeApiError, KubeApiFailure, isNotFound, type KubeTransport } from '@loopwright/client';
+import {
+  KubeApiError,
+  KubeApiFailure,
+  type KubeClient,
+  type KubeObject,
+  type Resource,
+  type ResourceType,
+} from '@loopwright/client';
 import { formatMicroTime, parseMicroTime } from './micro-time.ts';
 import type { LeaderElectionRecord, ResourceLock } from './resource-lock.ts';
 
@@ -9,7 +16,7 @@ export interface LeaseLockOptions {
    * Failed requests reject with its `KubeApiError`, e.g. `isConflict(error)` when someone else wrote
    * the Lease since this lock read it.
    */
-  transport: KubeTransport;
+  client: KubeClient;
   namespace: string;
   /** The Lease's name; every candidate of one election uses the same. */
   name: string;
@@ -17,14 +24,21 @@ export interface LeaseLockOptions {
   identity: string;
 }
 
-/** The Lease object as last returned by the server; written back whole so metadata survives updates. */
-interface LeaseObject {
-  apiVersion?: string;
-  kind?: string;
-  metadata?: { resourceVersion?: string; [field: string]: unknown };
+/**
+ * A Lease as the server returns it: the lock keeps the last one and writes it back whole, so its
+ * metadata (labels, annotations, fields this lock does not know) survives updates.
+ */
+interface LeaseObject extends KubeObject {
   spec?: LeaseSpec;
-  [field: string]: unknown;
 }
+
+const LEASES: ResourceType = {
+  group: 'coordination.k8s.io',
+  version: 'v1',
+  plural: 'leases',
+  kind: 'Lease',
+  namespaced: true,
+};
 
 interface LeaseSpec {
   holderIdentity?: string;
@@ -39,10 +53,9 @@ interface LeaseSpec {
  * A {@link ResourceLock} on a `coordination.k8s.io/v1` Lease, wire-compatible with client-go's
  * `LeaseLock`: a Go candidate and this one can share the Lease.
  *
- * The JSON bodies are built here rather than by client-node's typed API because the API server
- * requires MicroTime (six fractional digits) for `acquireTime`/`renewTime`, and client-node 2.0.1
- * serialises a plain `Date` with three digits and returns these fields as unparsed strings.
- * `update` is a PUT of the last object read or written, with its `metadata.resourceVersion`, so the
+ * Reads and writes go through the Lease's handle. The spec's timestamps are written here as strings,
+ * because the API server requires MicroTime (six fractional digits) for `acquireTime`/`renewTime`,
+ * which `Date#toISOString` (three digits) is not. `update` replaces (PUT) the last object read or written, with its `metadata.resourceVersion`, so the
  * API server answers 409 Conflict if anyone wrote in between. The spec is replaced as a whole (as
  * client-go does); labels and annotations on the Lease are kept.
  *
@@ -50,15 +63,13 @@ interface LeaseSpec {
  */
 export class LeaseLock implements ResourceLock {
   readonly #options: LeaseLockOptions;
-  readonly #transport: KubeTransport;
-  readonly #collectionPath: string;
+  readonly #leases: Resource<LeaseObject>;
   #lease: LeaseObject | undefined;
 
   constructor(options: LeaseLockOptions) {
     if (options.identity === '') throw new TypeError('LeaseLock: identity must not be empty');
     this.#options = options;
-    this.#transport = options.transport;
-    this.#collectionPath = `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(options.namespace)}/leases`;
+    this.#leases = options.client.resource<LeaseObject>(LEASES);
   }
 
   identity(): string {
@@ -70,57 +81,39 @@ export class LeaseLock implements ResourceLock {
   }
 
   async get(signal: AbortSignal): Promise<LeaderElectionRecord | undefined> {
-    const path = this.#objectPath();
-    let lease: unknown;
-    try {
-      lease = await this.#transport.requestJson({ path, signal });
-    } catch (error) {
-      if (isNotFound(error)) return undefined;
-      throw error;
-    }
-    return this.#accept(lease, { method: 'GET', path });
+    const { namespace, name } = this.#options;
+    const lease = await this.#leases.getOptional({ namespace, name }, { signal });
+    return lease === undefined ? undefined : this.#accept(lease, 'GET');
   }
 
   async create(record: LeaderElectionRecord, signal: AbortSignal): Promise<void> {
-    const body: LeaseObject = {
+    const lease: LeaseObject = {
       apiVersion: 'coordination.k8s.io/v1',
       kind: 'Lease',
       metadata: { name: this.#options.name, namespace: this.#options.namespace },
       spec: leaseSpec(record),
     };
-    const path = this.#collectionPath;
-    this.#accept(await this.#transport.requestJson({ method: 'POST', path, body, signal }), {
-      method: 'POST',
-      path,
-    });
+    this.#accept(await this.#leases.create(lease, { signal }), 'POST');
   }
 
   async update(record: LeaderElectionRecord, signal: AbortSignal): Promise<void> {
     if (this.#lease === undefined) {
       throw new Error(`Lease ${this.describe()} not read yet: call get or create before update`);
     }
-    const body: LeaseObject = { ...this.#lease, spec: leaseSpec(record) };
-    const path = this.#objectPath();
-    this.#accept(await this.#transport.requestJson({ method: 'PUT', path, body, signal }), {
-      method: 'PUT',
-      path,
-    });
-  }
-
-  #objectPath(): string {
-    return `${this.#collectionPath}/${encodeURIComponent(this.#options.name)}`;
+    const lease: LeaseObject = { ...this.#lease, spec: leaseSpec(record) };
+    this.#accept(await this.#leases.update(lease, { signal }), 'PUT');
   }
 
   /** Remembers the returned Lease as the base of the next update, returns its record. */
-  #accept(lease: unknown, request: { method: string; path: string }): LeaderElectionRecord {
+  #accept(lease: unknown, method: string): LeaderElectionRecord {
     if (typeof lease !== 'object' || lease === null) {
-      throw new KubeApiError(`${request.method} Lease ${this.describe()}: the response is not an object`, {
+      throw new KubeApiError(`${method} Lease ${this.describe()}: the response is not an object`, {
         failure: KubeApiFailure.Decode,
-        ...request,
+        method,
       });
     }
     const object = lease as LeaseObject;
-    const record = leaderElectionRecord(object.spec ?? {}, this.describe(), request);
+    const record = leaderElectionRecord(object.spec ?? {}, this.describe(), method);
     this.#lease = object;
     return record;
   }
@@ -141,13 +134,9 @@ function leaseSpec(record: LeaderElectionRecord): LeaseSpec {
  * Reads a spec with client-go's defaults for absent fields (a Lease created by hand may lack any). A
  * field of the wrong type is a `decode` failure of the request that returned it.
  */
-function leaderElectionRecord(
-  spec: LeaseSpec,
-  lease: string,
-  request: { method: string; path: string },
-): LeaderElectionRecord {
+function leaderElectionRecord(spec: LeaseSpec, lease: string, method: string): LeaderElectionRecord {
   const undecodable = (message: string, cause?: unknown): KubeApiError =>
-    new KubeApiError(`Lease ${lease}: ${message}`, { failure: KubeApiFailure.Decode, cause, ...request });
+    new KubeApiError(`Lease ${lease}: ${message}`, { failure: KubeApiFailure.Decode, cause, method });
   const field = <T>(name: string, value: unknown, type: 'string' | 'number', fallback: T): T => {
     if (value === undefined || value === null) return fallback;
     if (typeof value !== type) {

@@ -1,4 +1,4 @@
-import type { LeaderElectionRecord, ResourceLock } from '../resource-lock.ts';
+import type { LeaderElectionRecord, ResourceLock } from './resource-lock.ts';
 
 /** What a {@link MemoryLock} operation does instead of succeeding. */
 export type Fault = 'fail' | 'hang';
