@@ -6,19 +6,20 @@
  * halves what a laptop runs; the charts' second replica is a warm standby that only matters when a node
  * is lost, which a single-node demo cannot show.
  */
-import type { KubeClient } from '@loopwright/runtime';
+import type { KubeClient, KubeObject } from '@loopwright/runtime';
 import { helm } from '@loopwright/testing';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ThirdParties } from './controllers.ts';
-import { MAIL_RECIPIENT, MAILGUN_DOMAIN, MANAGED_BY, NAMESPACE, NODE_LABEL, PATHS } from './names.ts';
+import { MAIL_RECIPIENT, MAILGUN_DOMAIN, MANAGED_BY, NAMESPACE, NODE_LABEL } from './names.ts';
 import { podLog } from './pods.ts';
 import { repoRoot } from './repo.ts';
+import { PODS, SECRETS } from './resources.ts';
 import { CONTROLLERS } from './workspace.ts';
 
 /** The charts' container that runs the controller. */
 const CONTROLLER_CONTAINER = 'controller';
-const SECRETS = { hcloud: 'hcloud', mailgun: 'mailgun' } as const;
+const CREDENTIAL_SECRETS = { hcloud: 'hcloud', mailgun: 'mailgun' } as const;
 
 /** The release of each controller: named like its chart, so the Deployment is `deploy/<controller>`. */
 export const RELEASES: readonly string[] = CONTROLLERS.map(({ name }) => name);
@@ -37,14 +38,14 @@ function chartValues(controller: string, fakes: ThirdParties): Record<string, un
         ...common,
         'mailgun.domain': MAILGUN_DOMAIN,
         'mailgun.url': fakes.mailgun.url,
-        'mailgun.apiKey.existingSecret': SECRETS.mailgun,
+        'mailgun.apiKey.existingSecret': CREDENTIAL_SECRETS.mailgun,
         recipient: MAIL_RECIPIENT,
       };
     case 'cloud-node':
       return {
         ...common,
         'hcloud.endpoint': fakes.hcloud.url,
-        'hcloud.token.existingSecret': SECRETS.hcloud,
+        'hcloud.token.existingSecret': CREDENTIAL_SECRETS.hcloud,
         nodeLabelSelector: `${labelKey}=${labelValue}`,
       };
     default:
@@ -52,14 +53,21 @@ function chartValues(controller: string, fakes: ThirdParties): Record<string, un
   }
 }
 
+interface Secret extends KubeObject {
+  stringData: Record<string, string>;
+}
+
 /** The credentials, in Secrets the charts reference (as the charts recommend, not in the releases). */
 export async function createCredentialSecrets(client: KubeClient, fakes: ThirdParties): Promise<void> {
   for (const [name, stringData] of [
-    [SECRETS.hcloud, { token: fakes.hcloud.token }],
-    [SECRETS.mailgun, { 'api-key': fakes.mailgun.apiKey }],
+    [CREDENTIAL_SECRETS.hcloud, { token: fakes.hcloud.token }],
+    [CREDENTIAL_SECRETS.mailgun, { 'api-key': fakes.mailgun.apiKey }],
   ] as const)
-    await client.requestJson('POST', `/api/v1/namespaces/${NAMESPACE}/secrets`, {
-      body: { apiVersion: 'v1', kind: 'Secret', metadata: { name, labels: { ...MANAGED_BY } }, stringData },
+    await client.resource<Secret>(SECRETS).create({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { namespace: NAMESPACE, name, labels: { ...MANAGED_BY } },
+      stringData,
     });
 }
 
@@ -104,8 +112,10 @@ export interface ControllerPod {
 
 /** The pods of a release, by the chart's `app.kubernetes.io/instance` label. */
 export async function controllerPods(client: KubeClient, controller: string): Promise<ControllerPod[]> {
-  const selector = encodeURIComponent(`app.kubernetes.io/instance=${controller}`);
-  const list = await client.requestJson<{ items: Pod[] }>('GET', `${PATHS.pods}?labelSelector=${selector}`);
+  const list = await client.resource<Pod>(PODS).list({
+    namespace: NAMESPACE,
+    labelSelector: `app.kubernetes.io/instance=${controller}`,
+  });
   return list.items.map((pod) => ({
     controller,
     pod: pod.metadata.name,

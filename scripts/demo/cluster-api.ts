@@ -11,11 +11,11 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DemoCluster } from './environment.ts';
 import { NAMESPACE } from './names.ts';
-import { getIfExists } from './read.ts';
+import { CUSTOM_RESOURCE_DEFINITIONS } from './resources.ts';
 import { deleteCluster } from './samples.ts';
 import type { Context } from './start-controllers.ts';
 
-const CLUSTERS_CRD = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/clusters.cluster.x-k8s.io';
+const CLUSTERS_CRD = 'clusters.cluster.x-k8s.io';
 /** The Cluster API version mailgun-cluster watches Clusters and Machines in. */
 const WATCHED_VERSION = 'v1beta2';
 
@@ -43,7 +43,9 @@ export async function ensureClusterApi(
   logDir: string,
 ): Promise<ClusterApiReport> {
   const { client } = cluster;
-  const existing = await getIfExists<Crd>(client, CLUSTERS_CRD);
+  const existing = await client
+    .resource<Crd>(CUSTOM_RESOURCE_DEFINITIONS)
+    .getOptional({ name: CLUSTERS_CRD });
   if (existing && !existing.metadata.managedFields?.some((f) => f.manager === CLUSTER_API_FIELD_MANAGER)) {
     if (!existing.spec.versions.some((v) => v.name === WATCHED_VERSION && v.served))
       throw new Error(

@@ -6,9 +6,8 @@
 import { isAlreadyExists, type KubeClient } from '@loopwright/runtime';
 import { readCrdFiles } from '@loopwright/testing';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { CUSTOM_RESOURCE_DEFINITIONS } from './resources.ts';
 import { CONTROLLERS } from './workspace.ts';
-
-const CRDS = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
 
 interface Crd {
   metadata: { name: string };
@@ -19,9 +18,9 @@ function chartCrds(): Crd[] {
   return CONTROLLERS.flatMap(({ crdFiles }) => readCrdFiles<Crd>(crdFiles));
 }
 
-async function createUnlessPresent(client: KubeClient, body: object): Promise<boolean> {
+async function createUnlessPresent(client: KubeClient, crd: Crd): Promise<boolean> {
   try {
-    await client.requestJson('POST', CRDS, { body });
+    await client.resource<Crd>(CUSTOM_RESOURCE_DEFINITIONS).create(crd);
     return true;
   } catch (error) {
     if (isAlreadyExists(error)) return false;
@@ -31,7 +30,7 @@ async function createUnlessPresent(client: KubeClient, body: object): Promise<bo
 
 async function waitEstablished(client: KubeClient, name: string, signal: AbortSignal): Promise<void> {
   for (const deadline = Date.now() + 30_000; Date.now() < deadline;) {
-    const crd = await client.requestJson<Crd>('GET', `${CRDS}/${name}`);
+    const crd = await client.resource<Crd>(CUSTOM_RESOURCE_DEFINITIONS).get({ name });
     if (crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')) return;
     await sleep(200, undefined, { signal });
   }

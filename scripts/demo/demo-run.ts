@@ -2,7 +2,6 @@
  * Running `pnpm demo` from a test as a user runs it (the real entry point, a child process), and reading
  * what it printed.
  */
-import { isNotFound, type KubeClient } from '@loopwright/runtime';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -80,16 +79,6 @@ export function assertConverged(output: string): void {
   assert.match(rows.MailgunCluster.detail, /^message <[^>]+>, Ready=False \(WaitingForFulfilment\)$/);
   assert.equal(rows.Node?.status, 'Initialized');
   assert.match(rows.Node.detail, /^hcloud:\/\/\d+, untainted, instance-type=cpx31, zone=fsn1-dc14$/);
-}
-
-export async function exists(client: KubeClient, path: string): Promise<boolean> {
-  try {
-    await client.requestJson('GET', path);
-    return true;
-  } catch (error) {
-    if (isNotFound(error)) return false;
-    throw error;
-  }
 }
 
 /** Every live descendant of `pid` (zombies count as gone), from /proc. */

@@ -11,7 +11,7 @@
  *   same code path as a non-root user's, taken before any attempt), and interrupted with Ctrl-C halfway
  *   (nothing may outlive it).
  */
-import { KubeClient, loadKubeConfig } from '@loopwright/runtime';
+import { KubeClient, loadKubeConfig, type KubeObject } from '@loopwright/runtime';
 import {
   eventually,
   findTestNode,
@@ -29,12 +29,25 @@ import {
   assertConverged,
   demoEnv,
   descendants,
-  exists,
   NAMESPACE,
   NODE_NAME,
   runDemo,
   type DemoRun,
 } from './demo-run.ts';
+import {
+  ATS,
+  CLUSTER_ROLE_BINDINGS,
+  CLUSTER_ROLES,
+  CUSTOM_RESOURCE_DEFINITIONS,
+  DEPLOYMENTS,
+  EVENTS,
+  NAMESPACES,
+  NODES,
+  PODS,
+  ROLE_BINDINGS,
+  ROLES,
+  VALIDATING_WEBHOOK_CONFIGURATIONS,
+} from './resources.ts';
 
 const CONTROLLERS = workspaceControllers().map(({ name }) => name);
 /** The Node of a cluster `startCluster()` starts (the testing package's name for it). */
@@ -46,35 +59,36 @@ const FALLBACK =
 async function playKubelet(client: KubeClient, run: DemoRun): Promise<void> {
   while (run.child.exitCode === null && run.child.signalCode === null) {
     const at = await client
-      .requestJson<{ status?: { podName?: string } }>(
-        'GET',
-        `/apis/cnat.programming-kubernetes.info/v1alpha1/namespaces/${NAMESPACE}/ats/hello`,
-      )
+      .resource<KubeObject & { status?: { podName?: string } }>(ATS)
+      .get({ namespace: NAMESPACE, name: 'hello' })
       .catch(() => undefined);
     const podName = at?.status?.podName;
     if (podName) {
       const now = new Date().toISOString();
       const done = await client
-        .requestJson('PATCH', `/api/v1/namespaces/${NAMESPACE}/pods/${podName}/status`, {
-          contentType: 'application/merge-patch+json',
-          body: {
-            status: {
-              phase: 'Succeeded',
-              containerStatuses: [
-                {
-                  name: 'command',
-                  image: 'busybox',
-                  imageID: '',
-                  ready: false,
-                  restartCount: 0,
-                  state: {
-                    terminated: { exitCode: 0, reason: 'Completed', startedAt: now, finishedAt: now },
+        .resource(PODS)
+        .status.patch(
+          { namespace: NAMESPACE, name: podName },
+          {
+            merge: {
+              status: {
+                phase: 'Succeeded',
+                containerStatuses: [
+                  {
+                    name: 'command',
+                    image: 'busybox',
+                    imageID: '',
+                    ready: false,
+                    restartCount: 0,
+                    state: {
+                      terminated: { exitCode: 0, reason: 'Completed', startedAt: now, finishedAt: now },
+                    },
                   },
-                },
-              ],
+                ],
+              },
             },
           },
-        })
+        )
         .then(
           () => true,
           () => false, // the pod is not there yet
@@ -97,10 +111,8 @@ async function observeNode(client: KubeClient, run: DemoRun): Promise<NodeObserv
   const seen: NodeObservations = { deployments: new Map(), atPodNode: undefined };
   while (run.child.exitCode === null && run.child.signalCode === null) {
     const deployments = await client
-      .requestJson<{ items: { metadata: { name: string }; status?: { readyReplicas?: number } }[] }>(
-        'GET',
-        `/apis/apps/v1/namespaces/${NAMESPACE}/deployments`,
-      )
+      .resource<KubeObject & { metadata: { name: string }; status?: { readyReplicas?: number } }>(DEPLOYMENTS)
+      .list({ namespace: NAMESPACE })
       .catch(() => ({ items: [] }));
     for (const { metadata, status } of deployments.items)
       seen.deployments.set(
@@ -108,7 +120,8 @@ async function observeNode(client: KubeClient, run: DemoRun): Promise<NodeObserv
         Math.max(seen.deployments.get(metadata.name) ?? 0, status?.readyReplicas ?? 0),
       );
     const pod = await client
-      .requestJson<{ spec: { nodeName?: string } }>('GET', `/api/v1/namespaces/${NAMESPACE}/pods/hello-pod`)
+      .resource<KubeObject & { spec: { nodeName?: string } }>(PODS)
+      .get({ namespace: NAMESPACE, name: 'hello-pod' })
       .catch(() => undefined);
     seen.atPodNode = pod?.spec.nodeName ?? seen.atPodNode;
     await new Promise((resolve) => setTimeout(resolve, 500));
@@ -186,34 +199,32 @@ describe('pnpm demo', { concurrency: true }, () => {
     assertConverged(output);
     assert.match(output, new RegExp(`^deleted namespace ${NAMESPACE} and Node ${NODE_NAME}$`, 'm'));
     // Gone, Cluster included: Cluster API removed its finalizer before the demo stopped it.
-    assert.equal(await exists(client, `/api/v1/namespaces/${NAMESPACE}`), false);
-    assert.equal(await exists(client, `/api/v1/nodes/${NODE_NAME}`), false);
+    assert.equal(await client.resource(NAMESPACES).getOptional({ name: NAMESPACE }), undefined);
+    assert.equal(await client.resource(NODES).getOptional({ name: NODE_NAME }), undefined);
     // Stopped with its webhooks, which would reject every later Cluster API object; its CRDs stay.
     assert.match(
       output,
       /^ {2}and Cluster API v[\d.]+'s CRDs \(\*\.cluster\.x-k8s\.io\), without its manager$/m,
     );
-    const webhooks = await client.requestJson<{ items: { metadata: { name: string } }[] }>(
-      'GET',
-      '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations',
-    );
+    const webhooks = await client
+      .resource<KubeObject & { metadata: { name: string } }>(VALIDATING_WEBHOOK_CONFIGURATIONS)
+      .list();
     assert.deepEqual(
       webhooks.items.map((w) => w.metadata.name).filter((name) => name.startsWith('capi-')),
       [],
     );
     const logs = /controller logs kept in (\S+)$/m.exec(output)?.[1];
     assert.match(readFileSync(join(logs ?? '', 'cluster-api-manager.log'), 'utf8'), /"Starting manager"/);
-    const events = await client.requestJson<{ items: unknown[] }>(
-      'GET',
-      `/api/v1/namespaces/default/events?fieldSelector=${encodeURIComponent(`involvedObject.name=${NODE_NAME}`)}`,
-    );
+    const events = await client
+      .resource(EVENTS)
+      .list({ namespace: 'default', fieldSelector: `involvedObject.name=${NODE_NAME}` });
     assert.deepEqual(events.items, []);
     for (const crd of [
       'ats.cnat.programming-kubernetes.info',
       'mailgunclusters.infrastructure.cluster.x-k8s.io',
       'clusters.cluster.x-k8s.io',
     ])
-      assert.ok(await exists(client, `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd}`), crd);
+      assert.ok(await client.resource(CUSTOM_RESOURCE_DEFINITIONS).getOptional({ name: crd }), crd);
   });
 
   it('without a node (the fallback): says why in one line, kubelet played for the one pod, converges', async () => {
@@ -265,16 +276,16 @@ describe('pnpm demo', { concurrency: true }, () => {
         [...observed.deployments].sort(),
         CONTROLLERS.map((controller) => [controller, 1]).sort(),
       );
-      assert.equal(await exists(admin, `/api/v1/namespaces/${NAMESPACE}`), false);
-      assert.equal(await exists(admin, `/api/v1/nodes/${NODE_NAME}`), false);
+      assert.equal(await admin.resource(NAMESPACES).getOptional({ name: NAMESPACE }), undefined);
+      assert.equal(await admin.resource(NODES).getOptional({ name: NODE_NAME }), undefined);
       // The releases' cluster-scoped objects and the Role cloud-node's chart puts into `default`.
-      for (const path of [
-        '/apis/rbac.authorization.k8s.io/v1/clusterroles/cloud-node',
-        '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/cloud-node',
-        '/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles/cloud-node-events',
-        '/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings/cloud-node-events',
-      ])
-        assert.equal(await exists(admin, path), false, path);
+      for (const [type, key] of [
+        [CLUSTER_ROLES, { name: 'cloud-node' }],
+        [CLUSTER_ROLE_BINDINGS, { name: 'cloud-node' }],
+        [ROLES, { namespace: 'default', name: 'cloud-node-events' }],
+        [ROLE_BINDINGS, { namespace: 'default', name: 'cloud-node-events' }],
+      ] as const)
+        assert.equal(await admin.resource(type).getOptional(key), undefined, `${type.plural} ${key.name}`);
       const releases = await helm(
         [
           'list',

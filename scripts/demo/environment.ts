@@ -63,14 +63,16 @@ async function openKubeconfigCluster(
   );
   const client = connect(kubeConfig, shutdown);
   // Fail here, with the server's name, rather than halfway through with a less obvious error.
-  await client.requestJson('GET', '/version').catch((error: unknown) => {
+  const version = await client.fetch('/version').catch((error: unknown) => {
     throw new Error(
       `cannot reach ${context.server}: ${error instanceof Error ? error.message : String(error)}`,
-      {
-        cause: error,
-      },
+      { cause: error },
     );
   });
+  if (!version.ok)
+    throw new Error(
+      `cannot reach ${context.server}: HTTP ${version.status} ${(await version.text()).trim()}`,
+    );
   const base = { client, kubeconfigEnv, outlivesDemo: true };
   return node ? { ...base, mode: 'node', node } : { ...base, mode: 'kubeconfig' };
 }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { samplePath, type CrdNames } from './generic-samples.ts';
+import { samplePlace, type CrdNames } from './generic-samples.ts';
 
 const crd = (group: string, kind: string, plural: string, scope: 'Namespaced' | 'Cluster'): CrdNames => ({
   spec: { group, scope, names: { kind, plural } },
@@ -11,26 +11,38 @@ const crds = [
 ];
 const sample = (apiVersion: string, kind: string) => ({ apiVersion, kind, metadata: { name: 'one' } });
 
-describe('samplePath', () => {
+describe('samplePlace', () => {
   it("puts a namespaced kind's sample into the demo's namespace, under its CRD's plural", () => {
-    assert.deepEqual(samplePath(sample('example.loopwright.dev/v1alpha1', 'Widget'), crds), {
-      path: '/apis/example.loopwright.dev/v1alpha1/namespaces/loopwright-demo/widgets/one',
-      namespaced: true,
+    assert.deepEqual(samplePlace(sample('example.loopwright.dev/v1alpha1', 'Widget'), crds), {
+      type: {
+        group: 'example.loopwright.dev',
+        version: 'v1alpha1',
+        plural: 'widgets',
+        kind: 'Widget',
+        namespaced: true,
+      },
+      key: { namespace: 'loopwright-demo', name: 'one' },
     });
   });
 
   it("puts a cluster-scoped kind's sample at the cluster's level", () => {
-    assert.deepEqual(samplePath(sample('example.loopwright.dev/v1', 'Gadget'), crds), {
-      path: '/apis/example.loopwright.dev/v1/gadgets/one',
-      namespaced: false,
+    assert.deepEqual(samplePlace(sample('example.loopwright.dev/v1', 'Gadget'), crds), {
+      type: {
+        group: 'example.loopwright.dev',
+        version: 'v1',
+        plural: 'gadgets',
+        kind: 'Gadget',
+        namespaced: false,
+      },
+      key: { name: 'one' },
     });
   });
 
   it("refuses a kind none of the controller's CRDs defines (by group and kind)", () => {
     assert.throws(
-      () => samplePath(sample('other.example.com/v1', 'Widget'), crds),
+      () => samplePlace(sample('other.example.com/v1', 'Widget'), crds),
       /^Error: other\.example\.com\/v1 Widget is not a kind of the controller's CRDs$/,
     );
-    assert.throws(() => samplePath(sample('v1', 'ConfigMap'), crds), /v1 ConfigMap is not a kind/);
+    assert.throws(() => samplePlace(sample('v1', 'ConfigMap'), crds), /v1 ConfigMap is not a kind/);
   });
 });

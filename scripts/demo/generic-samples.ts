@@ -3,7 +3,13 @@
  * its own kinds, applied into the demo's namespace (or cluster-wide, for a cluster-scoped kind) and
  * watched until their `Ready` condition is True.
  */
-import { isAlreadyExists, isNotFound, type KubeClient } from '@loopwright/runtime';
+import {
+  isAlreadyExists,
+  type KubeClient,
+  type KubeObject,
+  type ObjectKey,
+  type ResourceType,
+} from '@loopwright/runtime';
 import { readCrdFiles, sortedYamlFiles } from '@loopwright/testing';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -11,35 +17,43 @@ import { parse } from 'yaml';
 import { MANAGED_BY, NAMESPACE } from './names.ts';
 import { CONTROLLERS, SCENARIOS } from './workspace.ts';
 
-interface Sample {
+interface Sample extends KubeObject {
   apiVersion: string;
   kind: string;
-  metadata: { name: string; labels?: Record<string, string> };
+  metadata: { namespace?: string; name: string; labels?: Record<string, string> };
 }
 
 export interface CrdNames {
   spec: { group: string; scope: 'Namespaced' | 'Cluster'; names: { kind: string; plural: string } };
 }
 
-/** A sample as applied: its kind and name (the table's row) and where to read it. */
-export interface AppliedSample {
-  kind: string;
-  name: string;
-  path: string;
-  namespaced: boolean;
+/** Where a sample lives: its resource (from its kind's CRD) and its key. */
+export interface SamplePlace {
+  type: ResourceType;
+  key: ObjectKey;
 }
 
-/** Where `sample` lives, from the CRD that defines its kind; throws when none of `crds` does. */
-export function samplePath(sample: Sample, crds: readonly CrdNames[]): { path: string; namespaced: boolean } {
+/** A sample as applied: its kind and name (the table's row) and where to read it. */
+export interface AppliedSample extends SamplePlace {
+  kind: string;
+  name: string;
+}
+
+/**
+ * Where `sample` lives, from the CRD that defines its kind: the demo's namespace for a namespaced kind,
+ * the cluster's level otherwise. Throws when none of `crds` defines the kind.
+ */
+export function samplePlace(sample: Sample, crds: readonly CrdNames[]): SamplePlace {
   const [group, version] = sample.apiVersion.split('/');
   const crd = crds.find(({ spec }) => spec.group === group && spec.names.kind === sample.kind);
-  if (!crd || version === undefined)
+  if (!crd || group === undefined || version === undefined)
     throw new Error(`${sample.apiVersion} ${sample.kind} is not a kind of the controller's CRDs`);
   const namespaced = crd.spec.scope === 'Namespaced';
-  const scope = namespaced ? `namespaces/${NAMESPACE}/` : '';
+  const { kind, plural } = crd.spec.names;
+  const { name } = sample.metadata;
   return {
-    path: `/apis/${group}/${version}/${scope}${crd.spec.names.plural}/${sample.metadata.name}`,
-    namespaced,
+    type: { group, version, plural, kind, namespaced },
+    key: namespaced ? { namespace: NAMESPACE, name } : { name },
   };
 }
 
@@ -50,26 +64,28 @@ export async function applyGenericSamples(client: KubeClient): Promise<AppliedSa
     const crds = readCrdFiles<CrdNames>(controller.crdFiles);
     for (const file of sortedYamlFiles(join(controller.packageDir, 'samples'))) {
       const sample = parse(readFileSync(file, 'utf8')) as Sample;
-      const { path, namespaced } = samplePath(sample, crds);
+      const { type, key } = samplePlace(sample, crds);
+      const resource = client.resource<Sample>(type);
       const body = {
         ...sample,
-        metadata: { ...sample.metadata, labels: { ...sample.metadata.labels, ...MANAGED_BY } },
+        metadata: { ...sample.metadata, ...key, labels: { ...sample.metadata.labels, ...MANAGED_BY } },
       };
-      const collection = path.slice(0, path.lastIndexOf('/'));
       try {
-        await client.requestJson('POST', collection, { body });
+        await resource.create(body);
       } catch (error) {
         // A cluster-scoped sample outlives the namespace: the one of an earlier run that was killed.
-        if (namespaced || !isAlreadyExists(error)) throw error;
-        const existing = await client.requestJson<Sample>('GET', path);
-        if (!Object.entries(MANAGED_BY).every(([key, value]) => existing.metadata.labels?.[key] === value))
+        if (type.namespaced || !isAlreadyExists(error)) throw error;
+        const existing = await resource.get(key);
+        if (
+          !Object.entries(MANAGED_BY).every(([label, value]) => existing.metadata.labels?.[label] === value)
+        )
           throw new Error(`${sample.kind} ${sample.metadata.name} exists and was not created by the demo`, {
             cause: error,
           });
-        await client.requestJson('DELETE', path);
-        await client.requestJson('POST', collection, { body });
+        await resource.delete(key);
+        await resource.create(body);
       }
-      applied.push({ kind: sample.kind, name: sample.metadata.name, path, namespaced });
+      applied.push({ kind: sample.kind, name: sample.metadata.name, type, key });
     }
   }
   return applied;
@@ -77,8 +93,7 @@ export async function applyGenericSamples(client: KubeClient): Promise<AppliedSa
 
 /** Deletes the cluster-scoped samples (the namespaced ones go with the demo's namespace). */
 export async function deleteClusterScopedSamples(client: KubeClient, samples: readonly AppliedSample[]) {
-  for (const { path } of samples.filter(({ namespaced }) => !namespaced))
-    await client.requestJson('DELETE', path).catch((error: unknown) => {
-      if (!isNotFound(error)) throw error;
-    });
+  // `delete` resolves false for a sample that is gone.
+  for (const { type, key } of samples.filter(({ type }) => !type.namespaced))
+    await client.resource(type).delete(key);
 }

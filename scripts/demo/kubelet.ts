@@ -7,11 +7,10 @@
  */
 import type { KubeClient } from '@loopwright/runtime';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { AT_NAME, PATHS } from './names.ts';
-import { getIfExists } from './read.ts';
+import { AT_NAME, NAMESPACE } from './names.ts';
+import { ATS, PODS } from './resources.ts';
 import type { At } from './rows.ts';
 
-const MERGE_PATCH = 'application/merge-patch+json';
 /** How long the stand-in lets the command "run": long enough for the table to show RUNNING. */
 const RUN_MS = 1500;
 
@@ -20,10 +19,7 @@ function containerStatus(state: object, ready: boolean): object {
 }
 
 async function patchPodStatus(client: KubeClient, name: string, status: object): Promise<void> {
-  await client.requestJson('PATCH', `${PATHS.pods}/${name}/status`, {
-    body: { status },
-    contentType: MERGE_PATCH,
-  });
+  await client.resource(PODS).status.patch({ namespace: NAMESPACE, name }, { merge: { status } });
 }
 
 /** Waits for the At's pod, then reports it Running and Succeeded. Ends early when `signal` aborts. */
@@ -31,10 +27,11 @@ export async function playKubelet(client: KubeClient, signal: AbortSignal): Prom
   let podName: string | undefined;
   while (podName === undefined) {
     await sleep(250, undefined, { signal });
-    const at = await client.requestJson<At>('GET', `${PATHS.ats}/${AT_NAME}`);
+    const at = await client.resource<At>(ATS).get({ namespace: NAMESPACE, name: AT_NAME });
     const recorded = at.status?.podName;
     // The At records the pod's name before creating it (at most once): wait for the pod itself.
-    if (recorded && (await getIfExists(client, `${PATHS.pods}/${recorded}`))) podName = recorded;
+    if (recorded && (await client.resource(PODS).getOptional({ namespace: NAMESPACE, name: recorded })))
+      podName = recorded;
   }
   const startedAt = new Date().toISOString();
   await patchPodStatus(client, podName, {

@@ -25,10 +25,10 @@ import { openCluster } from './environment.ts';
 import { startFakes } from './fakes.ts';
 import { playKubelet } from './kubelet.ts';
 import { LiveTable } from './live-table.ts';
-import { AT_DELAY_MS, AT_NAME, CLUSTER_NAME, NAMESPACE, NODE_NAME, PATHS } from './names.ts';
+import { AT_DELAY_MS, AT_NAME, CLUSTER_NAME, NAMESPACE, NODE_NAME } from './names.ts';
 import { observeRows } from './observe.ts';
 import { readContainerRun } from './pods.ts';
-import { getIfExists } from './read.ts';
+import { ATS, MAILGUN_CLUSTERS } from './resources.ts';
 import type { At, MailgunCluster } from './rows.ts';
 import { applySamples, clearLeftovers, createNamespace, deleteSamples } from './samples.ts';
 import { Shutdown } from './shutdown.ts';
@@ -116,7 +116,7 @@ async function demo(): Promise<number> {
 
   const { expectedProviderID } = await applySamples(client, fakes.hcloudState);
   const generic = await applyGenericSamples(client);
-  if (generic.some(({ namespaced }) => !namespaced))
+  if (generic.some(({ type }) => !type.namespaced))
     shutdown.defer('delete the cluster-scoped samples', () => deleteClusterScopedSamples(client, generic));
   const appliedAt = Date.now();
   say(
@@ -164,7 +164,8 @@ async function demo(): Promise<number> {
   }
   table.finish();
   say(`all converged, ${seconds(appliedAt)} after the samples were applied:`);
-  const podName = (await getIfExists<At>(client, `${PATHS.ats}/${AT_NAME}`))?.status?.podName;
+  const podName = (await client.resource<At>(ATS).getOptional({ namespace: NAMESPACE, name: AT_NAME }))
+    ?.status?.podName;
   const podRun = podName && (await readContainerRun(client, podName, COMMAND_CONTAINER));
   say(`  ${atSummary(AT_NAME, podRun || undefined, kubeletPlayed)}`);
   const mails = fakes.acceptedMailIds();
@@ -172,8 +173,11 @@ async function demo(): Promise<number> {
     `  MailgunCluster ${CLUSTER_NAME}: Mailgun accepted ${mails.length} request mail${mails.length === 1 ? '' : 's'} for it; ` +
       'Ready stays False until a human builds the cluster',
   );
-  const messageID = (await getIfExists<MailgunCluster>(client, `${PATHS.mailgunClusters}/${CLUSTER_NAME}`))
-    ?.status?.messageID;
+  const messageID = (
+    await client
+      .resource<MailgunCluster>(MAILGUN_CLUSTERS)
+      .getOptional({ namespace: NAMESPACE, name: CLUSTER_NAME })
+  )?.status?.messageID;
   if (messageID && !mails.includes(messageID))
     say(
       `  but its message id ${messageID} is not from the demo's Mailgun peer: another mailgun-cluster ` +

@@ -28,14 +28,3 @@ export const UNINITIALIZED_TAINT = 'node.cloudprovider.kubernetes.io/uninitializ
 
 export const MAILGUN_DOMAIN = 'mg.example.com';
 export const MAIL_RECIPIENT = 'clusters@example.com';
-
-/** API paths of what the demo creates and reads. */
-export const PATHS = {
-  namespace: `/api/v1/namespaces/${NAMESPACE}`,
-  serviceAccounts: `/api/v1/namespaces/${NAMESPACE}/serviceaccounts`,
-  pods: `/api/v1/namespaces/${NAMESPACE}/pods`,
-  ats: `/apis/cnat.programming-kubernetes.info/v1alpha1/namespaces/${NAMESPACE}/ats`,
-  clusters: `/apis/cluster.x-k8s.io/v1beta2/namespaces/${NAMESPACE}/clusters`,
-  mailgunClusters: `/apis/infrastructure.cluster.x-k8s.io/v1alpha1/namespaces/${NAMESPACE}/mailgunclusters`,
-  nodes: '/api/v1/nodes',
-} as const;

@@ -1,8 +1,8 @@
 /** Reads the sample objects from the API server and turns them into the table's rows. */
 import type { KubeClient } from '@loopwright/runtime';
 import type { AppliedSample } from './generic-samples.ts';
-import { getIfExists } from './read.ts';
-import { AT_NAME, CLUSTER_NAME, NODE_NAME, PATHS } from './names.ts';
+import { AT_NAME, CLUSTER_NAME, NAMESPACE, NODE_NAME } from './names.ts';
+import { ATS, MAILGUN_CLUSTERS, NODES } from './resources.ts';
 import {
   atRow,
   mailgunClusterRow,
@@ -21,13 +21,15 @@ export async function observeRows(
   generic: readonly AppliedSample[],
 ): Promise<Row[]> {
   const [at, mailgunCluster, node] = await Promise.all([
-    getIfExists<At>(client, `${PATHS.ats}/${AT_NAME}`),
-    getIfExists<MailgunCluster>(client, `${PATHS.mailgunClusters}/${CLUSTER_NAME}`),
-    getIfExists<Node>(client, `${PATHS.nodes}/${NODE_NAME}`),
+    client.resource<At>(ATS).getOptional({ namespace: NAMESPACE, name: AT_NAME }),
+    client
+      .resource<MailgunCluster>(MAILGUN_CLUSTERS)
+      .getOptional({ namespace: NAMESPACE, name: CLUSTER_NAME }),
+    client.resource<Node>(NODES).getOptional({ name: NODE_NAME }),
   ]);
   const others = await Promise.all(
-    generic.map(async ({ kind, name, path }) =>
-      readyRow(kind, name, await getIfExists<ReadyObject>(client, path)),
+    generic.map(async ({ kind, name, type, key }) =>
+      readyRow(kind, name, await client.resource<ReadyObject>(type).getOptional(key)),
     ),
   );
   return [

@@ -4,12 +4,11 @@
  * named like a server of the fake Hetzner project (the demo plays kubelet registering a cloud Node).
  * Plus their removal, for a cluster that outlives the demo.
  */
-import { isNotFound, type KubeClient } from '@loopwright/runtime';
+import type { KubeClient, KubeObject, ObjectKey, Resource } from '@loopwright/runtime';
 import type { FakeHcloud } from '@loopwright/testing';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { getIfExists } from './read.ts';
 import {
   AT_COMMAND,
   AT_DELAY_MS,
@@ -19,34 +18,35 @@ import {
   NAMESPACE,
   NODE_LABEL,
   NODE_NAME,
-  PATHS,
   UNINITIALIZED_TAINT,
 } from './names.ts';
+import { ATS, CLUSTERS, EVENTS, MAILGUN_CLUSTERS, NAMESPACES, NODES, SERVICE_ACCOUNTS } from './resources.ts';
 
-interface Meta {
-  metadata: { labels?: Record<string, string>; annotations?: Record<string, string> };
+/** A sample as the demo writes it: whatever its kind's spec holds. */
+interface Manifest extends KubeObject {
+  spec: object;
 }
 
-async function deleteIfPresent(client: KubeClient, path: string): Promise<boolean> {
-  try {
-    await client.requestJson('DELETE', path, { body: { propagationPolicy: 'Background' } });
-    return true;
-  } catch (error) {
-    if (isNotFound(error)) return false;
-    throw error;
-  }
+/** Resolves false when there was nothing to delete. */
+function deleteInBackground(resource: Resource<KubeObject>, key: ObjectKey): Promise<boolean> {
+  return resource.delete(key, { propagationPolicy: 'Background' });
 }
 
-async function waitGone(client: KubeClient, path: string, timeoutMs: number, signal?: AbortSignal) {
+async function waitGone(
+  resource: Resource<KubeObject>,
+  key: ObjectKey,
+  timeoutMs: number,
+  signal?: AbortSignal,
+): Promise<boolean> {
   for (const deadline = Date.now() + timeoutMs; Date.now() < deadline;) {
-    if (!(await getIfExists(client, path))) return true;
+    if (!(await resource.getOptional(key))) return true;
     await sleep(250, undefined, signal ? { signal } : {});
   }
   return false;
 }
 
-const ours = (object: Meta): boolean =>
-  Object.entries(MANAGED_BY).every(([key, value]) => object.metadata.labels?.[key] === value);
+const ours = (object: KubeObject): boolean =>
+  Object.entries(MANAGED_BY).every(([key, value]) => object.metadata?.labels?.[key] === value);
 
 /** On the namespace: which demo process created it, so that a second run never deletes a live one's. */
 const RUN_ANNOTATION = 'loopwright.dev/demo-run';
@@ -72,34 +72,33 @@ export async function clearLeftovers(
   signal: AbortSignal,
   say: (line: string) => void,
 ): Promise<void> {
-  for (const [what, path] of [
-    [`namespace ${NAMESPACE}`, PATHS.namespace],
-    [`Node ${NODE_NAME}`, `${PATHS.nodes}/${NODE_NAME}`],
+  for (const [what, resource, key] of [
+    [`namespace ${NAMESPACE}`, client.resource(NAMESPACES), { name: NAMESPACE }],
+    [`Node ${NODE_NAME}`, client.resource(NODES), { name: NODE_NAME }],
   ] as const) {
-    const existing = await getIfExists<Meta>(client, path);
+    const existing = await resource.getOptional(key);
     if (!existing) continue;
     if (!ours(existing))
       throw new Error(`${what} exists and was not created by the demo; the demo leaves it alone and stops`);
-    const run = existing.metadata.annotations?.[RUN_ANNOTATION];
+    const run = existing.metadata?.annotations?.[RUN_ANNOTATION];
     if (runningElsewhere(run))
       throw new Error(`another demo (${run}) is using ${what} right now: wait for it, or stop it`);
     say(`removing ${what}, left over from an earlier demo run`);
-    await deleteIfPresent(client, path);
-    if (!(await waitGone(client, path, 120_000, signal))) throw new Error(`${what} is still terminating`);
+    await deleteInBackground(resource, key);
+    if (!(await waitGone(resource, key, 120_000, signal))) throw new Error(`${what} is still terminating`);
   }
 }
 
 /** The namespace, ready for pods: its `default` ServiceAccount exists (admission requires it). */
 export async function createNamespace(client: KubeClient, signal: AbortSignal): Promise<void> {
-  await client.requestJson('POST', '/api/v1/namespaces', {
-    body: {
-      apiVersion: 'v1',
-      kind: 'Namespace',
-      metadata: { name: NAMESPACE, labels: { ...MANAGED_BY }, annotations: { [RUN_ANNOTATION]: thisRun } },
-    },
+  await client.resource(NAMESPACES).create({
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: { name: NAMESPACE, labels: { ...MANAGED_BY }, annotations: { [RUN_ANNOTATION]: thisRun } },
   });
+  const serviceAccounts = client.resource(SERVICE_ACCOUNTS);
   for (const deadline = Date.now() + 30_000; Date.now() < deadline;) {
-    if (await getIfExists(client, `${PATHS.serviceAccounts}/default`)) return;
+    if (await serviceAccounts.getOptional({ namespace: NAMESPACE, name: 'default' })) return;
     await sleep(200, undefined, { signal });
   }
   throw new Error(`namespace ${NAMESPACE} has no default ServiceAccount after 30s`);
@@ -111,50 +110,42 @@ export interface AppliedSamples {
 }
 
 export async function applySamples(client: KubeClient, hcloud: FakeHcloud): Promise<AppliedSamples> {
-  await client.requestJson('POST', PATHS.ats, {
-    body: {
-      apiVersion: 'cnat.programming-kubernetes.info/v1alpha1',
-      kind: 'At',
-      metadata: { name: AT_NAME, labels: { ...MANAGED_BY } },
-      spec: { schedule: new Date(Date.now() + AT_DELAY_MS).toISOString(), command: AT_COMMAND },
-    },
+  await client.resource<Manifest>(ATS).create({
+    apiVersion: 'cnat.programming-kubernetes.info/v1alpha1',
+    kind: 'At',
+    metadata: { namespace: NAMESPACE, name: AT_NAME, labels: { ...MANAGED_BY } },
+    spec: { schedule: new Date(Date.now() + AT_DELAY_MS).toISOString(), command: AT_COMMAND },
   });
 
-  await client.requestJson('POST', PATHS.mailgunClusters, {
-    body: {
-      apiVersion: 'infrastructure.cluster.x-k8s.io/v1alpha1',
-      kind: 'MailgunCluster',
-      metadata: { name: CLUSTER_NAME, labels: { ...MANAGED_BY } },
-      spec: {
-        priority: 'Urgent',
-        request: 'One small cluster for the Loopwright demo, please.',
-        requester: 'demo@example.com',
-      },
+  await client.resource<Manifest>(MAILGUN_CLUSTERS).create({
+    apiVersion: 'infrastructure.cluster.x-k8s.io/v1alpha1',
+    kind: 'MailgunCluster',
+    metadata: { namespace: NAMESPACE, name: CLUSTER_NAME, labels: { ...MANAGED_BY } },
+    spec: {
+      priority: 'Urgent',
+      request: 'One small cluster for the Loopwright demo, please.',
+      requester: 'demo@example.com',
     },
   });
-  await client.requestJson('POST', PATHS.clusters, {
-    body: {
-      apiVersion: 'cluster.x-k8s.io/v1beta2',
-      kind: 'Cluster',
-      metadata: { name: CLUSTER_NAME, labels: { ...MANAGED_BY } },
-      spec: {
-        infrastructureRef: {
-          apiGroup: 'infrastructure.cluster.x-k8s.io',
-          kind: 'MailgunCluster',
-          name: CLUSTER_NAME,
-        },
+  await client.resource<Manifest>(CLUSTERS).create({
+    apiVersion: 'cluster.x-k8s.io/v1beta2',
+    kind: 'Cluster',
+    metadata: { namespace: NAMESPACE, name: CLUSTER_NAME, labels: { ...MANAGED_BY } },
+    spec: {
+      infrastructureRef: {
+        apiGroup: 'infrastructure.cluster.x-k8s.io',
+        kind: 'MailgunCluster',
+        name: CLUSTER_NAME,
       },
     },
   });
 
   const server = hcloud.servers.add({ name: NODE_NAME, server_type: 'cpx31', location: 'fsn1' });
-  await client.requestJson('POST', PATHS.nodes, {
-    body: {
-      apiVersion: 'v1',
-      kind: 'Node',
-      metadata: { name: NODE_NAME, labels: { ...MANAGED_BY, ...NODE_LABEL } },
-      spec: { taints: [{ key: UNINITIALIZED_TAINT, value: 'true', effect: 'NoSchedule' }] },
-    },
+  await client.resource<Manifest>(NODES).create({
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: { name: NODE_NAME, labels: { ...MANAGED_BY, ...NODE_LABEL } },
+    spec: { taints: [{ key: UNINITIALIZED_TAINT, value: 'true', effect: 'NoSchedule' }] },
   });
   return { expectedProviderID: `hcloud://${server.id}` };
 }
@@ -164,8 +155,9 @@ export async function applySamples(client: KubeClient, hcloud: FakeHcloud): Prom
  * removes its finalizer from the Cluster, so this must happen while Cluster API still runs.
  */
 export async function deleteCluster(client: KubeClient): Promise<void> {
-  const path = `${PATHS.clusters}/${CLUSTER_NAME}`;
-  if ((await deleteIfPresent(client, path)) && !(await waitGone(client, path, 60_000)))
+  const clusters = client.resource(CLUSTERS);
+  const key = { namespace: NAMESPACE, name: CLUSTER_NAME };
+  if ((await deleteInBackground(clusters, key)) && !(await waitGone(clusters, key, 60_000)))
     throw new Error(`Cluster ${CLUSTER_NAME} is still being deleted after 60s`);
 }
 
@@ -175,11 +167,18 @@ export async function deleteCluster(client: KubeClient): Promise<void> {
  * Node into `default`. Waits for the namespace to be gone, so that the next run starts clean.
  */
 export async function deleteSamples(client: KubeClient, say: (line: string) => void): Promise<void> {
-  const namespaceDeleted = await deleteIfPresent(client, PATHS.namespace);
-  const nodeDeleted = await deleteIfPresent(client, `${PATHS.nodes}/${NODE_NAME}`);
-  const selector = encodeURIComponent(`involvedObject.kind=Node,involvedObject.name=${NODE_NAME}`);
-  await client.requestJson('DELETE', `/api/v1/namespaces/default/events?fieldSelector=${selector}`);
-  const gone = !namespaceDeleted || (await waitGone(client, PATHS.namespace, 60_000));
+  const namespaces = client.resource(NAMESPACES);
+  const namespace = { name: NAMESPACE };
+  const namespaceDeleted = await deleteInBackground(namespaces, namespace);
+  const nodeDeleted = await deleteInBackground(client.resource(NODES), { name: NODE_NAME });
+  const events = client.resource(EVENTS);
+  const aboutTheNode = await events.list({
+    namespace: 'default',
+    fieldSelector: `involvedObject.kind=Node,involvedObject.name=${NODE_NAME}`,
+  });
+  for (const { metadata } of aboutTheNode.items)
+    if (metadata?.name) await events.delete({ namespace: 'default', name: metadata.name });
+  const gone = !namespaceDeleted || (await waitGone(namespaces, namespace, 60_000));
   const deleted = [namespaceDeleted && `namespace ${NAMESPACE}`, nodeDeleted && `Node ${NODE_NAME}`].filter(
     Boolean,
   );
