@@ -58,10 +58,10 @@ export function createAtControllers(options: AtControllerOptions): Controller<At
     const pods = options.manager.factory.forResource<Pod>(podScope).lister;
     return new Controller<At>({
       name: namespace === undefined ? CONTROLLER_NAME : `${CONTROLLER_NAME}-${namespace}`,
-      // No predicate: the At's own status writes must reconcile it too. The step after a write is
-      // decided from the written status (the ttl timer after DONE, the wait after a refused create), and
-      // a write refused with 409 relies on the newer version's event; `decide` keeps repeated
-      // reconciles from writing twice. Every change of an owned pod may end its run.
+      // No predicate: every change of an At made by someone else reconciles it (a write refused with
+      // 409 relies on the newer version's event). The echo of the controller's own status write does
+      // not: the runtime recognises it, and the reconcile that wrote decided the step after it.
+      // Every change of an owned pod may end its run.
       for: { group: AT_GROUP, version: AT_VERSION, plural: AT_PLURAL, kind: AT_KIND, ...scope },
       owns: [podScope],
       maxConcurrentReconciles: options.workers,

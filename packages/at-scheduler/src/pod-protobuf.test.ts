@@ -57,7 +57,7 @@ describe('encodePod', () => {
     const client = new KubeClient(kc);
     const pod = buildPod(at, 'backup-1', { defaultImage: 'busybox:1.37.0' });
     (pod.spec as Record<string, unknown>).nodeName = 'node-1';
-    const created = kubeAtApi(client).createPod('jobs', pod);
+    const created = kubeAtApi(client).createPod(pod);
     await assert.rejects(created, { name: 'TypeError', message: /Pod\.spec\.nodeName/ });
     assert.equal(client.stats().requests, 0);
   });

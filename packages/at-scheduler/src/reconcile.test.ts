@@ -107,13 +107,13 @@ class FakeAtApi implements AtApi {
     return Promise.resolve(structuredClone(this.at));
   }
 
-  createPod(namespace: string, pod: Pod): Promise<void> {
-    assert.equal(namespace, NS);
+  createPod(pod: Pod): Promise<void> {
+    assert.equal(pod.metadata?.namespace, NS);
     this.calls.push({ method: 'createPod', pod });
     const error = this.createError;
     this.createError = undefined;
     if (error !== undefined) return Promise.reject(error);
-    const name = pod.metadata?.name ?? '';
+    const name = pod.metadata.name ?? '';
     if (this.pods.has(name))
       return Promise.reject(apiError(409, 'AlreadyExists', `pods "${name}" already exists`));
     const created = { ...pod, metadata: { ...pod.metadata, uid: `pod-uid-${this.#nextUid++}` } };
@@ -171,6 +171,16 @@ function world(at: At, options: { observeStarts?: boolean } = {}): World {
         namespace: NS,
         name: NAME,
         object: object === null ? undefined : structuredClone(object ?? w.api.at),
+        // The runtime's status writer, without its memory: the world's cache is whatever the test passes.
+        status: {
+          patch: (patch, options) =>
+            api.patchAtStatus(
+              NS,
+              NAME,
+              (patch as { merge: { status: Record<string, unknown> } }).merge.status,
+              options?.resourceVersion ?? '',
+            ),
+        },
         reconcileID: 'test',
         log: createSilentLogger(),
         signal: new AbortController().signal,
@@ -338,7 +348,11 @@ describe('reconcile: PENDING', () => {
 describe('reconcile: start (at most once)', () => {
   it('records RUNNING first, conditional on the version decided from, then creates the pod', async () => {
     const w = world(anAt());
-    assert.equal(await w.reconcile(), undefined);
+    assert.deepEqual(
+      await w.reconcile(),
+      { requeueAfterMs: START_GRACE_MS },
+      "then waits for the pod's event",
+    );
     assert.deepEqual(
       w.api.calls.map((call) => call.method),
       ['patchAtStatus', 'createPod'],
@@ -386,7 +400,11 @@ describe('reconcile: start (at most once)', () => {
 
   it('starts without an onStart observer (the program passes none)', async () => {
     const w = world(anAt(), { observeStarts: false });
-    assert.equal(await w.reconcile(), undefined);
+    assert.deepEqual(
+      await w.reconcile(),
+      { requeueAfterMs: START_GRACE_MS },
+      "then waits for the pod's event",
+    );
     assert.equal(w.api.pods.size, 1);
   });
 
@@ -454,7 +472,11 @@ describe('reconcile: start (at most once)', () => {
   it('AlreadyExists for a pod of its own (an earlier create went through): stays RUNNING, no second pod', async () => {
     const w = world(anAt());
     w.api.pods.set(POD_NAME, podOf('Pending'));
-    assert.equal(await w.reconcile(), undefined);
+    assert.deepEqual(
+      await w.reconcile(),
+      { requeueAfterMs: START_GRACE_MS },
+      "then waits for the pod's event",
+    );
     assert.deepEqual(
       w.api.calls.map((call) => call.method),
       ['patchAtStatus', 'createPod', 'getPod'],
@@ -541,12 +563,13 @@ describe('reconcile: start (at most once)', () => {
     assert.equal(w.api.pods.size, 0);
     assertObservedGeneration(w);
 
-    // Its own writes wake it at once: it waits out POD_CREATE_RETRY_MS from the failure, then tries again.
+    // The thrown error retries it (with backoff): it waits out POD_CREATE_RETRY_MS from the failure, then
+    // tries again.
     w.now += 1_000;
     assert.deepEqual(await w.reconcile(), { requeueAfterMs: POD_CREATE_RETRY_MS - 1_000 });
     assert.equal(w.api.calls.length, 3);
     w.now = NOW + POD_CREATE_RETRY_MS;
-    assert.equal(await w.reconcile(), undefined);
+    assert.deepEqual(await w.reconcile(), { requeueAfterMs: START_GRACE_MS });
     assert.equal(w.api.pods.size, 1);
   });
 
@@ -625,7 +648,7 @@ describe('reconcile: a pod name held by a pod it does not control', () => {
     assert.deepEqual(w.api.calls, [{ method: 'getPod', name: POD_NAME }]);
 
     w.api.pods.delete(POD_NAME);
-    assert.equal(await w.reconcile(), undefined);
+    assert.deepEqual(await w.reconcile(), { requeueAfterMs: START_GRACE_MS });
     assert.deepEqual(
       w.api.calls.map((call) => call.method),
       ['getPod', 'getPod', 'patchAtStatus', 'createPod'],
@@ -774,6 +797,20 @@ describe('reconcile: RUNNING', () => {
     );
     assert.deepEqual(eventsOf(w), [['Warning', EventReason.PodDisappeared, 'RunCommand']]);
   });
+  it('decides the step after DONE in the reconcile that wrote it (its echo reconciles nothing): the ttl wait, or the delete', async () => {
+    const w = world(anAt({ ttlSecondsAfterFinished: 60 }, running));
+    w.cache.set(POD_NAME, podOf('Succeeded', { uid: 'finished-uid' }));
+    assert.deepEqual(await w.reconcile(), { requeueAfterMs: 60_000 });
+    assert.equal(w.api.at.status?.phase, 'DONE');
+
+    const gone = world(anAt({ ttlSecondsAfterFinished: 0 }, running));
+    gone.cache.set(POD_NAME, podOf('Succeeded', { uid: 'finished-uid' }));
+    assert.equal(await gone.reconcile(), undefined);
+    assert.deepEqual(
+      gone.api.calls.map((call) => call.method),
+      ['patchAtStatus', 'deletePod'],
+    );
+  });
 });
 
 describe('reconcile: DONE', () => {
@@ -873,37 +910,5 @@ describe('reconcile: an edited RUNNING At', () => {
       ],
     );
     assertObservedGeneration(w, GENERATION + 1);
-  });
-});
-
-describe('reconcile: writes nothing twice for one version', () => {
-  it('a reconcile from the cached version its own start replaced decides from the write: no second claim, no 409', async () => {
-    const w = world(anAt());
-    const stale = structuredClone(w.api.at);
-    await w.reconcile(stale);
-    // The pod's event came first: the At cache still shows the version before the claim.
-    assert.deepEqual(await w.reconcile(stale), { requeueAfterMs: START_GRACE_MS });
-    assert.deepEqual(
-      w.api.calls.map((call) => [call.method, 'succeeded' in call ? call.succeeded : undefined]),
-      [
-        ['patchAtStatus', true],
-        ['createPod', undefined],
-      ],
-    );
-    assert.equal(w.starts.length, 1);
-  });
-
-  it('a version it did not write (another writer, or a re-created At) is decided from as the cache has it', async () => {
-    const w = world(anAt());
-    const stale = structuredClone(w.api.at);
-    await w.reconcile(stale);
-    // Another replica acting on the same version: its claim lost with 409, and the cache now has a
-    // version this process never wrote (status reset by hand to nothing, say).
-    const other = { ...structuredClone(stale), metadata: { ...stale.metadata, resourceVersion: '99' } };
-    w.api.at = structuredClone(other);
-    w.api.pods.clear();
-    await w.reconcile(other);
-    assert.equal(w.api.calls.filter((call) => call.method === 'patchAtStatus').length, 2);
-    assert.equal(w.api.patches[1]?.resourceVersion, '99', 'decided from the cached version');
   });
 });

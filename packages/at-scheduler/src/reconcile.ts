@@ -10,10 +10,12 @@
  * from "deleted" and ends the At Failed/PodDisappeared rather than risk a second run (see README).
  *
  * Every status write is conditional on the resourceVersion it was decided from and records
- * `observedGeneration`. The At a write returns is what the next reconcile decides from while the cache
- * still shows the version it replaced (`OwnWrites`), so the controller does not repeat a step because
- * its cache lags (no 409 in the steady path); and should another writer's version intervene, the
- * precondition still makes any stale write fail with 409 instead of overwriting it.
+ * `observedGeneration`. It goes through the runtime (`request.status`), which remembers it: the next
+ * reconcile decides from the written At while the cache still shows the version it replaced, so the
+ * controller does not repeat a step because its cache lags (no 409 in the steady path), and the write's
+ * own watch event reconciles nothing. So the step after a claim or a finish (the grace wait for the
+ * pod's event, the ttl wait) is decided here, from the written At. Should another writer's version
+ * intervene, the precondition still makes any stale write fail with 409 instead of overwriting it.
  */
 import type { Lister } from '@loopwright/informer';
 import {
@@ -28,10 +30,10 @@ import {
   type ConditionInput,
   type EventRecorder,
   type Reconciler,
+  type StatusWriter,
 } from '@loopwright/runtime';
 import type { Logger } from 'winston';
-import type { AtApi } from './api.ts';
-import { OwnWrites } from './own-writes.ts';
+import { FIELD_MANAGER, type AtApi } from './api.ts';
 import { POD_NOT_OWNED_RECHECK_MS, decide, observePod, type Action, type AtView } from './decide.ts';
 import type { At } from './generated/types.ts';
 import { podNameFor } from './names.ts';
@@ -80,19 +82,11 @@ type ConditionChange = Omit<ConditionInput, 'observedGeneration' | 'type' | 'rea
 type Result = { requeueAfterMs: number } | undefined;
 
 export function createAtReconciler(options: AtReconcilerOptions): Reconciler<At> {
-  const writes = new OwnWrites<At>();
-  return async ({ key, object, log, signal }) => {
+  return async ({ object, status, log, signal }) => {
     // Deleted (a delete event, or a pod event or timer for an At deleted since): its pod goes by
     // garbage collection (owner reference); there is nothing to record.
-    if (!object) {
-      writes.forget(key);
-      return undefined;
-    }
-    const at = writes.latest(key, object) as StoredAt;
-    const recordWrite = (replacedVersion: string, written: At): void => {
-      writes.wrote(key, replacedVersion, written);
-    };
-    return new Step(options, at, recordWrite, log, signal).run();
+    if (!object) return undefined;
+    return new Step(options, object as StoredAt, status, log, signal).run();
   };
 }
 
@@ -170,7 +164,7 @@ function clearIfSet(
 class Step {
   readonly #options: AtReconcilerOptions;
   readonly #at: StoredAt;
-  readonly #recordWrite: (replacedVersion: string, written: At) => void;
+  readonly #status: StatusWriter<At>;
   readonly #view: AtView;
   readonly #podName: string;
   readonly #log: Logger;
@@ -182,13 +176,13 @@ class Step {
   constructor(
     options: AtReconcilerOptions,
     at: StoredAt,
-    recordWrite: (replacedVersion: string, written: At) => void,
+    status: StatusWriter<At>,
     log: Logger,
     signal: AbortSignal,
   ) {
     this.#options = options;
     this.#at = at;
-    this.#recordWrite = recordWrite;
+    this.#status = status;
     this.#view = {
       generation: at.metadata.generation ?? 0,
       deleting: at.metadata.deletionTimestamp !== undefined,
@@ -245,8 +239,7 @@ class Step {
       case 'start':
         return this.#start(action.createPod, action.scheduleMs);
       case 'finish':
-        await this.#finish(action);
-        return undefined;
+        return this.#continueFrom(await this.#finish(action));
       case 'podNotOwned':
         if (action.report) await this.#reportPodNotOwned(this.#at.metadata.resourceVersion);
         return { requeueAfterMs: action.retryAfterMs };
@@ -312,7 +305,6 @@ class Step {
   }
 
   async #start(createPod: boolean, scheduleMs: number): Promise<Result> {
-    const { namespace } = this.#at.metadata;
     const recorded = await this.#patch(claimStatus(this.#at, this.#podName, new Date(this.#now())));
     this.#log.debug('recorded RUNNING; creating the pod', { pod: this.#podName });
     if (!createPod) {
@@ -320,13 +312,13 @@ class Step {
         "found this At's own pod while the status did not record it; recorded it, not creating another",
         { pod: this.#podName },
       );
-      return undefined;
+      return this.#continueFrom(recorded);
     }
     const issuedMs = this.#now();
-    this.#options.onStart?.({ namespace, name: this.#at.metadata.name, scheduleMs, issuedMs });
+    const { namespace, name } = this.#at.metadata;
+    this.#options.onStart?.({ namespace, name, scheduleMs, issuedMs });
     try {
       await this.#options.api.createPod(
-        namespace,
         buildPod(this.#at, this.#podName, { defaultImage: this.#options.defaultImage }),
         this.#signal,
       );
@@ -335,7 +327,17 @@ class Step {
     }
     this.#log.info('started the command', { pod: this.#podName, lateMs: issuedMs - scheduleMs });
     this.#event('Normal', EventReason.Started, 'CreatePod', `created pod ${this.#podName}`);
-    return undefined;
+    return this.#continueFrom(recorded);
+  }
+
+  /**
+   * The step after a status write, decided from the At as written: the write's own watch event does not
+   * reconcile the At again (the runtime knows it for its echo), so what that reconcile would have
+   * decided (wait for the pod's event within the start grace, or for the ttl) is decided here. Each
+   * write moves the phase forward (RUNNING, then DONE), so the chain ends.
+   */
+  #continueFrom(written: At): Promise<Result> {
+    return new Step(this.#options, written as StoredAt, this.#status, this.#log, this.#signal).run();
   }
 
   /**
@@ -353,7 +355,7 @@ class Step {
         this.#log.info('the pod already exists and is ours (an earlier create went through)', {
           pod: this.#podName,
         });
-        return undefined;
+        return this.#continueFrom(recorded);
       }
       // Not ours (or gone again): nothing of ours runs under this name, so going back to PENDING is safe.
       await this.#reportPodNotOwned(resourceVersion, recorded);
@@ -422,10 +424,11 @@ class Step {
     this.#event('Warning', EventReason.PodNotOwned, 'CreatePod', message);
   }
 
-  async #finish(action: Extract<Action, { type: 'finish' }>): Promise<void> {
+  /** Resolves with the At as the DONE write left it. */
+  async #finish(action: Extract<Action, { type: 'finish' }>): Promise<At> {
     const succeeded = action.outcome === 'Succeeded';
     const detail = `${action.reason}${action.exitCode === undefined ? '' : `, exit code ${action.exitCode}`}${action.message ? `: ${action.message}` : ''}`;
-    await this.#patch({
+    const written = await this.#patch({
       phase: 'DONE',
       outcome: action.outcome,
       exitCode: action.exitCode ?? null,
@@ -457,6 +460,7 @@ class Step {
         'RunCommand',
         detail,
       );
+    return written;
   }
 
   /**
@@ -486,21 +490,14 @@ class Step {
 
   /**
    * Every status write records the generation it was decided from, and is conditional on a version.
-   * The At it returns is remembered until the cache shows it, so the next reconcile decides from it.
+   * The runtime remembers the At it returns until the cache shows it, so the next reconcile decides
+   * from it.
    */
-  async #patch(
-    status: Record<string, unknown>,
-    resourceVersion = this.#at.metadata.resourceVersion,
-  ): Promise<At> {
-    const written = await this.#options.api.patchAtStatus(
-      this.#at.metadata.namespace,
-      this.#at.metadata.name,
-      { ...status, observedGeneration: this.#view.generation },
-      resourceVersion,
-      this.#signal,
+  #patch(status: Record<string, unknown>, resourceVersion = this.#at.metadata.resourceVersion): Promise<At> {
+    return this.#status.patch(
+      { merge: { status: { ...status, observedGeneration: this.#view.generation } } },
+      { resourceVersion, fieldManager: FIELD_MANAGER, signal: this.#signal },
     );
-    this.#recordWrite(resourceVersion, written);
-    return written;
   }
 
   #event(type: 'Normal' | 'Warning', reason: EventReason, action: string, note: string): void {

@@ -9,13 +9,31 @@ import {
   WireType,
   type StringFields,
 } from '@loopwright/client';
-import { readObjectMeta, type KubeObject, type ObjectMeta } from '@loopwright/client';
+import { readObjectMeta, type KubeObject, type ObjectMeta, type ResourceType } from '@loopwright/client';
 
 export const AT_GROUP = 'cnat.programming-kubernetes.info';
 export const AT_VERSION = 'v1alpha1';
 export const AT_API_VERSION = `${AT_GROUP}/${AT_VERSION}`;
 export const AT_KIND = 'At';
 export const AT_PLURAL = 'ats';
+
+/** The At resource, for `client.resource()`. */
+export const AT_RESOURCE: ResourceType = {
+  group: AT_GROUP,
+  version: AT_VERSION,
+  plural: AT_PLURAL,
+  kind: AT_KIND,
+  namespaced: true,
+};
+
+/** The Pod resource, for `client.resource()`. */
+export const POD_RESOURCE: ResourceType = {
+  group: '',
+  version: 'v1',
+  plural: 'pods',
+  kind: 'Pod',
+  namespaced: true,
+};
 
 /** Label on every pod this controller creates: the pod informer watches only these. */
 export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
