@@ -121,6 +121,7 @@ export async function runController<O extends OptionSet>(
     logger,
     ...servers,
     rateLimit: clientRateLimit(standard),
+    fieldManager: program.name,
     ...(standard.podName ? { identity: standard.podName } : {}),
     ...(standard.leaderElect
       ? {

@@ -6,7 +6,7 @@ import {
   type KubeConfig,
   type V1ConfigMap,
 } from '@kubernetes/client-node';
-import { createTestNamespace, eventually, loadTestKubeConfig, type TestNamespace } from '@loopwright/testing';
+import { createTestNamespace, eventually, loadTestKubeConfig, type TestNamespace } from '@loopwright/envtest';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import winston from 'winston';
@@ -294,6 +294,34 @@ describe('Manager cache: what reconcilers get', () => {
   it('caches objects as the API server sends them with an identity cacheTransform', async () => {
     const object = await reconciled('kept', { cacheTransform: (obj) => obj });
     assert.ok((object.metadata?.managedFields?.length ?? 0) > 0);
+  });
+});
+
+describe('Manager client', () => {
+  it('writes as the fieldManager it was given', async () => {
+    const kc = loadTestKubeConfig();
+    const ns = await createTestNamespace(kc, 'manager-client');
+    const manager = new Manager({ kubeConfig: kc, logger: silent, health: false, fieldManager: 'cm-writer' });
+    try {
+      const configMaps = manager.client.resource<V1ConfigMap>({
+        group: '',
+        version: 'v1',
+        plural: 'configmaps',
+        kind: 'ConfigMap',
+        namespaced: true,
+      });
+      const created = await configMaps.create({
+        metadata: { namespace: ns.name, name: 'owned' },
+        data: { key: 'value' },
+      });
+      assert.deepEqual(
+        created.metadata?.managedFields?.map((entry) => entry.manager),
+        ['cm-writer'],
+      );
+    } finally {
+      await manager.client.close();
+      await ns.cleanup();
+    }
   });
 });
 

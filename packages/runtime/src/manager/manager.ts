@@ -1,14 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { KubeTransport, type KubeTransportOptions } from '@loopwright/client';
+import { KubeClient, describeContext, type KubeClientOptions } from '@loopwright/client';
 import { SharedInformerFactory, stripManagedFields, type KubeObject } from '@loopwright/informer';
 import { LeaderElector, LeaseLock } from '@loopwright/leader-election';
 import { createMetrics, type Metrics } from '@loopwright/metrics';
 import type { Logger } from 'winston';
 import type { Controller } from '../controller/controller.ts';
 import { EventRecorder } from '../events/index.ts';
-import { KubeClient, describeContext } from '@loopwright/client';
 import { cacheSyncTimeoutApplies } from './cache-sync.ts';
 import { informerMetricsHook } from './informer-metrics.ts';
 import { startServers, type ServerAddress, type StartedServers } from './servers.ts';
@@ -55,6 +54,13 @@ export interface ManagerOptions {
   /** This replica's name in Events (`reportingInstance`) and the Lease; default `<hostname>_<uuid>`. */
   identity?: string;
   /**
+   * The `fieldManager` of the reconcilers' writes through {@link Manager.client}: the name under which
+   * the API server records the fields this controller owns (controller-runtime's
+   * `client.WithFieldOwner`), usually the controller's name. Default none: the server derives one from
+   * the user agent. Server-side apply needs one (or a `fieldManager` per call).
+   */
+  fieldManager?: string;
+  /**
    * Applied by every informer to each object before it is cached, so what reconcilers and handlers
    * get. Default `stripManagedFields`: controllers never read `metadata.managedFields`, a large share
    * of a small object. `(obj) => obj` keeps objects as the API server sends them; compose to add
@@ -98,17 +104,17 @@ export class GracefulShutdownTimeoutError extends Error {
 export class Manager {
   readonly factory: SharedInformerFactory;
   readonly metrics: Metrics;
-  /** For reconcilers' writes: rate-limited, counted in `rest_client_*`. */
+  /** For reconcilers' writes: rate-limited, counted in `rest_client_*`, as `fieldManager`. */
   readonly client: KubeClient;
   readonly identity: string;
   readonly #options: ManagerOptions;
   readonly #controllers: Controller[] = [];
   readonly #recorders: EventRecorder[] = [];
   /**
-   * Informers list and watch through a transport of their own (as controller-runtime's cache has its
+   * Informers list and watch through a client of their own (as controller-runtime's cache has its
    * own clients), so a burst of writes never waits behind a relist or the other way round.
    */
-  readonly #informerTransport: KubeTransport;
+  readonly #informerClient: KubeClient;
   #synced = false;
   #servers: StartedServers | undefined;
 
@@ -116,10 +122,13 @@ export class Manager {
     this.#options = options;
     this.identity = options.identity ?? options.leaderElection?.identity ?? `${hostname()}_${randomUUID()}`;
     this.metrics = options.metrics ?? createMetrics();
-    this.client = new KubeClient(options.kubeConfig, this.#transportOptions());
-    this.#informerTransport = new KubeTransport(options.kubeConfig, this.#transportOptions());
+    this.client = new KubeClient(options.kubeConfig, {
+      ...this.#clientOptions(),
+      ...(options.fieldManager === undefined ? {} : { fieldManager: options.fieldManager }),
+    });
+    this.#informerClient = new KubeClient(options.kubeConfig, this.#clientOptions());
     this.factory = new SharedInformerFactory({
-      transport: this.#informerTransport,
+      client: this.#informerClient,
       logger: options.logger.child({ component: 'informer' }),
       metrics: informerMetricsHook(this.metrics.informer),
       transform: options.cacheTransform ?? stripManagedFields,
@@ -198,7 +207,7 @@ export class Manager {
       const flushMs = exit === 'lost-leadership' ? 0 : EVENT_FLUSH_TIMEOUT_MS;
       await Promise.all(this.#recorders.map((recorder) => recorder.close(flushMs)));
       this.factory.stop();
-      this.#informerTransport.close();
+      await this.#informerClient.close();
       await this.client.close();
       await this.#servers?.close();
     }
@@ -258,12 +267,12 @@ export class Manager {
     // After a lost leadership `start` has already returned when the abandoned work times out: that late
     // rejection is for nobody, and must not become an unhandled one.
     shutdownTimedOut.catch(() => undefined);
-    // The Lease gets a transport of its own (controller-runtime's leader election has its own client):
-    // renewals never wait for a token behind reconciles' writes.
-    const leaseTransport = new KubeTransport(this.#options.kubeConfig, this.#transportOptions());
+    // The Lease gets a client of its own (controller-runtime's leader election has its own): renewals
+    // never wait for a token behind reconciles' writes.
+    const leaseClient = new KubeClient(this.#options.kubeConfig, this.#clientOptions());
     const elector = new LeaderElector({
       lock: new LeaseLock({
-        transport: leaseTransport,
+        client: leaseClient,
         namespace: election.namespace,
         name: election.leaseName,
         identity,
@@ -294,7 +303,7 @@ export class Manager {
     try {
       await Promise.race([elector.run(signal), shutdownTimedOut]);
     } finally {
-      leaseTransport.close();
+      await leaseClient.close();
     }
     if (leadership.started && !signal.aborted) {
       log.error('leadership lost; exiting so that no work overlaps the new leader');
@@ -304,7 +313,7 @@ export class Manager {
   }
 
   /** Every connection to the API server: the configured rate limit, counted in `rest_client_*`. */
-  #transportOptions(): KubeTransportOptions {
+  #clientOptions(): KubeClientOptions {
     return { observer: this.metrics.restClient, rateLimit: this.#options.rateLimit ?? false };
   }
 
