@@ -10,7 +10,7 @@ import {
   freeLoopbackPort,
   loadTestKubeConfig,
   type TestNamespace,
-} from '@loopwright/testing';
+} from '@loopwright/envtest';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess, type ChildProcessByStdio } from 'node:child_process';
 import type { Readable } from 'node:stream';
@@ -18,7 +18,7 @@ import { once } from 'node:events';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
-const fixture = fileURLToPath(new URL('./run-controller.fixture.ts', import.meta.url));
+const fixture = fileURLToPath(new URL('./run-controller.test-support.ts', import.meta.url));
 
 function start(
   args: string[],

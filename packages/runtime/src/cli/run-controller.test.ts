@@ -11,7 +11,7 @@ import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { clientRateLimit } from './run-controller.ts';
 
-const fixture = fileURLToPath(new URL('./run-controller.fixture.ts', import.meta.url));
+const fixture = fileURLToPath(new URL('./run-controller.test-support.ts', import.meta.url));
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
   version: string;
 };

@@ -1,12 +1,12 @@
 import { CoordinationV1Api, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
-import { createTestNamespace, loadTestKubeConfig, type TestNamespace } from '@loopwright/testing';
+import { createTestNamespace, loadTestKubeConfig, type TestNamespace } from '@loopwright/envtest';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
-const fixture = fileURLToPath(new URL('./run-manager.fixture.ts', import.meta.url));
+const fixture = fileURLToPath(new URL('./run-manager.test-support.ts', import.meta.url));
 
 /** Starts the fixture process and resolves once it reports leading. */
 async function startLeader(leaseName: string, namespace: string): Promise<ChildProcess> {

@@ -1,6 +1,6 @@
 // Test fixture: a process whose main loop is runManager, with leader election on the Lease named by
 // argv[2] in namespace argv[3]. Prints "leading" once it leads.
-import { loadTestKubeConfig } from '@loopwright/testing';
+import { loadTestKubeConfig } from '@loopwright/envtest';
 import { Controller } from '../controller/controller.ts';
 import { createSilentLogger } from '../log/index.ts';
 import { Manager, runManager } from './manager.ts';
