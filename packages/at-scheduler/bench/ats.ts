@@ -1,8 +1,8 @@
 /** The bench's Ats and namespaces, written with an unthrottled admin client before any window opens. */
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { KubeClient } from '@loopwright/runtime';
-import { createTestNamespace } from '@loopwright/testing';
-import { AT_API_VERSION, AT_GROUP, AT_KIND, AT_PLURAL, AT_VERSION, type At } from '../src/index.ts';
+import { createTestNamespace } from '@loopwright/envtest';
+import { AT_API_VERSION, AT_KIND, AT_RESOURCE, type At } from '../src/index.ts';
 
 /** When each step of a phase's set-up was done (epoch ms); undefined when not before the window opened. */
 export interface SetUp {
@@ -56,16 +56,14 @@ export async function createAts(
   schedules: readonly number[],
 ): Promise<StoredAt[]> {
   const stored = new Array<StoredAt>(schedules.length);
-  const path = `/apis/${AT_GROUP}/${AT_VERSION}/namespaces/${namespace}/${AT_PLURAL}`;
+  const ats = client.resource<At>(AT_RESOURCE);
   await forEachConcurrently(schedules.length, async (i) => {
-    stored[i] = await client.requestJson<StoredAt>('POST', path, {
-      body: {
-        apiVersion: AT_API_VERSION,
-        kind: AT_KIND,
-        metadata: { name: `at-${i}` },
-        spec: { schedule: new Date(schedules[i] ?? 0).toISOString(), command: 'true' },
-      },
-    });
+    stored[i] = (await ats.create({
+      apiVersion: AT_API_VERSION,
+      kind: AT_KIND,
+      metadata: { name: `at-${i}`, namespace },
+      spec: { schedule: new Date(schedules[i] ?? 0).toISOString(), command: 'true' },
+    })) as StoredAt;
   });
   return stored;
 }

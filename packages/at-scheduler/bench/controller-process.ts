@@ -14,13 +14,21 @@
  *   controller -> bench  OutcomeMessage     once the window's starts are done and the manager has stopped
  *
  * The bench creates the Ats (set-up work stays in its own process); this process times the controller's
- * writes through a wrapped AtApi, counts its work, and watches its own event loop.
+ * writes through a wrapped AtApi and status writer, counts its work, and watches its own event loop.
  */
 import { KubeConfig } from '@kubernetes/client-node';
 import { createMetrics } from '@loopwright/metrics';
-import { Manager, clientRateLimit, createSilentLogger, toKubeApiError } from '@loopwright/runtime';
+import {
+  Manager,
+  clientRateLimit,
+  createSilentLogger,
+  toKubeApiError,
+  type Patch,
+  type StatusWriter,
+} from '@loopwright/runtime';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CONTROLLER_NAME, createAtControllers, kubeAtApi, type AtApi } from '../src/index.ts';
+import { CONTROLLER_NAME, createAtControllers, kubeAtApi, type At, type AtApi } from '../src/index.ts';
+
 import { windowSchedules } from './ats.ts';
 import type { ControllerSettings } from './controller-phase.ts';
 import { gcInTail, monitorLoop } from './loop-monitor.ts';
@@ -109,6 +117,7 @@ async function runController(
   for (const controller of createAtControllers({
     manager,
     api: timed.api,
+    wrapStatusWriter: timed.wrapStatusWriter,
     recorder,
     namespaces: [namespace],
     workers: settings.workers,
@@ -207,7 +216,10 @@ async function reconcileTotal(manager: Manager): Promise<number> {
   return values.reduce((sum, { value }) => sum + value, 0);
 }
 
-/** The controller's AtApi, recording when each At's claim and create were answered, and counting calls. */
+/**
+ * The controller's AtApi and status writes, recording when each At's claim and create were answered,
+ * and counting calls.
+ */
 function timedAtApi(api: AtApi) {
   const counts = { statusPatches: 0, podCreates: 0, podLookups: 0, conflicts: 0 };
   const claimSent = new Map<string, number>();
@@ -218,20 +230,23 @@ function timedAtApi(api: AtApi) {
     if (toKubeApiError(error)?.status === 409) counts.conflicts++;
     throw error;
   };
-  const timed: AtApi = {
-    patchAtStatus: async (namespace, name, status, resourceVersion, signal) => {
+  const wrapStatusWriter = (status: StatusWriter<At>, at: { name: string }): StatusWriter<At> => ({
+    patch: async (patch, options) => {
       counts.statusPatches++;
-      if (status.phase === 'RUNNING') claimSent.set(name, Date.now());
-      const at = await api.patchAtStatus(namespace, name, status, resourceVersion, signal).catch(counting409);
-      if (status.phase === 'RUNNING') claimAnswered.set(name, Date.now());
-      return at;
+      const claim = isClaim(patch);
+      if (claim) claimSent.set(at.name, Date.now());
+      const written = await status.patch(patch, options).catch(counting409);
+      if (claim) claimAnswered.set(at.name, Date.now());
+      return written;
     },
-    createPod: async (namespace, pod, signal) => {
+  });
+  const timed: AtApi = {
+    createPod: async (pod, signal) => {
       counts.podCreates++;
       // buildPod's controller owner reference names the At.
       const at = pod.metadata?.ownerReferences?.[0]?.name ?? '';
       createSent.set(at, Date.now());
-      await api.createPod(namespace, pod, signal).catch(counting409);
+      await api.createPod(pod, signal).catch(counting409);
       createAnswered.set(at, Date.now());
     },
     getPod: (namespace, name, signal) => {
@@ -242,12 +257,18 @@ function timedAtApi(api: AtApi) {
   };
   return {
     api: timed,
+    wrapStatusWriter,
     counts,
     claimSent,
     claimAnswered,
     createSent,
     createAnswered,
   };
+}
+
+/** The claim: the status write that records RUNNING (the reconciler's status patches are merge patches). */
+function isClaim(patch: Patch): boolean {
+  return 'merge' in patch && (patch.merge as { status?: { phase?: string } }).status?.phase === 'RUNNING';
 }
 
 // Run as the bench's child (forked with an IPC channel): one phase, then exit.

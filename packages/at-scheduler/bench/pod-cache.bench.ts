@@ -17,6 +17,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { createSilentLogger, Manager } from '@loopwright/runtime';
 import { podCacheScope } from '../src/controller.ts';
 import { buildPod } from '../src/pod.ts';
+import { POD_RESOURCE, type Pod } from '../src/resource.ts';
 import { benchNamespace, createAts, forEachConcurrently } from './ats.ts';
 import { withFreshPlane } from './plane.ts';
 import { formatSpread, spread } from './stats.ts';
@@ -35,21 +36,24 @@ if (process.argv[2] === 'probe') await probe();
 else await bench();
 
 async function bench(): Promise<void> {
-  const pods = Number(process.env['POD_CACHE_BENCH_PODS'] ?? 5000);
+  const count = Number(process.env['POD_CACHE_BENCH_PODS'] ?? 5000);
   const runs = Number(process.env['POD_CACHE_BENCH_RUNS'] ?? 3);
-  console.log(`pod cache bench: heap per cached pod, ${pods} pods of buildPod(), ${runs} run(s) per variant`);
+  console.log(
+    `pod cache bench: heap per cached pod, ${count} pods of buildPod(), ${runs} run(s) per variant`,
+  );
   await withFreshPlane(async ({ admin, kc, kubeconfigPath }) => {
     const namespace = await benchNamespace(kc, 'bench-pod-cache');
     const [at] = await createAts(admin, namespace, [Date.now() + 3_600_000]);
     if (at === undefined) throw new Error('the At was not created');
-    await forEachConcurrently(pods, async (i) => {
+    const pods = admin.resource<Pod>(POD_RESOURCE);
+    await forEachConcurrently(count, async (i) => {
       const pod = buildPod(at, `${at.metadata.name}-pod-${i}`, { defaultImage: 'busybox:1.37.0' });
-      await admin.requestJson('POST', `/api/v1/namespaces/${namespace}/pods`, { body: pod });
+      await pods.create(pod, { answer: 'none' });
     });
     const bytes = new Map<Variant, number[]>();
     for (let run = 0; run < runs; run++)
       for (const variant of Object.keys(VARIANTS) as Variant[]) {
-        const perPod = await measureInChild(kubeconfigPath, namespace, variant, pods);
+        const perPod = await measureInChild(kubeconfigPath, namespace, variant, count);
         bytes.set(variant, [...(bytes.get(variant) ?? []), perPod]);
       }
     const plain = bytes.get('stripManagedFields') ?? [];

@@ -11,10 +11,10 @@
  * last answered. What a create costs the server is what sets the starts/s of a controller at its limit.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ACCEPT_METADATA_ONLY, type KubeClient } from '@loopwright/runtime';
-import { kubeAtApi } from '../src/api.ts';
+import type { KubeClient } from '@loopwright/runtime';
+import { FIELD_MANAGER, kubeAtApi } from '../src/api.ts';
 import { buildPod } from '../src/pod.ts';
-import type { Pod } from '../src/resource.ts';
+import { POD_RESOURCE, type Pod } from '../src/resource.ts';
 import { benchNamespace, createAts, forEachConcurrently, type StoredAt } from './ats.ts';
 import { CpuSampler } from './cpu-sampler.ts';
 import { cpuPlacement } from './cpus.ts';
@@ -29,16 +29,12 @@ const WARM_UP_PODS = 300;
 /** Lets the server finish the last run's work (its watch cache, its GC) before the next one. */
 const SETTLE_MS = 1500;
 
-type Create = (client: KubeClient, namespace: string, pod: Pod) => Promise<void>;
+type Create = (client: KubeClient, pod: Pod) => Promise<void>;
 
 const VARIANTS: Record<string, Create> = {
-  JSON: async (client, namespace, pod) => {
-    await client.requestJson('POST', `/api/v1/namespaces/${namespace}/pods?fieldManager=at-scheduler`, {
-      body: pod,
-      accept: ACCEPT_METADATA_ONLY,
-    });
-  },
-  'protobuf (the controller)': (client, namespace, pod) => kubeAtApi(client).createPod(namespace, pod),
+  JSON: (client, pod) =>
+    client.resource<Pod>(POD_RESOURCE).create(pod, { answer: 'none', fieldManager: FIELD_MANAGER }),
+  'protobuf (the controller)': (client, pod) => kubeAtApi(client).createPod(pod),
 };
 
 const placement = cpuPlacement();
@@ -58,11 +54,7 @@ try {
     const createAll = async (create: Create, count: number): Promise<void> => {
       batch += 1;
       await forEachConcurrently(count, (i) =>
-        create(
-          admin,
-          namespace,
-          buildPod(owner as StoredAt, `b${batch}-${i}`, { defaultImage: 'busybox:1.37.0' }),
-        ),
+        create(admin, buildPod(owner as StoredAt, `b${batch}-${i}`, { defaultImage: 'busybox:1.37.0' })),
       );
     };
     for (const create of Object.values(VARIANTS)) await createAll(create, WARM_UP_PODS);

@@ -7,7 +7,7 @@ import type { InformerRequest } from '@loopwright/informer';
 import { Controller, type EventRecorder, type Manager } from '@loopwright/runtime';
 import type { AtApi } from './api.ts';
 import type { At } from './generated/types.ts';
-import { createAtReconciler, type StartObservation } from './reconcile.ts';
+import { createAtReconciler, type AtReconcilerOptions, type StartObservation } from './reconcile.ts';
 import {
   AT_GROUP,
   AT_KIND,
@@ -29,6 +29,7 @@ export interface AtControllerOptions {
   defaultImage: string;
   now?: () => number;
   onStart?: (observation: StartObservation) => void;
+  wrapStatusWriter?: AtReconcilerOptions['wrapStatusWriter'];
 }
 
 export const CONTROLLER_NAME = 'at-scheduler';
@@ -72,6 +73,7 @@ export function createAtControllers(options: AtControllerOptions): Controller<At
         defaultImage: options.defaultImage,
         ...(options.now ? { now: options.now } : {}),
         ...(options.onStart ? { onStart: options.onStart } : {}),
+        ...(options.wrapStatusWriter ? { wrapStatusWriter: options.wrapStatusWriter } : {}),
       }),
     });
   });

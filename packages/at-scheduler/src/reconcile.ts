@@ -59,6 +59,8 @@ export interface AtReconcilerOptions {
   /** Epoch ms. Default Date.now. */
   now?: () => number;
   onStart?: (observation: StartObservation) => void;
+  /** Wraps each reconcile's status writer (the bench times and counts the writes with it). */
+  wrapStatusWriter?: (status: StatusWriter<At>, at: { namespace: string; name: string }) => StatusWriter<At>;
 }
 
 /** An At as the API server stores it: these fields are always set. */
@@ -82,11 +84,12 @@ type ConditionChange = Omit<ConditionInput, 'observedGeneration' | 'type' | 'rea
 type Result = { requeueAfterMs: number } | undefined;
 
 export function createAtReconciler(options: AtReconcilerOptions): Reconciler<At> {
-  return async ({ object, status, log, signal }) => {
+  return async ({ namespace, name, object, status, log, signal }) => {
     // Deleted (a delete event, or a pod event or timer for an At deleted since): its pod goes by
     // garbage collection (owner reference); there is nothing to record.
     if (!object) return undefined;
-    return new Step(options, object as StoredAt, status, log, signal).run();
+    const writer = options.wrapStatusWriter?.(status, { namespace: namespace ?? '', name }) ?? status;
+    return new Step(options, object as StoredAt, writer, log, signal).run();
   };
 }
 
