@@ -9,7 +9,7 @@
 # The runtime stage ships what scripts/bundle.sh produces and nothing else: the controller bundled by
 # esbuild into dist/main.js, its package.json and its dependencies' licenses, no node_modules.
 # e2e/src/bundle.test.ts runs that same bundle with Node 24 against a real API server, and
-# packages/testing/src/images builds the runtime stage from this file without Docker, so the image's
+# packages/cluster/src/images builds the runtime stage from this file without Docker, so the image's
 # contents are tested without a Docker engine.
 #
 # The base images are pinned by digest, the tag kept beside it for Renovate, which updates the digest

@@ -21,7 +21,7 @@ import {
   testNodeExports,
   testNodeOf,
   type Cluster,
-} from '@loopwright/testing';
+} from '@loopwright/cluster';
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

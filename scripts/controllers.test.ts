@@ -1,4 +1,4 @@
-import { workspaceControllers } from '@loopwright/testing';
+import { workspaceControllers } from '@loopwright/cluster';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { test } from 'node:test';

@@ -9,7 +9,7 @@
  * Covers what structural CRD schemas use: object (properties, required, additionalProperties), array,
  * string (enum), integer, number, boolean, int-or-string, preserve-unknown-fields.
  */
-import { workspaceControllers } from '@loopwright/testing';
+import { workspaceControllers } from '@loopwright/cluster';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';

@@ -1,4 +1,4 @@
-import { workspaceControllers } from '@loopwright/testing';
+import { workspaceControllers } from '@loopwright/cluster';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';

@@ -14,7 +14,7 @@ import { once } from 'node:events';
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startControlPlane, type ControlPlane } from '@loopwright/testing';
+import { startControlPlane, type ControlPlane } from '@loopwright/envtest';
 import { formatSummary, mutationCounts, type MutationReport, type PackageResult } from './mutate/summary.ts';
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
@@ -52,7 +52,7 @@ const configs = new Map(
   }),
 );
 
-// A test command with the testing package's global setup would start a control plane per mutant; one
+// A test command with envtest's global setup would start a control plane per mutant; one
 // for the whole run is reused by every global setup (LOOPWRIGHT_CONTROLPLANE), as `pnpm controlplane up`
 // would be. Started for the first package that needs it.
 let controlPlane: ControlPlane | undefined;

@@ -5,7 +5,7 @@
  * a checked-in table differs from what the declarations generate.
  */
 import { optionsTable, type ProgramShape } from '@loopwright/runtime';
-import { controllerProgram, workspaceControllers } from '@loopwright/testing';
+import { controllerProgram, workspaceControllers } from '@loopwright/cluster';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';

@@ -27,7 +27,7 @@ import {
   ReleaseVersionError,
   workspaceControllers,
   writeReleaseAssets,
-} from '@loopwright/testing';
+} from '@loopwright/cluster';
 
 const repoRoot = resolve(import.meta.dirname, '..');
 

@@ -5,7 +5,8 @@
  * through pnpm with `--help`, so the program prints its help and exits without a cluster, and Node's
  * watch mode waits.
  */
-import { eventually, workspaceControllers, type WorkspaceController } from '@loopwright/testing';
+import { workspaceControllers, type WorkspaceController } from '@loopwright/cluster';
+import { eventually } from '@loopwright/envtest';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One idempotent set-up for a fresh machine: pnpm and the workspace's dependencies (Node 24 included),
 # the Debian packages the tests use, and the test tools, built once per machine from one Go module
-# (packages/testing/tools: the Kubernetes control plane and node, etcd, kubectl, helm, Prometheus, the
+# (packages/envtest/tools: the Kubernetes control plane and node, etcd, kubectl, helm, Prometheus, the
 # Cluster API core manager, Mailgun's mock). Each step says what it does; the last lines give the time
 # of each phase and how to run the pinned helm and kubectl.
 #
@@ -13,7 +13,8 @@ cd "$(dirname "$0")/.."
 
 started=$(date +%s)
 pnpm_version=$(sed -n 's/.*"packageManager": "pnpm@\([^"]*\)".*/\1/p' package.json)
-tools_module=packages/testing/tools
+tools_module=packages/envtest/tools
+release_tools_module=packages/cluster/release-tools
 cache_dir=${LOOPWRIGHT_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/loopwright}
 phases=()
 
@@ -35,8 +36,8 @@ next_step() { step=$((step + 1)); say "[$step/$steps] $* ($(elapsed "$started") 
 
 # The Go modules the test tools need are fetched while pnpm and apt work: the download is network-bound,
 # the build after it CPU-bound. `go list -deps` fetches exactly the modules of the packages the build
-# compiles (the same packages and build tags as src/tools/tools.ts), then the release tools' (their own
-# module, src/tools/release-tools.ts).
+# compiles (the same packages and build tags as packages/envtest/src/tools/tools.ts), then the release
+# tools' (their own module, packages/cluster/src/tools/release-tools.ts).
 download_pid=
 download_log=$(mktemp)
 download_time=$(mktemp)
@@ -44,9 +45,8 @@ trap 'rm -f "$download_log" "$download_time"' EXIT
 if $have_go; then
   (
     download_started=$(date +%s)
-    cd "$tools_module"
-    go list -deps -tags="$(cat build-tags)" ./cmd/... tool >/dev/null 2>"$download_log" || true
-    cd ../release-tools && go list -deps tool >/dev/null 2>>"$download_log" || true
+    (cd "$tools_module" && go list -deps -tags="$(cat build-tags)" ./cmd/... tool >/dev/null 2>"$download_log") || true
+    (cd "$release_tools_module" && go list -deps tool >/dev/null 2>>"$download_log") || true
     echo $(($(date +%s) - download_started)) >"$download_time"
   ) &
   download_pid=$!

@@ -14,13 +14,13 @@
  * Node: `node -e 0`). Printed as min / median / max, with the median's ratio to bare Node's, and each
  * bundle's size: the image's app layer, as files and as tar.gz. The issue's targets for the bundle: idle RSS <= 90 MB, CPU to ready <= 0.5 s, --help <= 150 ms.
  */
+import { workspaceControllers } from '@loopwright/cluster';
 import {
   createTestNamespace,
   freeLoopbackPort,
   loadTestKubeConfig,
   startControlPlane,
-  workspaceControllers,
-} from '@loopwright/testing';
+} from '@loopwright/envtest';
 import { execFile } from 'node:child_process';
 import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -9,7 +9,8 @@
  * ttlSecondsAfterFinished), failover, a rolling `helm upgrade`, Prometheus and the uninstall. `helm test`
  * passes after each install and the upgrade, and fails while the Deployment is scaled to 0.
  */
-import { eventually, helm, loadTestKubeConfig, type TestNamespace } from '@loopwright/testing';
+import { helm } from '@loopwright/cluster';
+import { eventually, loadTestKubeConfig, type TestNamespace } from '@loopwright/envtest';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { KubeObject } from '@loopwright/client';
 import assert from 'node:assert/strict';

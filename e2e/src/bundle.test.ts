@@ -7,13 +7,8 @@
  * workspace around it) answers --version and --help, then starts against the test control plane with
  * leader election on (as the charts run it), serves /healthz and /readyz, and exits 0 on SIGTERM.
  */
-import {
-  createTestNamespace,
-  eventually,
-  freeLoopbackPort,
-  loadTestKubeConfig,
-  workspaceControllers,
-} from '@loopwright/testing';
+import { workspaceControllers } from '@loopwright/cluster';
+import { createTestNamespace, eventually, freeLoopbackPort, loadTestKubeConfig } from '@loopwright/envtest';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { access, mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -55,7 +50,11 @@ const DEV_ONLY = [
   'esbuild',
   'knip',
 ];
-const DEV_ONLY_SCOPES = ['@loopwright/testing', '@eslint/', '@typescript-eslint/', '@nx/', '@esbuild/'];
+const DEV_ONLY_SCOPES = [
+  '@loopwright/envtest',
+  '@loopwright/fakes',
+  '@loopwright/cluster',
+  '@eslint/', '@typescript-eslint/', '@nx/', '@esbuild/'];
 
 async function readSourceMap(path: string): Promise<SourceMapPayload> {
   return JSON.parse(await readFile(path, 'utf8')) as SourceMapPayload;

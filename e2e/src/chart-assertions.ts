@@ -1,7 +1,7 @@
 /**
  * Assertions shared by both charts' tests: the things every Loopwright chart must get right.
  */
-import { helm, HelmError } from '@loopwright/testing';
+import { helm, HelmError } from '@loopwright/cluster';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';

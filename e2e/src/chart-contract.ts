@@ -3,7 +3,7 @@
  * registered by each chart's test file with that chart's expectations. What a chart adds on top (its
  * Secrets, its own values, its NOTES) stays in that chart's file.
  */
-import { helm, HelmError } from '@loopwright/testing';
+import { helm, HelmError } from '@loopwright/cluster';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { describe, test } from 'node:test';

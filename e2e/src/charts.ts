@@ -1,7 +1,7 @@
 /**
  * Chart rendering for tests: `helm template` through the pinned helm, parsed into objects.
  */
-import { helm } from '@loopwright/testing';
+import { helm } from '@loopwright/cluster';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
 

@@ -2,7 +2,7 @@
  * The cloud-node chart: the shared contract (chart-contract.ts), then what is its own: the Hetzner Cloud
  * token and network, the Node tolerations, host networking, Events in `default`.
  */
-import { HelmError } from '@loopwright/testing';
+import { HelmError } from '@loopwright/cluster';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { describe, test } from 'node:test';

@@ -4,7 +4,7 @@
  * from HCCM's `hcloud` Secret, which the test creates as the README says the user has it), of the
  * unchanged chart with its defaults (2 replicas, leader election, system-cluster-critical, its
  * tolerations), plus only `--wait` and what this cluster needs (the Hetzner endpoint: the fake of
- * @loopwright/testing on the node bridge, where pods reach it; the Node label selector). The controllers
+ * @loopwright/fakes/hcloud on the node bridge, where pods reach it; the Node label selector). The controllers
  * run as pods with their in-cluster ServiceAccount token, Ready through the kubelet's probes; the test
  * registers Nodes with the uninitialized taint, as kubelets with `--cloud-provider=external` do, then
  * deletes the leader, upgrades and uninstalls the release. `helm test` passes after the install and the
@@ -24,16 +24,9 @@
  * (the chart's pods tolerate the taints a fresh Node has, and prefer a Node without a replica) is ever
  * scheduled onto them.
  */
-import {
-  eventually,
-  helm,
-  loadTestKubeConfig,
-  loadTestNode,
-  startFakeHcloud,
-  type FakeHcloud,
-  type FakeHcloudServer,
-  type TestNamespace,
-} from '@loopwright/testing';
+import { helm, loadTestNode } from '@loopwright/cluster';
+import { eventually, loadTestKubeConfig, type TestNamespace } from '@loopwright/envtest';
+import { startFakeHcloud, type FakeHcloud, type FakeHcloudServer } from '@loopwright/fakes/hcloud';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { KubeObject } from '@loopwright/client';
 import assert from 'node:assert/strict';

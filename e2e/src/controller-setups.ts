@@ -5,15 +5,13 @@
  * API server is shared with other suites, and the process runs as admin.
  */
 import {
-  applyCrds,
   controllerProgram,
-  freeLoopbackPort,
-  readCrdFiles,
   startClusterApi,
-  startFakeHcloud,
   workspaceControllers,
   type WorkspaceController,
-} from '@loopwright/testing';
+} from '@loopwright/cluster';
+import { applyCrds, freeLoopbackPort, readCrdFiles } from '@loopwright/envtest';
+import { startFakeHcloud } from '@loopwright/fakes/hcloud';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
 

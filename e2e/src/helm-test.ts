@@ -7,7 +7,8 @@
  * the logs of a Pod named like each hook, and the hook's ServiceAccount, Role and RoleBinding share the
  * Pod's name).
  */
-import { helm, HelmError, readCrdDirectory } from '@loopwright/testing';
+import { helm, HelmError } from '@loopwright/cluster';
+import { readCrdDirectory } from '@loopwright/envtest';
 import type { KubeConfig } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';

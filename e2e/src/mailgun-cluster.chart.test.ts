@@ -2,7 +2,7 @@
  * The mailgun-cluster chart: the shared contract (chart-contract.ts), then what is its own: Mailgun's
  * settings and API key, Cluster API's provider label and the Cluster API it requires.
  */
-import { HelmError } from '@loopwright/testing';
+import { HelmError } from '@loopwright/cluster';
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { assertEnvKnownToController, assertSchemaRejects } from './chart-assertions.ts';

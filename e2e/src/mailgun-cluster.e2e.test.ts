@@ -5,7 +5,7 @@
  * defaults, 2 replicas) into the namespace made to enforce the restricted Pod Security profile first,
  * with the Secret the README says the user creates; the controller pods become Ready through the
  * kubelet's probes and talk to the API server with their own ServiceAccount token, and to the Mailgun
- * peer of `@loopwright/testing` (Mailgun's own mock behind an API-faithful front) on the node's bridge
+ * peer of `@loopwright/fakes/mailgun` (Mailgun's own mock behind an API-faithful front) on the node's bridge
  * address. Beside it Cluster API itself: its CRDs, webhooks and core manager (`startClusterApi`, on this
  * host, reconciling the test's namespace), which owns the MailgunClusters of the Clusters the test
  * creates, reports them provisioned and deletes them. Then failover, a rolling upgrade and the
@@ -13,19 +13,20 @@
  * the install, whose chart requires cluster.x-k8s.io/v1beta2).
  */
 import {
-  createTestNamespace,
-  ensureTestTools,
-  eventually,
   helm,
-  loadTestKubeConfig,
   loadTestNode,
   prepareClusterctlManagement,
   startClusterApi,
-  startMailgunPeer,
   type ClusterApi,
-  type MailgunPeer,
+} from '@loopwright/cluster';
+import {
+  createTestNamespace,
+  ensureTestTools,
+  eventually,
+  loadTestKubeConfig,
   type TestNamespace,
-} from '@loopwright/testing';
+} from '@loopwright/envtest';
+import { startMailgunPeer, type MailgunPeer } from '@loopwright/fakes/mailgun';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { resourceName, type KubeObject, type ListOptions, type ResourceType } from '@loopwright/client';
 import assert from 'node:assert/strict';

@@ -6,13 +6,11 @@
 import {
   TIMESTAMPED_LOG_QUERY,
   TimestampedLogReader,
-  createTestNamespace,
-  eventually,
   loadTestNode,
   readTimestampedLog,
   type PodLogReadError,
-  type TestNamespace,
-} from '@loopwright/testing';
+} from '@loopwright/cluster';
+import { createTestNamespace, eventually, type TestNamespace } from '@loopwright/envtest';
 import type { KubeConfig } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';

@@ -4,7 +4,8 @@
  * discovery. It is the pinned Prometheus 3 built from its Go module (Debian's is built without
  * Kubernetes discovery); `PROMETHEUS_BINARY` names another one instead.
  */
-import { ensurePrometheusBinary, freeLoopbackPort } from '@loopwright/testing';
+import { ensurePrometheusBinary } from '@loopwright/cluster';
+import { freeLoopbackPort } from '@loopwright/envtest';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';

@@ -36,7 +36,7 @@ test('the root README installs each of the three released charts, once, with one
 });
 
 test('the README installs the version of the charts in this checkout (their appVersion)', async () => {
-  const { chartDefaultImage } = await import('@loopwright/testing');
+  const { chartDefaultImage } = await import('@loopwright/cluster');
   for (const install of readmeInstalls())
     assert.equal(install.version, (await chartDefaultImage(install.release)).appVersion, install.chart);
 });

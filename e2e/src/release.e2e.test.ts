@@ -10,7 +10,6 @@
 import {
   artifactHubChanges,
   ensureReleaseTools,
-  ensureTestTools,
   helm,
   releaseNotes,
   verifiedSbomAttestations,
@@ -18,7 +17,8 @@ import {
   workspaceControllers,
   type LocalRelease,
   type ReleaseTools,
-} from '@loopwright/testing';
+} from '@loopwright/cluster';
+import { ensureTestTools } from '@loopwright/envtest';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';

@@ -3,7 +3,7 @@
  * node's registry: the README's version (`current`) and the next patch release (`next`), the upgrade
  * every suite rolls its pods to. Handed to the test files in LOOPWRIGHT_E2E_RELEASES.
  */
-import type { LocalRelease } from '@loopwright/testing';
+import type { LocalRelease } from '@loopwright/cluster';
 import type { KubeConfig } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';

@@ -3,7 +3,8 @@
  * Kubernetes release, as `pnpm helm` and `pnpm kubectl` from the repository (node_modules/.bin, linked by
  * scripts/link-bin.sh) and in the directory whose PATH line set-up prints.
  */
-import { commandLineToolsDir, helm, pinnedTools } from '@loopwright/testing';
+import { commandLineToolsDir, helm } from '@loopwright/cluster';
+import { pinnedTools } from '@loopwright/envtest';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';

@@ -7,7 +7,7 @@
  * is lost, which a single-node demo cannot show.
  */
 import type { KubeClient, KubeObject } from '@loopwright/runtime';
-import { helm } from '@loopwright/testing';
+import { helm } from '@loopwright/cluster';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ThirdParties } from './controllers.ts';

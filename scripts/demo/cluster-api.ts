@@ -6,7 +6,7 @@
  * `./scripts/setup.sh`), run on this machine for the demo's namespace only.
  */
 import { describeContext, loadKubeConfig } from '@loopwright/runtime';
-import { CLUSTER_API_FIELD_MANAGER, startClusterApi } from '@loopwright/testing';
+import { CLUSTER_API_FIELD_MANAGER, startClusterApi } from '@loopwright/cluster';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DemoCluster } from './environment.ts';

@@ -3,7 +3,7 @@
  * configured only through its documented environment variables, logging to a file of its own so that
  * the table stays readable.
  */
-import { freeLoopbackPort } from '@loopwright/testing';
+import { freeLoopbackPort } from '@loopwright/envtest';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';

@@ -4,7 +4,7 @@
  * (cluster-api.ts).
  */
 import { isAlreadyExists, type KubeClient } from '@loopwright/runtime';
-import { readCrdFiles } from '@loopwright/testing';
+import { readCrdFiles } from '@loopwright/envtest';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CUSTOM_RESOURCE_DEFINITIONS } from './resources.ts';
 import { CONTROLLERS } from './workspace.ts';

@@ -12,14 +12,8 @@
  *   (nothing may outlive it).
  */
 import { KubeClient, loadKubeConfig, type KubeObject } from '@loopwright/runtime';
-import {
-  eventually,
-  findTestNode,
-  helm,
-  startControlPlane,
-  workspaceControllers,
-  type ControlPlane,
-} from '@loopwright/testing';
+import { findTestNode, helm, workspaceControllers } from '@loopwright/cluster';
+import { eventually, startControlPlane, type ControlPlane } from '@loopwright/envtest';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';

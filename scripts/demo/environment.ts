@@ -16,10 +16,10 @@ import {
   findTestNode,
   NodeUnavailableError,
   startCluster,
-  startControlPlane,
   testNodeOf,
   type TestNode,
-} from '@loopwright/testing';
+} from '@loopwright/cluster';
+import { startControlPlane } from '@loopwright/envtest';
 import type { Shutdown } from './shutdown.ts';
 
 /** Set to `0` to skip the node and go straight to the fallback (what the embedded-mode tests do). */

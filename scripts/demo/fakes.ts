@@ -4,7 +4,8 @@
  * @loopwright/testing, where the controllers' tests use them too. They listen on loopback, or, when the
  * controllers run as pods of a node, on the host's address on the node bridge: the only one pods reach.
  */
-import { FAKE_HCLOUD_TOKEN, startFakeHcloud, startMailgunPeer, type FakeHcloud } from '@loopwright/testing';
+import { FAKE_HCLOUD_TOKEN, startFakeHcloud, type FakeHcloud } from '@loopwright/fakes/hcloud';
+import { startMailgunPeer } from '@loopwright/fakes/mailgun';
 import { randomBytes } from 'node:crypto';
 import type { ThirdParties } from './controllers.ts';
 import type { Shutdown } from './shutdown.ts';

@@ -10,7 +10,7 @@ import {
   type ObjectKey,
   type ResourceType,
 } from '@loopwright/runtime';
-import { readCrdFiles, sortedYamlFiles } from '@loopwright/testing';
+import { readCrdFiles, sortedYamlFiles } from '@loopwright/envtest';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';

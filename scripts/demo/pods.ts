@@ -3,7 +3,7 @@
  * log. Read through the API server, as `kubectl get pod` and `kubectl logs` read them.
  */
 import type { KubeClient, KubeObject } from '@loopwright/runtime';
-import { TIMESTAMPED_LOG_QUERY, readTimestampedLog } from '@loopwright/testing';
+import { TIMESTAMPED_LOG_QUERY, readTimestampedLog } from '@loopwright/cluster';
 import { NAMESPACE } from './names.ts';
 import { PODS } from './resources.ts';
 

@@ -5,7 +5,7 @@
  * Plus their removal, for a cluster that outlives the demo.
  */
 import type { KubeClient, KubeObject, ObjectKey, Resource } from '@loopwright/runtime';
-import type { FakeHcloud } from '@loopwright/testing';
+import type { FakeHcloud } from '@loopwright/fakes/hcloud';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';

@@ -2,7 +2,7 @@
  * The controllers, started the way the cluster allows: as pods of their charts where a node runs pods,
  * else as child processes from source (as `pnpm nx serve` runs them).
  */
-import { loadImagesIntoNode, type TestNode } from '@loopwright/testing';
+import { loadImagesIntoNode, type TestNode } from '@loopwright/cluster';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -5,7 +5,7 @@
  * checks of their own; any other controller runs the same way, with its `packages/<name>/samples/*.yaml`.
  */
 import type { ProgramShape } from '@loopwright/runtime';
-import { controllerProgram, workspaceControllers } from '@loopwright/testing';
+import { controllerProgram, workspaceControllers } from '@loopwright/cluster';
 import { repoRoot } from './repo.ts';
 
 export interface DemoController {

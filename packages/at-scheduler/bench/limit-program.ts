@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { ensureGoBuild } from '@loopwright/testing';
+import { ensureGoBuild } from '@loopwright/envtest';
 import type { Pod } from '../src/index.ts';
 
 const run = promisify(execFile);

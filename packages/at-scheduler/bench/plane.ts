@@ -1,7 +1,7 @@
 /** A control plane of the bench's own, started for one phase. */
 import { KubeConfig } from '@kubernetes/client-node';
 import { KubeClient } from '@loopwright/runtime';
-import { applyCrds, startControlPlane, type ControlPlane } from '@loopwright/testing';
+import { applyCrds, startControlPlane, type ControlPlane } from '@loopwright/envtest';
 import { loadAtCrd } from '../src/crd.ts';
 import type { CpuPlacement } from './cpus.ts';
 

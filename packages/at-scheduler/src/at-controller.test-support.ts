@@ -8,7 +8,7 @@
 import { createMetrics } from '@loopwright/metrics';
 import type { Lister } from '@loopwright/informer';
 import { KubeClient, Manager, createSilentLogger } from '@loopwright/runtime';
-import { createTestNamespace, loadTestKubeConfig, type TestNamespace } from '@loopwright/testing';
+import { createTestNamespace, loadTestKubeConfig, type TestNamespace } from '@loopwright/envtest';
 import type { KubeConfig } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { after, before } from 'node:test';

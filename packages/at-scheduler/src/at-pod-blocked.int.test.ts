@@ -2,7 +2,7 @@
  * An At whose pod cannot be created, with the in-process controller on a real control plane: its name is
  * taken by a foreign pod, or the API server refuses the pod. Reported, retried later, never in a loop.
  */
-import { eventually } from '@loopwright/testing';
+import { eventually } from '@loopwright/envtest';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';

@@ -2,7 +2,7 @@
  * A running At whose pod goes away from under the in-process controller, on a real control plane:
  * deleted, or out of the controller's pod cache (its label removed).
  */
-import { eventually } from '@loopwright/testing';
+import { eventually } from '@loopwright/envtest';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';

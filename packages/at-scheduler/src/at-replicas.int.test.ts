@@ -3,7 +3,7 @@
  * and two active at once without leader election.
  */
 import { KubeClient } from '@loopwright/runtime';
-import { createTestNamespace, eventually, loadTestKubeConfig } from '@loopwright/testing';
+import { createTestNamespace, eventually, loadTestKubeConfig } from '@loopwright/envtest';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ATS, MERGE, PODS, startController } from './at-controller.test-support.ts';

@@ -5,7 +5,7 @@
  * after it finished.
  */
 import { KubeApiError } from '@loopwright/runtime';
-import { eventually } from '@loopwright/testing';
+import { eventually } from '@loopwright/envtest';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';

@@ -1,6 +1,6 @@
 /**
  * The At CRD as the chart ships it (charts/at-scheduler/crds), for tests and the benchmark, which install
- * it with `applyCrds` of @loopwright/testing. The controller itself never installs it: CRDs are
+ * it with `applyCrds` of @loopwright/envtest. The controller itself never installs it: CRDs are
  * cluster-scoped and belong to the chart.
  */
 import { readFileSync } from 'node:fs';

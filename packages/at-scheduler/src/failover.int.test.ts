@@ -12,7 +12,7 @@
  * No kubelet: pods stay Pending and a started At stays RUNNING, and nothing deletes a pod, so the pods
  * listed at the end are every pod ever created.
  */
-import { createTestNamespace, eventually, loadTestKubeConfig } from '@loopwright/testing';
+import { createTestNamespace, eventually, loadTestKubeConfig } from '@loopwright/envtest';
 import { KubeClient } from '@loopwright/runtime';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';

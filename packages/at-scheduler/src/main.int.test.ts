@@ -1,6 +1,6 @@
 /** The at-scheduler program (src/main.ts) as a process on a real control plane. */
 import { KubeClient } from '@loopwright/runtime';
-import { createTestNamespace, eventually, loadTestKubeConfig } from '@loopwright/testing';
+import { createTestNamespace, eventually, loadTestKubeConfig } from '@loopwright/envtest';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';

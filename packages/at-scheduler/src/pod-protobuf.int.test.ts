@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { isAlreadyExists } from '@loopwright/client';
 import { KubeClient } from '@loopwright/runtime';
-import { createTestNamespace, loadTestKubeConfig, type TestNamespace } from '@loopwright/testing';
+import { createTestNamespace, loadTestKubeConfig, type TestNamespace } from '@loopwright/envtest';
 import { kubeAtApi } from './api.ts';
 import type { AtSpec } from './generated/types.ts';
 import { buildPod } from './pod.ts';

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { KubeTransport } from '@loopwright/client';
 import { createResourceClient, stripManagedFields, type KubeObject } from '@loopwright/informer';
-import { createTestNamespace, loadTestKubeConfig, type TestNamespace } from '@loopwright/testing';
+import { createTestNamespace, loadTestKubeConfig, type TestNamespace } from '@loopwright/envtest';
 import { podCacheScope } from './controller.ts';
 import { buildPod } from './pod.ts';
 import { decodePodFieldsRead, keepPodFieldsRead, type Pod } from './resource.ts';

@@ -3,7 +3,7 @@
  * set-up and why Nodes of other files stay invisible: cloud-node-controllers.test-support.ts): no Node is
  * deleted while it lasts, the gone server's Node goes after.
  */
-import { eventually } from '@loopwright/testing';
+import { eventually } from '@loopwright/envtest';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';

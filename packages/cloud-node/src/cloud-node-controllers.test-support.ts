@@ -10,7 +10,8 @@
 import { HcloudClient } from '@loopwright/hcloud';
 import { createMetrics } from '@loopwright/metrics';
 import { KubeClient, Manager, createSilentLogger, isNotFound } from '@loopwright/runtime';
-import { loadTestKubeConfig, startFakeHcloud, type FakeHcloud } from '@loopwright/testing';
+import { loadTestKubeConfig } from '@loopwright/envtest';
+import { startFakeHcloud, type FakeHcloud } from '@loopwright/fakes/hcloud';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before } from 'node:test';

@@ -1,5 +1,5 @@
 import { parseProgram, type Configuration } from '@loopwright/runtime';
-import { writeSecretVolume } from '@loopwright/testing';
+import { writeSecretVolume } from '@loopwright/envtest';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

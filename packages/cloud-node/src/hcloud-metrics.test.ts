@@ -1,5 +1,5 @@
 import { HcloudClient } from '@loopwright/hcloud';
-import { startFakeHcloud } from '@loopwright/testing';
+import { startFakeHcloud } from '@loopwright/fakes/hcloud';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Registry } from 'prom-client';

@@ -4,7 +4,7 @@
  */
 import { Backoff } from '@loopwright/core';
 import { HcloudClient } from '@loopwright/hcloud';
-import { startFakeHcloud, type FakeHcloud } from '@loopwright/testing';
+import { startFakeHcloud, type FakeHcloud } from '@loopwright/fakes/hcloud';
 import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
 import { ConfigError } from '@loopwright/runtime';

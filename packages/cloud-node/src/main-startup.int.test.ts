@@ -4,13 +4,8 @@
  * unready, say why (log lines and a Warning Event on its Pod), and start normally once the API answers.
  */
 import { KubeClient } from '@loopwright/runtime';
-import {
-  eventually,
-  freeLoopbackPort,
-  loadTestKubeConfig,
-  startFakeHcloud,
-  type FakeHcloud,
-} from '@loopwright/testing';
+import { eventually, freeLoopbackPort, loadTestKubeConfig } from '@loopwright/envtest';
+import { startFakeHcloud, type FakeHcloud } from '@loopwright/fakes/hcloud';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';

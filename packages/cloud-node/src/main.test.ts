@@ -4,7 +4,7 @@
  * bad value too, exit 2 and one line naming it as set; a failing API is waited for
  * (main-startup.int.test.ts).
  */
-import { startFakeHcloud } from '@loopwright/testing';
+import { startFakeHcloud } from '@loopwright/fakes/hcloud';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

@@ -3,7 +3,7 @@
  * set-up and why Nodes of other files stay invisible: cloud-node-controllers.test-support.ts):
  * providerID, labels, addresses and the taint's removal, and each way initialisation can fail.
  */
-import { eventually } from '@loopwright/testing';
+import { eventually } from '@loopwright/envtest';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { REFRESH_MS, controllersTestbed, uninitialized } from './cloud-node-controllers.test-support.ts';

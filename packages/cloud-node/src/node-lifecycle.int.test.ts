@@ -3,7 +3,7 @@
  * Nodes of other files stay invisible: cloud-node-controllers.test-support.ts): Nodes of deleted
  * servers deleted, shutdown taints, the NotReady sweep, and the Nodes it must never touch.
  */
-import { eventually } from '@loopwright/testing';
+import { eventually } from '@loopwright/envtest';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';

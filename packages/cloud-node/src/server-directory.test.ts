@@ -1,6 +1,6 @@
 import { FakeClock } from '@loopwright/core/testing';
 import { HcloudClient, httpGet } from '@loopwright/hcloud';
-import { startFakeHcloud, type FakeHcloud } from '@loopwright/testing';
+import { startFakeHcloud, type FakeHcloud } from '@loopwright/fakes/hcloud';
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { RequestBudget } from './budget.ts';

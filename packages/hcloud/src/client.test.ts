@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { inspect } from 'node:util';
 import { describe, it, type TestContext } from 'node:test';
 import { FakeClock } from '@loopwright/core/testing';
-import { startFakeHcloud, type FakeHcloud, type FakeHcloudOptions } from '@loopwright/testing';
+import { startFakeHcloud, type FakeHcloud, type FakeHcloudOptions } from '@loopwright/fakes/hcloud';
 import { HcloudClient, type HcloudClientOptions } from './client.ts';
 import { HcloudError, isNotFound, isRateLimited, isRetryable, isUnauthorized } from './errors.ts';
 import type { HcloudRequestLabels } from './observability.ts';

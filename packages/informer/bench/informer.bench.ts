@@ -15,7 +15,7 @@ import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { CoreV1Api, KubeConfig, makeInformer, type V1ConfigMap } from '@kubernetes/client-node';
 import { KubeClient } from '@loopwright/client';
-import { startControlPlane } from '@loopwright/testing';
+import { startControlPlane } from '@loopwright/envtest';
 import { Informer, stripManagedFields, type KubeObject } from '../src/index.ts';
 
 const OBJECTS = Number(process.env.OBJECTS ?? 10_000);

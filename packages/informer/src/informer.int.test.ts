@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { KubeClient, type KubeObject, type Resource } from '@loopwright/client';
-import { createTestNamespace, eventually, loadTestKubeConfig, type TestNamespace } from '@loopwright/testing';
+import { createTestNamespace, eventually, loadTestKubeConfig, type TestNamespace } from '@loopwright/envtest';
 import { Informer, type EventHandlers, type InformerSettings } from './informer.ts';
 import { HttpFaultProxy, withServer } from './http-fault-proxy.test-support.ts';
 import { TcpFaultProxy } from './tcp-fault-proxy.test-support.ts';

@@ -13,7 +13,7 @@ import {
   readFields,
   WireType,
 } from '@loopwright/client';
-import { createTestNamespace, eventually, loadTestKubeConfig, type TestNamespace } from '@loopwright/testing';
+import { createTestNamespace, eventually, loadTestKubeConfig, type TestNamespace } from '@loopwright/envtest';
 import { Informer } from './informer.ts';
 import { createResourceClient } from './list-watch.ts';
 import { readObjectMeta, type ProtobufDecoder } from '@loopwright/client';

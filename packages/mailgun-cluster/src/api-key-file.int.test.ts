@@ -3,7 +3,7 @@
  * kubelet replaces is used at the next attempt. Against a real API server, Cluster API's own core manager
  * and a Mailgun peer.
  */
-import { eventually, writeSecretVolume } from '@loopwright/testing';
+import { eventually, writeSecretVolume } from '@loopwright/envtest';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -4,7 +4,7 @@
  * applies it (ownership, provisioning, pause, deletion). Nothing here plays Cluster API: it sets the
  * owner references and copies what the provider reports, the tests only act as users do.
  */
-import { eventually } from '@loopwright/testing';
+import { eventually } from '@loopwright/envtest';
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';

@@ -10,17 +10,9 @@
  * at v1beta2, the version Cluster API stores, which needs no conversion.
  */
 import { EventsV1Api, type EventsV1Event, type KubeConfig } from '@kubernetes/client-node';
-import {
-  createTestNamespace,
-  eventually,
-  loadTestKubeConfig,
-  startClusterApi,
-  startMailgunPeer,
-  type ClusterApi,
-  type MailgunFault,
-  type MailgunPeer,
-  type TestNamespace,
-} from '@loopwright/testing';
+import { startClusterApi, type ClusterApi } from '@loopwright/cluster';
+import { createTestNamespace, eventually, loadTestKubeConfig, type TestNamespace } from '@loopwright/envtest';
+import { startMailgunPeer, type MailgunFault, type MailgunPeer } from '@loopwright/fakes/mailgun';
 import assert from 'node:assert/strict';
 import { after, afterEach, before, it } from 'node:test';
 import { MESSAGE_ID_ANNOTATION } from './resource.ts';

@@ -4,13 +4,8 @@
  * controller never resolves the infrastructureRef.
  */
 import { ApiextensionsV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
-import {
-  createTestNamespace,
-  loadTestKubeConfig,
-  startClusterApi,
-  type ClusterApi,
-  type TestNamespace,
-} from '@loopwright/testing';
+import { startClusterApi, type ClusterApi } from '@loopwright/cluster';
+import { createTestNamespace, loadTestKubeConfig, type TestNamespace } from '@loopwright/envtest';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { CAPI_GROUP, CAPI_VERSION } from './resource.ts';

@@ -3,7 +3,7 @@
  * leader election, and a restore from a backup that dropped status (crashes: crash-recovery.int.test.ts).
  * Against a real API server, Cluster API's own core manager and Mailgun's mock.
  */
-import { eventually } from '@loopwright/testing';
+import { eventually } from '@loopwright/envtest';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';

@@ -4,7 +4,7 @@
  * the credentials) and retried, with exactly one mail in the end.
  */
 import { EventsV1Api } from '@kubernetes/client-node';
-import { eventually } from '@loopwright/testing';
+import { eventually } from '@loopwright/envtest';
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import type { MailgunPeer } from '@loopwright/testing';
+import type { MailgunPeer } from '@loopwright/fakes/mailgun';
 import { API_KEY, controllerEnv } from './controller-suite.test-support.ts';
 import { startController } from './testing/harness.ts';
 

@@ -2,7 +2,7 @@
  * Sustained Mailgun failures (401, 429) against the controller process, a real API server and Cluster
  * API's own core manager: the attempts stay apart however often the objects' status is rewritten.
  */
-import { eventually } from '@loopwright/testing';
+import { eventually } from '@loopwright/envtest';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';

@@ -1,5 +1,5 @@
 // The "limit program" of the at-scheduler bench: the two writes a start needs, through client-go, as a
-// Go user would write them. Pinned to the Kubernetes version of packages/testing/tools/go.mod.
+// Go user would write them. Pinned to the Kubernetes version of packages/envtest/tools/go.mod.
 module loopwright.dev/at-scheduler-limit
 
 go 1.26.0

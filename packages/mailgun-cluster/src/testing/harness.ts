@@ -1,10 +1,10 @@
 /**
  * Integration-test support: the chart's CRDs, object helpers for Cluster API's objects and ours, and
  * the controller run as a real child process (`src/main.ts`), so crashes are real SIGKILLs. Cluster
- * API itself (its CRDs, webhooks and core manager) comes from `startClusterApi` of @loopwright/testing.
+ * API itself (its CRDs, webhooks and core manager) comes from `startClusterApi` of @loopwright/cluster.
  */
 import { CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
-import { applyCrds, eventually, readCrdDirectory } from '@loopwright/testing';
+import { applyCrds, eventually, readCrdDirectory } from '@loopwright/envtest';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { MailgunCluster, MailgunMachine } from '../generated/types.ts';

@@ -1,4 +1,4 @@
-import { writeSecretVolume } from '@loopwright/testing';
+import { writeSecretVolume } from '@loopwright/envtest';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

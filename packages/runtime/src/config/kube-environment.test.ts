@@ -1,4 +1,4 @@
-import { variablesRead } from '@loopwright/testing';
+import { variablesRead } from '@loopwright/envtest';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

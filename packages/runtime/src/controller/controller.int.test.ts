@@ -9,7 +9,7 @@ import {
 } from '@kubernetes/client-node';
 import type { KubeObject, ListWatchScope } from '@loopwright/informer';
 import { createMetrics } from '@loopwright/metrics';
-import { createTestNamespace, eventually, loadTestKubeConfig, type TestNamespace } from '@loopwright/testing';
+import { createTestNamespace, eventually, loadTestKubeConfig, type TestNamespace } from '@loopwright/envtest';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Writable } from 'node:stream';

@@ -1,5 +1,5 @@
 import { ApiextensionsV1Api, type KubeConfig } from '@kubernetes/client-node';
-import { eventually, loadTestKubeConfig } from '@loopwright/testing';
+import { eventually, loadTestKubeConfig } from '@loopwright/envtest';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';

@@ -7,7 +7,7 @@
  */
 import type { Tree } from '@nx/devkit';
 import { createTreeWithEmptyWorkspace } from '@nx/devkit/testing';
-import { workspaceControllers } from '@loopwright/testing';
+import { workspaceControllers } from '@loopwright/cluster';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

@@ -1,7 +1,7 @@
 import type { Tree } from '@nx/devkit';
 import { FsTree } from '@nx/devkit/internal';
 import { createTreeWithEmptyWorkspace } from '@nx/devkit/testing';
-import { helm, HelmError } from '@loopwright/testing';
+import { helm, HelmError } from '@loopwright/cluster';
 import assert from 'node:assert/strict';
 import {
   lstatSync,
