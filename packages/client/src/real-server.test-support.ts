@@ -1,7 +1,7 @@
 /**
  * The client's integration tests against the real API server of the test run (started by
- * `--test-global-setup=../testing/src/global-setup.ts`, which exports its KUBECONFIG). Not
- * @loopwright/testing's helpers: that package depends on this one, and a dev dependency back would
+ * `--test-global-setup=../envtest/src/global-setup.ts`, which exports its KUBECONFIG). Not
+ * @loopwright/envtest's helpers: that package depends on this one, and a dev dependency back would
  * make a cycle; these few go through the client itself, as the code under test does.
  */
 import assert from 'node:assert/strict';
@@ -18,7 +18,7 @@ export function loadTestKubeConfig(): KubeConfig {
   const path = process.env.KUBECONFIG;
   if (path === undefined || path === '') {
     throw new Error(
-      'KUBECONFIG is not set: run integration tests with --test-global-setup=../testing/src/global-setup.ts',
+      'KUBECONFIG is not set: run integration tests with --test-global-setup=../envtest/src/global-setup.ts',
     );
   }
   return loadKubeConfig({ kubeconfig: path });
