@@ -25,6 +25,7 @@ import {
 import { HcloudClient } from '@loopwright/hcloud';
 import { createMetrics } from '@loopwright/metrics';
 import { KubeClient, Manager, createSilentLogger } from '@loopwright/runtime';
+import { NODES as NODE_RESOURCE, type Node } from '../src/node.ts';
 import { reportReady } from '../src/node-status.test-support.ts';
 import { startControlPlane } from '@loopwright/envtest';
 import { startFakeHcloud, type FakeHcloudServer } from '@loopwright/fakes/hcloud';
@@ -50,6 +51,7 @@ const fake = await startFakeHcloud({ rateLimit: { limit: BUDGET_PER_HOUR, refill
 const kc = new KubeConfig();
 kc.loadFromFile(controlPlane.kubeconfigPath);
 const kube = new KubeClient(kc, { rateLimit: false });
+const nodes = kube.resource<Node>(NODE_RESOURCE);
 
 async function pool<T>(
   items: readonly T[],
@@ -85,15 +87,8 @@ const setReady = (name: string, status: 'True' | 'False'): Promise<unknown> =>
 async function addServerAndNode(): Promise<FakeHcloudServer> {
   const server = fake.servers.add();
   await retryingOverload(() =>
-    kube
-      .requestJson('POST', '/api/v1/nodes', {
-        body: {
-          apiVersion: 'v1',
-          kind: 'Node',
-          metadata: { name: server.name },
-          spec: { providerID: `hcloud://${server.id}` },
-        },
-      })
+    nodes
+      .create({ metadata: { name: server.name }, spec: { providerID: `hcloud://${server.id}` } })
       .catch((error: unknown) => {
         // An attempt that timed out may have created it: the names are new (one per server).
         if (!isAlreadyExists(error)) throw error;
@@ -103,7 +98,7 @@ async function addServerAndNode(): Promise<FakeHcloudServer> {
   return server;
 }
 const nodeExists = async (name: string): Promise<boolean> =>
-  (await kube.fetch(`/api/v1/nodes/${name}`)).status !== 404;
+  (await nodes.getOptional({ name })) !== undefined;
 
 /** A sweep's request for `page` (not a name query). */
 const isSweepPage = (r: { endpoint: string; query: URLSearchParams }, page: number): boolean =>

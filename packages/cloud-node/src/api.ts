@@ -1,18 +1,16 @@
 /**
  * Every call the two reconcilers make, Kubernetes and Hetzner Cloud, behind one interface so that the
  * reconcile flow reads as business logic and unit tests replace it with an in-memory fake. Kubernetes
- * calls go through the Manager's `KubeClient` (client-side rate limit, REST metrics); server lookups
- * through the {@link ServerDirectory} (shared snapshot, batching, budget: see there).
+ * calls go through a Node handle of the Manager's `KubeClient` (client-side rate limit, REST metrics);
+ * server lookups through the {@link ServerDirectory} (shared snapshot, batching, budget: see there).
+ *
+ * The Node writes are JSON merge patches, not server-side apply: the taints are an atomic list (an
+ * applied list would take the whole list from kubelet and every other writer), so a taint change is
+ * computed from the Node it applies to and made conditional on its resourceVersion; and
+ * `status.addresses` is one field whose merge patch is the smallest write there is.
  */
-import {
-  isNotFound,
-  mergePatch,
-  mergePatchStatus,
-  type EventInput,
-  type EventRecorder,
-  type KubeClient,
-} from '@loopwright/runtime';
-import { nodeRef, type Node } from './node.ts';
+import type { EventInput, EventRecorder, KubeClient } from '@loopwright/runtime';
+import { NODES, nodeRef, type Node } from './node.ts';
 import type {
   Lookup,
   LookupOptions,
@@ -55,32 +53,14 @@ export interface NodeApiOptions {
   directory: Pick<ServerDirectory, 'lookup' | 'snapshot' | 'sweepCost'>;
 }
 
-const nodePath = (name: string): string => `/api/v1/nodes/${encodeURIComponent(name)}`;
-const nodeResource = (name: string) => ({ group: '', version: 'v1', plural: 'nodes', name });
-const withSignal = (signal: AbortSignal | undefined) => (signal ? { signal } : {});
-
 export function createNodeApi({ client, recorder, directory }: NodeApiOptions): NodeApi {
+  const nodes = client.resource<Node>(NODES);
   return {
-    getNode: (name, signal) => client.requestJson<Node>('GET', nodePath(name), withSignal(signal)),
+    getNode: (name, signal) => nodes.get({ name }, { signal }),
     patchNode: (name, patch, resourceVersion, signal) =>
-      mergePatch<Node>(client, nodeResource(name), patch, {
-        ...(resourceVersion ? { resourceVersion } : {}),
-        ...withSignal(signal),
-      }),
-    patchNodeStatus: (name, patch, signal) =>
-      mergePatchStatus<Node>(client, nodeResource(name), patch, withSignal(signal)),
-    deleteNode: async (name, preconditions, signal) => {
-      try {
-        await client.requestJson('DELETE', nodePath(name), {
-          body: { apiVersion: 'v1', kind: 'DeleteOptions', preconditions },
-          ...withSignal(signal),
-        });
-        return true;
-      } catch (error) {
-        if (isNotFound(error)) return false;
-        throw error;
-      }
-    },
+      nodes.patch({ name }, { merge: patch }, { resourceVersion, signal }),
+    patchNodeStatus: (name, patch, signal) => nodes.status.patch({ name }, { merge: patch }, { signal }),
+    deleteNode: (name, preconditions, signal) => nodes.delete({ name }, { preconditions, signal }),
     recordEvent: (node, event) => {
       recorder.event(nodeRef(node), event);
     },

@@ -9,7 +9,14 @@
  */
 import { HcloudClient } from '@loopwright/hcloud';
 import { createMetrics } from '@loopwright/metrics';
-import { KubeClient, Manager, createSilentLogger, isNotFound } from '@loopwright/runtime';
+import {
+  KubeClient,
+  Manager,
+  createSilentLogger,
+  type EventsV1Event,
+  type Resource,
+  type ResourceType,
+} from '@loopwright/runtime';
 import { loadTestKubeConfig } from '@loopwright/envtest';
 import { startFakeHcloud, type FakeHcloud } from '@loopwright/fakes/hcloud';
 import assert from 'node:assert/strict';
@@ -19,7 +26,7 @@ import { createNodeApi } from './api.ts';
 import { RequestBudget } from './budget.ts';
 import { createCloudNodeControllers } from './controller.ts';
 import { UNINITIALIZED_TAINT } from './names.ts';
-import type { Node, Taint } from './node.ts';
+import { NODES, type Node, type Taint } from './node.ts';
 import { reportReady } from './node-status.test-support.ts';
 import { ServerDirectory } from './server-directory.ts';
 
@@ -28,6 +35,15 @@ export const MONITOR_MS = 200;
 // A few servers, so one page: NotReady Nodes are checked once per sweep period (see notReadyDataMaxAgeMs).
 export const SWEEP_MS = 1000;
 export const REFRESH_MS = 2000;
+
+/** The events.k8s.io Events: where the controllers' Events about Nodes (and the process's about its Pod) are. */
+export const EVENTS: ResourceType = {
+  group: 'events.k8s.io',
+  version: 'v1',
+  plural: 'events',
+  kind: 'Event',
+  namespaced: true,
+};
 
 export const uninitialized: Taint = { key: UNINITIALIZED_TAINT, value: 'true', effect: 'NoSchedule' };
 
@@ -41,12 +57,13 @@ export interface NodeOptions {
 
 /**
  * The controllers of one test file, its fake Hetzner API and the requests its tests make; `fake`,
- * `kube` and `networkId` are set by the `before` hook of `controllersTestbed`.
+ * `kube`, `nodes` and `networkId` are set by the `before` hook of `controllersTestbed`.
  */
 class ControllersTestbed {
   readonly run = randomBytes(3).toString('hex');
   fake!: FakeHcloud;
   kube!: KubeClient;
+  nodes!: Resource<Node>;
   networkId!: number;
   readonly created: string[] = [];
 
@@ -55,16 +72,12 @@ class ControllersTestbed {
 
   readonly createNode = async (name: string, options: NodeOptions): Promise<Node> => {
     this.created.push(name);
-    const labels = options.inRun === false ? {} : { [RUN_LABEL]: this.run };
-    await this.kube.requestJson('POST', '/api/v1/nodes', {
-      body: {
-        apiVersion: 'v1',
-        kind: 'Node',
-        metadata: { name, labels, annotations: options.annotations ?? {} },
-        spec: {
-          ...(options.providerID ? { providerID: options.providerID } : {}),
-          taints: options.taints ?? [],
-        },
+    const labels: Record<string, string> = options.inRun === false ? {} : { [RUN_LABEL]: this.run };
+    await this.nodes.create({
+      metadata: { name, labels, annotations: options.annotations ?? {} },
+      spec: {
+        ...(options.providerID ? { providerID: options.providerID } : {}),
+        taints: options.taints ?? [],
       },
     });
     if (options.ready) await this.setReady(name, options.ready);
@@ -74,26 +87,16 @@ class ControllersTestbed {
   readonly setReady = (name: string, status: 'True' | 'False' | 'Unknown'): Promise<unknown> =>
     reportReady(this.kube, name, status, { reason: 'Test' });
 
-  readonly getNode = (name: string): Promise<Node> =>
-    this.kube.requestJson<Node>('GET', `/api/v1/nodes/${name}`);
+  readonly getNode = (name: string): Promise<Node> => this.nodes.get({ name });
 
-  readonly exists = async (name: string): Promise<boolean> => {
-    try {
-      await this.getNode(name);
-      return true;
-    } catch (error) {
-      if (isNotFound(error)) return false;
-      throw error;
-    }
-  };
+  readonly exists = async (name: string): Promise<boolean> =>
+    (await this.nodes.getOptional({ name })) !== undefined;
 
   /** The Events about the Node `name` (a cluster-scoped object's Events are in `default`). */
-  readonly events = async (name: string): Promise<{ reason: string; type: string; note?: string }[]> =>
-    (
-      await this.kube.requestJson<{
-        items: { reason: string; type: string; note?: string; regarding: { name: string } }[];
-      }>('GET', '/apis/events.k8s.io/v1/namespaces/default/events')
-    ).items.filter((e) => e.regarding.name === name);
+  readonly events = async (name: string): Promise<EventsV1Event[]> =>
+    (await this.kube.resource<EventsV1Event>(EVENTS).list({ namespace: 'default' })).items.filter(
+      (e) => e.regarding.name === name,
+    );
 }
 
 /**
@@ -111,6 +114,7 @@ export function controllersTestbed(): ControllersTestbed {
     testbed.networkId = fake.networks.add({ name: 'k8s', ip_range: '10.0.0.0/16' }).id;
     const kc = loadTestKubeConfig();
     testbed.kube = new KubeClient(kc, { rateLimit: false });
+    testbed.nodes = testbed.kube.resource<Node>(NODES);
     const manager = new Manager({
       kubeConfig: kc,
       logger: createSilentLogger(),
@@ -157,8 +161,7 @@ export function controllersTestbed(): ControllersTestbed {
 
   after(async () => {
     await stop?.();
-    for (const name of testbed.created)
-      await testbed.kube.requestJson('DELETE', `/api/v1/nodes/${name}`).catch(() => undefined);
+    for (const name of testbed.created) await testbed.nodes.delete({ name });
     await testbed.kube.close();
     await testbed.fake.close();
   });

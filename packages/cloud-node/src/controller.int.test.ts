@@ -5,7 +5,7 @@
  */
 import { HcloudClient } from '@loopwright/hcloud';
 import { createMetrics } from '@loopwright/metrics';
-import { KubeClient, Manager, createSilentLogger } from '@loopwright/runtime';
+import { KubeClient, Manager, createSilentLogger, type Resource } from '@loopwright/runtime';
 import { reportReady } from './node-status.test-support.ts';
 import { eventually, loadTestKubeConfig } from '@loopwright/envtest';
 import { startFakeHcloud, type FakeHcloud } from '@loopwright/fakes/hcloud';
@@ -15,7 +15,7 @@ import { after, before, describe, it } from 'node:test';
 import { createNodeApi } from './api.ts';
 import { RequestBudget } from './budget.ts';
 import { createCloudNodeControllers, LIFECYCLE_CONTROLLER, NODE_CONTROLLER } from './controller.ts';
-import type { Node } from './node.ts';
+import { NODES, type Node } from './node.ts';
 import { ServerDirectory } from './server-directory.ts';
 
 const RUN = randomBytes(3).toString('hex');
@@ -25,6 +25,7 @@ const HOUR_MS = 3_600_000;
 describe('what the controllers watch', () => {
   let fake: FakeHcloud;
   let kube: KubeClient;
+  let nodes: Resource<Node>;
   let metrics: ReturnType<typeof createMetrics>;
   let stop: () => Promise<void>;
   const seen: Node[] = [];
@@ -34,6 +35,7 @@ describe('what the controllers watch', () => {
     fake = await startFakeHcloud();
     const kc = loadTestKubeConfig();
     kube = new KubeClient(kc, { rateLimit: false });
+    nodes = kube.resource<Node>(NODES);
     metrics = createMetrics({ defaultMetrics: false });
     const manager = new Manager({
       kubeConfig: kc,
@@ -77,8 +79,7 @@ describe('what the controllers watch', () => {
 
   after(async () => {
     await stop();
-    for (const name of created)
-      await kube.requestJson('DELETE', `/api/v1/nodes/${name}`).catch(() => undefined);
+    for (const name of created) await nodes.delete({ name });
     await kube.close();
     await fake.close();
   });
@@ -105,14 +106,7 @@ describe('what the controllers watch', () => {
     });
   const createNode = async (name: string, providerID: string): Promise<void> => {
     created.push(name);
-    await kube.requestJson('POST', '/api/v1/nodes', {
-      body: {
-        apiVersion: 'v1',
-        kind: 'Node',
-        metadata: { name, labels: { [RUN_LABEL]: RUN } },
-        spec: { providerID },
-      },
-    });
+    await nodes.create({ metadata: { name, labels: { [RUN_LABEL]: RUN } }, spec: { providerID } });
   };
   /** kubelet's status report: the Ready condition with a heartbeat time. */
   const report = (name: string, ready: 'True' | 'False' | 'Unknown', heartbeat: string): Promise<unknown> =>
@@ -142,12 +136,14 @@ describe('what the controllers watch', () => {
 
     // A change of the Node itself still is (here the annotation that decides its addresses).
     await settled(NODE_CONTROLLER);
-    await kube.requestJson('PATCH', `/api/v1/nodes/${name}`, {
-      contentType: 'application/merge-patch+json',
-      body: {
-        metadata: { annotations: { 'alpha.kubernetes.io/provided-node-ip': server.public_net.ipv4?.ip } },
+    await nodes.patch(
+      { name },
+      {
+        merge: {
+          metadata: { annotations: { 'alpha.kubernetes.io/provided-node-ip': server.public_net.ipv4?.ip } },
+        },
       },
-    });
+    );
     await witnessed(
       name,
       (n) => n.metadata?.annotations?.['alpha.kubernetes.io/provided-node-ip'] !== undefined,

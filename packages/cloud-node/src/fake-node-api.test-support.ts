@@ -10,6 +10,7 @@ import {
   createSilentLogger,
   type EventInput,
   type ReconcileRequest,
+  type StatusWriter,
 } from '@loopwright/runtime';
 import { Writable } from 'node:stream';
 import type { Logger } from 'winston';
@@ -111,6 +112,11 @@ export class FakeNodeApi implements NodeApi {
   }
 }
 
+/** The controllers write `nodes/status` through the {@link NodeApi}: a write through the request is a bug. */
+const noStatusWrites: StatusWriter<Node> = {
+  patch: () => Promise.reject(new Error('the Node controllers write nodes/status through NodeApi')),
+};
+
 /** A reconcile request for `node` (or for a deleted Node named `name`), logging nowhere unless to `log`. */
 export function request(
   node: Node | undefined,
@@ -122,6 +128,7 @@ export function request(
     namespace: undefined,
     name,
     object: node,
+    status: noStatusWrites,
     reconcileID: 'test',
     log,
     signal: new AbortController().signal,

@@ -3,15 +3,16 @@
  * its first start-up requests: a pod would crash-loop if the process exited here. It must stay up and
  * unready, say why (log lines and a Warning Event on its Pod), and start normally once the API answers.
  */
-import { KubeClient } from '@loopwright/runtime';
+import { KubeClient, type EventsV1Event, type Resource } from '@loopwright/runtime';
 import { eventually, freeLoopbackPort, loadTestKubeConfig } from '@loopwright/envtest';
 import { startFakeHcloud, type FakeHcloud } from '@loopwright/fakes/hcloud';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import { EVENTS } from './cloud-node-controllers.test-support.ts';
 import { UNINITIALIZED_TAINT } from './names.ts';
-import type { Node } from './node.ts';
+import { NODES, type Node } from './node.ts';
 import { EventReason } from './reasons.ts';
 
 const MAIN = new URL('./main.ts', import.meta.url).pathname;
@@ -20,16 +21,10 @@ const RUN_LABEL = 'loopwright.dev/cloud-node-startup-test';
 const POD = `cloud-node-startup-${RUN}`;
 const NODE = `cn-startup-${RUN}`;
 
-interface PodEvent {
-  type: string;
-  reason: string;
-  note?: string;
-  regarding: { kind: string; name: string };
-}
-
 describe('cloud-node process start-up while the Hetzner API fails', () => {
   let fake: FakeHcloud;
   let kube: KubeClient;
+  let nodes: Resource<Node>;
   let child: ChildProcess | undefined;
   let stdout = '';
   let exitCode: number | null | undefined;
@@ -39,6 +34,7 @@ describe('cloud-node process start-up while the Hetzner API fails', () => {
   before(async () => {
     fake = await startFakeHcloud();
     kube = new KubeClient(loadTestKubeConfig(), { rateLimit: false });
+    nodes = kube.resource<Node>(NODES);
     healthPort = await freeLoopbackPort();
     metricsPort = await freeLoopbackPort();
   });
@@ -49,7 +45,7 @@ describe('cloud-node process start-up while the Hetzner API fails', () => {
       child.kill('SIGTERM');
       await exited;
     }
-    await kube.requestJson('DELETE', `/api/v1/nodes/${NODE}`).catch(() => undefined);
+    await nodes.delete({ name: NODE });
     await kube.close();
     await fake.close();
   });
@@ -61,20 +57,16 @@ describe('cloud-node process start-up while the Hetzner API fails', () => {
       return 'down'; // between the start-up server and the Manager's
     }
   };
-  const podEvents = async (): Promise<PodEvent[]> =>
-    (
-      await kube.requestJson<{ items: PodEvent[] }>('GET', '/apis/events.k8s.io/v1/namespaces/default/events')
-    ).items.filter((e) => e.regarding.kind === 'Pod' && e.regarding.name === POD);
+  const podEvents = async (): Promise<EventsV1Event[]> =>
+    (await kube.resource<EventsV1Event>(EVENTS).list({ namespace: 'default' })).items.filter(
+      (e) => e.regarding.kind === 'Pod' && e.regarding.name === POD,
+    );
 
   it('stays up and unready with a Warning Event, then initialises a Node once the API answers', async () => {
     const server = fake.servers.add({ name: NODE });
-    await kube.requestJson('POST', '/api/v1/nodes', {
-      body: {
-        apiVersion: 'v1',
-        kind: 'Node',
-        metadata: { name: NODE, labels: { [RUN_LABEL]: RUN } },
-        spec: { taints: [{ key: UNINITIALIZED_TAINT, value: 'true', effect: 'NoSchedule' }] },
-      },
+    await nodes.create({
+      metadata: { name: NODE, labels: { [RUN_LABEL]: RUN } },
+      spec: { taints: [{ key: UNINITIALIZED_TAINT, value: 'true', effect: 'NoSchedule' }] },
     });
     // The first three start-up requests fail, each in its own way; the fourth is answered.
     fake.faults.next({ status: 503 });
@@ -134,7 +126,7 @@ describe('cloud-node process start-up while the Hetzner API fails', () => {
     );
     await eventually(
       async () => {
-        const node = await kube.requestJson<Node>('GET', `/api/v1/nodes/${NODE}`);
+        const node = await nodes.get({ name: NODE });
         assert.equal(node.spec?.providerID, `hcloud://${server.id}`);
         assert.ok(!(node.spec.taints ?? []).some((t) => t.key === UNINITIALIZED_TAINT));
       },

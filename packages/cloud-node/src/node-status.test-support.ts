@@ -3,6 +3,7 @@
  * as a merge patch of its status subresource.
  */
 import type { KubeClient } from '@loopwright/runtime';
+import { NODES, type Node } from './node.ts';
 
 export interface ReadyReport {
   /** The condition's reason, e.g. `KubeletReady`. */
@@ -18,22 +19,24 @@ export function reportReady(
   name: string,
   status: 'True' | 'False' | 'Unknown',
   report: ReadyReport,
-): Promise<unknown> {
+): Promise<Node> {
   const now = new Date().toISOString();
-  return kube.requestJson('PATCH', `/api/v1/nodes/${name}/status`, {
-    contentType: 'application/merge-patch+json',
-    body: {
-      status: {
-        conditions: [
-          {
-            type: 'Ready',
-            status,
-            reason: report.reason,
-            lastHeartbeatTime: report.heartbeat ?? now,
-            lastTransitionTime: report.transition ?? now,
-          },
-        ],
+  return kube.resource<Node>(NODES).status.patch(
+    { name },
+    {
+      merge: {
+        status: {
+          conditions: [
+            {
+              type: 'Ready',
+              status,
+              reason: report.reason,
+              lastHeartbeatTime: report.heartbeat ?? now,
+              lastTransitionTime: report.transition ?? now,
+            },
+          ],
+        },
       },
     },
-  });
+  );
 }

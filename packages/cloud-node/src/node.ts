@@ -1,6 +1,15 @@
 /** The Node fields the controllers read, as plain JSON (the informer caches raw API objects). */
-import type { KubeObject, ObjectMeta } from '@loopwright/informer';
+import type { KubeObject, ObjectMeta, ResourceType } from '@loopwright/runtime';
 import type { NodeAddress } from './node-mapping.ts';
+
+/** The Node resource, for `client.resource<Node>(NODES)`: every read and write of a Node goes through its handle. */
+export const NODES: ResourceType = {
+  group: '',
+  version: 'v1',
+  plural: 'nodes',
+  kind: 'Node',
+  namespaced: false,
+};
 
 export interface Taint {
   key: string;

@@ -12,7 +12,7 @@ import { decideLifecycle, notReadyDataMaxAgeMs } from './decide-lifecycle.ts';
 import { SHUTDOWN_TAINT } from './names.ts';
 import { nodeName, type Node } from './node.ts';
 import { EventReason } from './reasons.ts';
-import { patchRetryingConflicts } from './retry-on-conflict.ts';
+import { patchNodeFromLatest } from './patch-node.ts';
 
 export interface LifecycleReconcilerOptions {
   api: NodeApi;
@@ -47,7 +47,7 @@ export function createLifecycleReconciler(options: LifecycleReconcilerOptions): 
     else checked.delete(name);
     if (first.action === 'remove-shutdown-taint') {
       // Decided again on a fresh read after a conflict: a Node NotReady again keeps its taint.
-      const patched = await patchRetryingConflicts(
+      const patched = await patchNodeFromLatest(
         api,
         node,
         (fresh) =>
@@ -91,7 +91,7 @@ export function createLifecycleReconciler(options: LifecycleReconcilerOptions): 
     }
     if (step.action === 'add-shutdown-taint') {
       // Decided again on a fresh read after a conflict: a Node Ready meanwhile is not tainted.
-      const patched = await patchRetryingConflicts(
+      const patched = await patchNodeFromLatest(
         api,
         node,
         (fresh) =>

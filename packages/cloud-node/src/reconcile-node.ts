@@ -24,7 +24,7 @@ import {
 } from './decide-node.ts';
 import { nodeName, type Node } from './node.ts';
 import { EventReason } from './reasons.ts';
-import { patchRetryingConflicts } from './retry-on-conflict.ts';
+import { patchNodeFromLatest } from './patch-node.ts';
 import type { ServerRef } from './server-directory.ts';
 
 export interface NodeReconcilerOptions extends NodeMapping {
@@ -89,12 +89,7 @@ export function createNodeReconciler(options: NodeReconcilerOptions): Reconciler
     if (step.action === 'fail') return fail(node, step.reason, step.note, log);
 
     const name = nodeName(node);
-    const patched = await patchRetryingConflicts(
-      api,
-      node,
-      (fresh) => initialisationPatch(fresh, step),
-      signal,
-    );
+    const patched = await patchNodeFromLatest(api, node, (fresh) => initialisationPatch(fresh, step), signal);
     if (patched === undefined) {
       log.debug('Node needs no initialisation after all', { serverID: step.server.id });
       return undefined;
