@@ -19,9 +19,10 @@ import {
   machineMailsFor,
   mailsFor,
   type Context,
+  type ControllerProcess,
 } from './controller-suite.test-support.ts';
+import { condition, type ClusterApiObject } from './objects.test-support.ts';
 import { CAPI_GROUP, CAPI_VERSION, PAUSED_ANNOTATION } from './resource.ts';
-import { condition, type ClusterApiObject, type ControllerProcess } from './testing/harness.ts';
 
 const suite = controllerSuite();
 

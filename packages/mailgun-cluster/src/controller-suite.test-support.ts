@@ -9,21 +9,18 @@
  * webhook points at the latest manager started, which no test here needs: everything is read and written
  * at v1beta2, the version Cluster API stores, which needs no conversion.
  */
-import { EventsV1Api, type EventsV1Event, type KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { KubeClient, type EventsV1Event, type ResourceType } from '@loopwright/runtime';
 import { startClusterApi, type ClusterApi } from '@loopwright/cluster';
 import { createTestNamespace, eventually, loadTestKubeConfig, type TestNamespace } from '@loopwright/envtest';
 import { startMailgunPeer, type MailgunFault, type MailgunPeer } from '@loopwright/fakes/mailgun';
 import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { after, afterEach, before, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { Objects, condition, installCrds, type Condition } from './objects.test-support.ts';
+import type { SendCheckpoint } from './reconcile.ts';
 import { MESSAGE_ID_ANNOTATION } from './resource.ts';
-import {
-  Objects,
-  condition,
-  installCrds,
-  startController,
-  type Condition,
-  type ControllerProcess,
-} from './testing/harness.ts';
 
 const DOMAIN = 'mg.example.com';
 export const API_KEY = 'key-3ax6xnjp29jd6fds4gc373sgvjxteol0';
@@ -38,6 +35,66 @@ export const CLUSTER_NAME_LABEL = 'cluster.x-k8s.io/cluster-name';
 export const CAPI_WAIT = { timeoutMs: 60_000, intervalMs: 200 };
 /** A process start, module loading and the first list of every cache, on a busy machine. */
 const STARTUP_WAIT = { timeoutMs: 60_000, intervalMs: 100 };
+
+const EVENTS: ResourceType = {
+  group: 'events.k8s.io',
+  version: 'v1',
+  plural: 'events',
+  kind: 'Event',
+  namespaced: true,
+};
+
+/** The process: main.ts, or main.ts with the crash tests' hook (main.test-support.ts). */
+const MAIN = fileURLToPath(new URL('./main.ts', import.meta.url));
+const CRASHING_MAIN = fileURLToPath(new URL('./main.test-support.ts', import.meta.url));
+
+export interface ControllerProcess {
+  child: ChildProcess;
+  output(): string;
+  /** Resolves with the exit code and signal. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs the controller as its own process with `env` on top of the test's environment, so crashes are
+ * real SIGKILLs. With `crashAt`, it kills itself the first time a send reaches that checkpoint.
+ */
+export function startController(
+  env: Record<string, string>,
+  { crashAt }: { crashAt?: SendCheckpoint } = {},
+): ControllerProcess {
+  const entry = crashAt === undefined ? MAIN : CRASHING_MAIN;
+  const child = spawn(process.execPath, ['--conditions=development', entry], {
+    env: {
+      ...process.env,
+      LOG_FORMAT: 'json',
+      ...env,
+      ...(crashAt === undefined ? {} : { LOOPWRIGHT_TEST_CRASH_AT: crashAt }),
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const append = (chunk: Buffer): void => {
+    output += chunk.toString();
+  };
+  child.stdout.on('data', append);
+  child.stderr.on('data', append);
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => {
+      resolve({ code, signal });
+    }),
+  );
+  return {
+    child,
+    output: () => output,
+    exited,
+    stop: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
 
 export interface Context {
   namespace: TestNamespace;
@@ -100,7 +157,7 @@ export async function expectExactlyOneMail(peer: MailgunPeer, objects: Objects, 
 
 /** Whether an Event is about the MailgunCluster `name` (Cluster API records its own about the Cluster). */
 export function isAbout(event: EventsV1Event, name: string): boolean {
-  return event.regarding?.kind === 'MailgunCluster' && event.regarding.name === name;
+  return event.regarding.kind === 'MailgunCluster' && event.regarding.name === name;
 }
 
 /** A condition without its timestamps and generation, to compare whole. */
@@ -113,16 +170,16 @@ export function conditionState(
 }
 
 export interface ControllerSuite {
-  /** The test run's admin kubeconfig (set once the file's `before` ran). */
-  readonly kc: KubeConfig;
   /** A namespace of its own with a Mailgun peer and Cluster API's core manager reconciling it. */
   setup(prefix: string): Promise<Context>;
   /**
    * Starts the controller process (stopped after the file) and resolves once its caches have synced:
    * a test's own waits then time what the controller does, not how long a busy machine takes to start
-   * a process and list.
+   * a process and list. `crashAt`: see {@link startController}.
    */
-  run(env: Record<string, string>): Promise<ControllerProcess>;
+  run(env: Record<string, string>, options?: { crashAt?: SendCheckpoint }): Promise<ControllerProcess>;
+  /** The Events of `namespace`. */
+  events(namespace: string): Promise<EventsV1Event[]>;
 }
 
 /**
@@ -132,15 +189,23 @@ export interface ControllerSuite {
  */
 export function controllerSuite(): ControllerSuite {
   let kc: KubeConfig | undefined;
+  let client: KubeClient | undefined;
   const processes: ControllerProcess[] = [];
   const contexts: Context[] = [];
   const kubeConfig = (): KubeConfig => {
     assert.ok(kc, 'the suite runs its tests after its before hook');
     return kc;
   };
+  const kubeClient = (): KubeClient => {
+    assert.ok(client, 'the suite runs its tests after its before hook');
+    return client;
+  };
+  const events = async (namespace: string): Promise<EventsV1Event[]> =>
+    (await kubeClient().resource<EventsV1Event>(EVENTS).list({ namespace })).items;
 
   before(async () => {
     kc = loadTestKubeConfig();
+    client = new KubeClient(kc, { rateLimit: false });
     await installCrds(kc);
   });
 
@@ -167,11 +232,12 @@ export function controllerSuite(): ControllerSuite {
       // The API key never reaches a log line or an Event.
       for (const p of processes)
         assert.equal(p.output().includes(API_KEY), false, 'API key in controller output');
-      const events = kubeConfig().makeApiClient(EventsV1Api);
-      for (const { namespace } of contexts) {
-        const list = await events.listNamespacedEvent({ namespace: namespace.name });
-        assert.equal(JSON.stringify(list.items).includes(API_KEY), false, 'API key in an Event');
-      }
+      for (const { namespace } of contexts)
+        assert.equal(
+          JSON.stringify(await events(namespace.name)).includes(API_KEY),
+          false,
+          'API key in an Event',
+        );
     } finally {
       // Also after a failed check: a peer or manager left running keeps the test process from exiting.
       // The Clusters carry Cluster API's finalizer: they go while its managers still run.
@@ -179,13 +245,11 @@ export function controllerSuite(): ControllerSuite {
       await Promise.all(contexts.map(({ clusterApi }) => clusterApi.stop()));
       await Promise.all(contexts.map(({ namespace }) => namespace.cleanup()));
       await Promise.all(contexts.map(({ peer }) => peer.stop()));
+      await client?.close();
     }
   });
 
   return {
-    get kc() {
-      return kubeConfig();
-    },
     setup: async (prefix) => {
       const kc = kubeConfig();
       const namespace = await createTestNamespace(kc, prefix);
@@ -199,12 +263,13 @@ export function controllerSuite(): ControllerSuite {
           throw error;
         },
       );
-      const context = { namespace, peer, objects: new Objects(kc, namespace.name), clusterApi };
+      const context = { namespace, peer, objects: new Objects(kubeClient(), namespace.name), clusterApi };
       contexts.push(context);
       return context;
     },
-    run: async (env) => {
-      const process = startController(env);
+    events,
+    run: async (env, options) => {
+      const process = startController(env, options);
       processes.push(process);
       const exited = process.exited.then(({ code, signal }) => {
         throw new Error(

@@ -2,8 +2,15 @@
  * The MailgunCluster and MailgunMachine controllers: what each watches, which of those events
  * reconcile, how events on Cluster API objects map to keys, and how failed reconciles are retried.
  */
-import { keyFor, type KubeObject, type SharedInformerFactory } from '@loopwright/informer';
-import { Controller, generationChanged, ignoreStatusOnlyUpdates, type Predicate } from '@loopwright/runtime';
+import { keyFor, type SharedInformerFactory } from '@loopwright/informer';
+import {
+  Controller,
+  generationChanged,
+  ignoreStatusOnlyUpdates,
+  type GroupVersionResource,
+  type KubeObject,
+  type Predicate,
+} from '@loopwright/runtime';
 import {
   bucketRateLimiter,
   exponentialFailureRateLimiter,
@@ -14,12 +21,13 @@ import { requestApi, type RuntimeWriter } from './api.ts';
 import type { MailgunCluster, MailgunMachine } from './generated/types.ts';
 import { mailgunClusterKind, mailgunMachineKind } from './kinds.ts';
 import type { MailgunService } from './mailgun.ts';
-import { createRequestReconciler } from './reconcile.ts';
+import { createRequestReconciler, type SendCheckpoint } from './reconcile.ts';
 import {
-  CAPI_GROUP,
-  CAPI_VERSION,
+  CLUSTERS,
   INFRA_GROUP,
-  INFRA_VERSION,
+  MACHINES,
+  MAILGUN_CLUSTERS,
+  MAILGUN_MACHINES,
   isCapiReference,
   type CapiObject,
   type RequestObject,
@@ -37,6 +45,8 @@ export interface ControllerSettings {
   eventsSettleMs: number;
   /** The wait after a 401 before the next send. */
   unauthorizedRetryMs: number;
+  /** See `RequestReconcilerOptions.sendCheckpoint`: the crash tests' hook, none in production. */
+  sendCheckpoint?: (checkpoint: SendCheckpoint) => void;
 }
 
 /**
@@ -69,7 +79,7 @@ export function retryRateLimiter(): RateLimiter {
 /** Informer index: `namespace/ownerName` of an object's owner of the index's kind. */
 const OWNER_INDEX = 'owner';
 
-function scope(group: string, version: string, plural: string, namespace: string | undefined) {
+function scope({ group, version, plural }: GroupVersionResource, namespace: string | undefined) {
   return { group, version, plural, ...(namespace ? { namespace } : {}) };
 }
 
@@ -107,28 +117,29 @@ export function createControllers(
     recipient: settings.recipient,
     eventsSettleMs: settings.eventsSettleMs,
     unauthorizedRetryMs: settings.unauthorizedRetryMs,
+    sendCheckpoint: settings.sendCheckpoint,
   };
-  const clusters = factory.forResource<CapiObject>(scope(CAPI_GROUP, CAPI_VERSION, 'clusters', namespace));
-  const machines = factory.forResource<CapiObject>(scope(CAPI_GROUP, CAPI_VERSION, 'machines', namespace));
+  const clusters = factory.forResource<CapiObject>(scope(CLUSTERS, namespace));
+  const machines = factory.forResource<CapiObject>(scope(MACHINES, namespace));
   const mailgunClusters = factory.forResource<MailgunCluster>({
-    ...scope(INFRA_GROUP, INFRA_VERSION, 'mailgunclusters', namespace),
+    ...scope(MAILGUN_CLUSTERS, namespace),
     indexers: { [OWNER_INDEX]: ownerIndex('Cluster') },
   });
   const mailgunMachines = factory.forResource<MailgunMachine>({
-    ...scope(INFRA_GROUP, INFRA_VERSION, 'mailgunmachines', namespace),
+    ...scope(MAILGUN_MACHINES, namespace),
     indexers: { [OWNER_INDEX]: ownerIndex('Machine') },
   });
 
   const clusterController = new Controller<MailgunCluster>({
     name: namespace === undefined ? 'mailguncluster' : `mailguncluster-${namespace}`,
     for: {
-      ...scope(INFRA_GROUP, INFRA_VERSION, 'mailgunclusters', namespace),
+      ...scope(MAILGUN_CLUSTERS, namespace),
       kind: 'MailgunCluster',
       predicate: requestPredicate,
     },
     watches: [
       {
-        resource: scope(CAPI_GROUP, CAPI_VERSION, 'clusters', namespace),
+        resource: scope(CLUSTERS, namespace),
         map: mapToInfra('MailgunCluster', mailgunClusters.lister),
         predicate: ownerPredicate,
       },
@@ -142,19 +153,19 @@ export function createControllers(
   const machineController = new Controller<MailgunMachine>({
     name: namespace === undefined ? 'mailgunmachine' : `mailgunmachine-${namespace}`,
     for: {
-      ...scope(INFRA_GROUP, INFRA_VERSION, 'mailgunmachines', namespace),
+      ...scope(MAILGUN_MACHINES, namespace),
       kind: 'MailgunMachine',
       predicate: requestPredicate,
     },
     watches: [
       {
-        resource: scope(CAPI_GROUP, CAPI_VERSION, 'machines', namespace),
+        resource: scope(MACHINES, namespace),
         map: machineToInfra,
         predicate: ownerPredicate,
       },
       {
         // Pausing or unpausing a Cluster concerns every machine in it.
-        resource: scope(CAPI_GROUP, CAPI_VERSION, 'clusters', namespace),
+        resource: scope(CLUSTERS, namespace),
         map: (cluster: CapiObject) =>
           machines.lister
             .list(cluster.metadata?.namespace)

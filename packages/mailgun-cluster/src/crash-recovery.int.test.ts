@@ -1,6 +1,6 @@
 /**
- * Exactly one mail per cluster across crashes: the controller SIGKILLs itself at each point of a send
- * (LOOPWRIGHT_TEST_CRASH_AT) and a new process takes over. Against a real API server, Cluster API's own
+ * Exactly one mail per cluster across crashes: the controller SIGKILLs itself at each checkpoint of a
+ * send (main.test-support.ts) and a new process takes over. Against a real API server, Cluster API's own
  * core manager and Mailgun's mock.
  */
 import assert from 'node:assert/strict';
@@ -18,9 +18,7 @@ describe('exactly one mail per cluster', () => {
   for (const point of ['before-send', 'after-send', 'after-status-patch'] as const) {
     it(`when the controller is SIGKILLed ${point.replace(/-/g, ' ')} and restarted`, async () => {
       const { objects, peer, namespace } = await suite.setup(`mailgun-crash-${point}`);
-      const crashing = await suite.run(
-        controllerEnv(peer, namespace.name, { LOOPWRIGHT_TEST_CRASH_AT: point }),
-      );
+      const crashing = await suite.run(controllerEnv(peer, namespace.name), { crashAt: point });
       const name = `crash-${point}`;
       await objects.createPair(name);
       const exit = await crashing.exited;

@@ -14,8 +14,8 @@ import {
   expectExactlyOneMail,
   mailsFor,
 } from './controller-suite.test-support.ts';
+import { condition } from './objects.test-support.ts';
 import { MESSAGE_ID_ANNOTATION } from './resource.ts';
-import { condition } from './testing/harness.ts';
 
 const suite = controllerSuite();
 

@@ -6,15 +6,14 @@ import type { Lister } from '@loopwright/informer';
 import type { MailgunCluster, MailgunMachine } from './generated/types.ts';
 import { clusterRequestMail, machineRequestMail } from './mail.ts';
 import type { RequestKind } from './reconcile.ts';
-import type { CapiObject } from './resource.ts';
+import { MAILGUN_CLUSTERS, MAILGUN_MACHINES, type CapiObject } from './resource.ts';
 
 type Cache = Pick<Lister<CapiObject>, 'get'>;
 
 /** Owned by a Cluster, which also pauses it; fulfilled once `spec.controlPlaneEndpoint` is set. */
 export function mailgunClusterKind(clusters: Cache): RequestKind<MailgunCluster> {
   return {
-    kind: 'MailgunCluster',
-    plural: 'mailgunclusters',
+    resource: MAILGUN_CLUSTERS,
     ownerKind: 'Cluster',
     getOwner: (namespace, name) => clusters.get(namespace, name),
     clusterOf: (_namespace, owner) => owner,
@@ -27,8 +26,7 @@ export function mailgunClusterKind(clusters: Cache): RequestKind<MailgunCluster>
 /** Owned by a Machine, paused by the Machine's Cluster; fulfilled once `spec.providerID` is set. */
 export function mailgunMachineKind(machines: Cache, clusters: Cache): RequestKind<MailgunMachine> {
   return {
-    kind: 'MailgunMachine',
-    plural: 'mailgunmachines',
+    resource: MAILGUN_MACHINES,
     ownerKind: 'Machine',
     getOwner: (namespace, name) => machines.get(namespace, name),
     clusterOf: (namespace, owner) =>

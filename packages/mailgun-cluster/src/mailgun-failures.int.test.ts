@@ -3,7 +3,6 @@
  * core manager and a Mailgun peer that injects the faults: how each is reported (condition, Event, never
  * the credentials) and retried, with exactly one mail in the end.
  */
-import { EventsV1Api } from '@kubernetes/client-node';
 import { eventually } from '@loopwright/envtest';
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
@@ -33,10 +32,9 @@ describe('Mailgun failures', () => {
     return conditions?.find((c) => c.type === 'RequestSent');
   }
   async function warningReasons(name: string): Promise<string[]> {
-    const list = await suite.kc
-      .makeApiClient(EventsV1Api)
-      .listNamespacedEvent({ namespace: ctx.namespace.name });
-    return list.items.filter((e) => isAbout(e, name) && e.type === 'Warning').map((e) => e.reason ?? '');
+    return (await suite.events(ctx.namespace.name))
+      .filter((e) => isAbout(e, name) && e.type === 'Warning')
+      .map((e) => e.reason);
   }
   it('4xx: Rejected condition and a Warning Event, no retry until the spec changes', async () => {
     const { objects, peer } = ctx;
@@ -71,10 +69,9 @@ describe('Mailgun failures', () => {
       const requestSent = conditions.find((c) => c.type === 'RequestSent');
       assert.equal(requestSent?.reason, 'Rejected');
       assert.match(requestSent.message ?? '', /Authorization: Basic \[REDACTED\]/);
-      const list = await suite.kc
-        .makeApiClient(EventsV1Api)
-        .listNamespacedEvent({ namespace: ctx.namespace.name });
-      const notes = list.items.filter((e) => isAbout(e, 'echoed')).map((e) => e.note ?? '');
+      const notes = (await suite.events(ctx.namespace.name))
+        .filter((e) => isAbout(e, 'echoed'))
+        .map((e) => e.note ?? '');
       assert.equal(notes.length, 1);
       assert.match(notes[0] ?? '', /Authorization: Basic \[REDACTED\]/);
       for (const leak of leaks) {

@@ -7,8 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import type { MailgunPeer } from '@loopwright/fakes/mailgun';
-import { API_KEY, controllerEnv } from './controller-suite.test-support.ts';
-import { startController } from './testing/harness.ts';
+import { API_KEY, controllerEnv, startController } from './controller-suite.test-support.ts';
 
 const MAIN = new URL('./main.ts', import.meta.url).pathname;
 const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {

@@ -8,8 +8,10 @@ import {
   KubeApiError,
   isConflict,
   registerSecret,
+  type ObjectKey,
   type ObjectReference,
   type EventInput,
+  type ResourceType,
 } from '@loopwright/runtime';
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
@@ -59,6 +61,8 @@ function applyMergePatch(target: unknown, patch: unknown): unknown {
 /** The RequestApi over one object on an in-memory server, and Mailgun answering as scripted. */
 class FakeApi<T extends RequestObject> implements RequestApi {
   object: T;
+  /** The object's resource: a write to any other object is a 404, as the API server answers. */
+  readonly #resource: ResourceType;
   readonly calls: Call[] = [];
   /** What each send answers, in order: a message id or a rejection. */
   readonly sends: (string | Error)[] = [];
@@ -69,8 +73,9 @@ class FakeApi<T extends RequestObject> implements RequestApi {
   /** The API server's answer to the n-th status write (0-based), when it is not a success. */
   readonly statusWriteFailures = new Map<number, Error>();
 
-  constructor(object: T) {
+  constructor(object: T, resource: ResourceType) {
     this.object = structuredClone(object);
+    this.#resource = resource;
   }
 
   callsOf<M extends Call['method']>(method: M): Extract<Call, { method: M }>[] {
@@ -82,7 +87,13 @@ class FakeApi<T extends RequestObject> implements RequestApi {
     this.#apply(patch);
   }
 
-  patchStatus<R>(_ref: unknown, status: object, resourceVersion: string | undefined): Promise<R> {
+  patchStatus<R>(
+    type: ResourceType,
+    key: ObjectKey,
+    status: object,
+    resourceVersion: string | undefined,
+  ): Promise<R> {
+    if (!this.#holds(type, key)) return Promise.reject(notFound(type, key));
     this.calls.push({
       method: 'patchStatus',
       status: structuredClone(status) as Record<string, unknown>,
@@ -98,7 +109,8 @@ class FakeApi<T extends RequestObject> implements RequestApi {
     return Promise.resolve(structuredClone(this.object) as unknown as R);
   }
 
-  annotateMessageID(_ref: unknown, messageID: string): Promise<void> {
+  annotateMessageID(type: ResourceType, key: ObjectKey, messageID: string): Promise<void> {
+    if (!this.#holds(type, key)) return Promise.reject(notFound(type, key));
     this.calls.push({ method: 'annotateMessageID', messageID });
     this.#apply({ metadata: { annotations: { [MESSAGE_ID_ANNOTATION]: messageID } } });
     return Promise.resolve();
@@ -120,12 +132,23 @@ class FakeApi<T extends RequestObject> implements RequestApi {
     return this.accepted instanceof Error ? Promise.reject(this.accepted) : Promise.resolve(this.accepted);
   }
 
+  #holds(type: ResourceType, key: ObjectKey): boolean {
+    const { namespace, name } = this.object.metadata ?? {};
+    return type === this.#resource && key.namespace === namespace && key.name === name;
+  }
+
   #apply(patch: Record<string, unknown>): void {
     const next = applyMergePatch(this.object, patch) as T;
     const version = Number(this.object.metadata?.resourceVersion ?? '0') + 1;
     this.object = { ...next, metadata: { ...next.metadata, resourceVersion: String(version) } };
   }
 }
+
+const notFound = (type: ResourceType, key: ObjectKey): KubeApiError =>
+  new KubeApiError(`${type.plural} "${key.namespace}/${key.name}" not found`, {
+    status: 404,
+    reason: 'NotFound',
+  });
 
 /** Log entries, as the runtime's logger would write them. */
 function captureLog() {
@@ -181,7 +204,7 @@ const cluster = (spec: CapiObject['spec'] = {}): CapiObject => ({
 });
 
 function setup<T extends RequestObject>(object: T, kind: RequestKind<T>, options: { now?: () => Date } = {}) {
-  const api = new FakeApi(object);
+  const api = new FakeApi(object, kind.resource);
   const { log, entries } = captureLog();
   const reconciler = createRequestReconciler({
     kind,
@@ -197,6 +220,8 @@ function setup<T extends RequestObject>(object: T, kind: RequestKind<T>, options
       namespace: 'ns',
       name: 'm1',
       object: cached === undefined ? undefined : structuredClone(cached),
+      // The reconciler writes status through its RequestApi (the fake's server), never through here.
+      status: { patch: () => Promise.reject(new Error('status written through the request')) },
       reconcileID: 'r',
       log,
       signal: new AbortController().signal,

@@ -14,11 +14,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import {
+  apiVersionOf,
   isConflict,
+  type ObjectKey,
   type ObjectReference,
   type ReconcileResult,
   type Reconciler,
-  type ResourceRef,
+  type ResourceType,
 } from '@loopwright/runtime';
 import type { Logger } from 'winston';
 import type { RequestApi } from './api.ts';
@@ -27,8 +29,6 @@ import type { RequestMail, SendMarkers } from './mail.ts';
 import { MISCONFIGURED_HINT, MailgunError } from './mailgun.ts';
 import { EventReason } from './reasons.ts';
 import {
-  INFRA_GROUP,
-  INFRA_VERSION,
   MESSAGE_ID_ANNOTATION,
   capiOwnerName,
   type CapiObject,
@@ -47,12 +47,11 @@ import {
   type Observed,
   type StatusChange,
 } from './status.ts';
-import { crashPoint } from './test-hooks.ts';
 
 /** What differs between MailgunCluster and MailgunMachine. */
 export interface RequestKind<T extends RequestObject> {
-  kind: 'MailgunCluster' | 'MailgunMachine';
-  plural: 'mailgunclusters' | 'mailgunmachines';
+  /** MailgunClusters or MailgunMachines: the resource whose objects are reconciled and written. */
+  resource: ResourceType;
   /** The Cluster API owner that must exist before anything happens. */
   ownerKind: 'Cluster' | 'Machine';
   /** The owner object, from the cache. */
@@ -75,7 +74,15 @@ export interface RequestReconcilerOptions<T extends RequestObject> {
   unauthorizedRetryMs: number;
   /** Default: the system clock. */
   now?: () => Date;
+  /**
+   * Called as a send passes each of its {@link SendCheckpoint}s. The crash tests SIGKILL the process
+   * there to prove exactly-once delivery across a real crash; production passes none.
+   */
+  sendCheckpoint?: (checkpoint: SendCheckpoint) => void;
 }
+
+/** The points of a send between which a crash must not cost a second mail, or lose the first. */
+export type SendCheckpoint = 'before-send' | 'after-send' | 'after-status-patch';
 
 /** The events.k8s.io action of every Event this controller records. */
 const SEND_ACTION = 'SendRequestMail';
@@ -115,10 +122,10 @@ export function createRequestReconciler<T extends RequestObject>(
       return;
     }
     const step = decide(object, kind.clusterOf(namespace, owner), now(), options.eventsSettleMs);
-    const ref = { group: INFRA_GROUP, version: INFRA_VERSION, plural: kind.plural, namespace, name };
+    const key = { namespace, name };
     // Every line about performing the step names it.
     const stepLog = log.child({ action: step.action });
-    return new Reconcile(options, now, { object, owner, ref, log: stepLog, signal }).perform(step);
+    return new Reconcile(options, now, { object, owner, key, log: stepLog, signal }).perform(step);
   };
 }
 
@@ -126,7 +133,7 @@ interface Subject<T extends RequestObject> {
   /** The cached object the decision was made from. */
   object: T;
   owner: CapiObject;
-  ref: ResourceRef;
+  key: ObjectKey;
   log: Logger;
   signal: AbortSignal;
 }
@@ -134,6 +141,7 @@ interface Subject<T extends RequestObject> {
 /** Performs one decided step on one object. */
 class Reconcile<T extends RequestObject> {
   readonly #options: RequestReconcilerOptions<T>;
+  readonly #resource: ResourceType;
   readonly #api: RequestApi;
   readonly #now: () => Date;
   readonly #subject: Subject<T>;
@@ -142,6 +150,7 @@ class Reconcile<T extends RequestObject> {
 
   constructor(options: RequestReconcilerOptions<T>, now: () => Date, subject: Subject<T>) {
     this.#options = options;
+    this.#resource = options.kind.resource;
     this.#api = options.api;
     this.#now = now;
     this.#subject = subject;
@@ -207,23 +216,25 @@ class Reconcile<T extends RequestObject> {
 
   /** Makes status and annotation agree on an accepted mail's id. */
   async #record(messageID: string): Promise<void> {
-    const { object, ref } = this.#subject;
+    const { object, key } = this.#subject;
     await this.#writeStatus(object, {
       conditions: requestConditions(acceptedCondition(messageID, this.#observed), this.#observed, messageID),
       ...(object.status?.messageID === messageID ? {} : { fields: { messageID } }),
     });
     if (object.metadata?.annotations?.[MESSAGE_ID_ANNOTATION] !== messageID)
-      await this.#api.annotateMessageID(ref, messageID);
+      await this.#api.annotateMessageID(this.#resource, key, messageID);
   }
 
   async #claimAndSend(): Promise<ReconcileResult> {
-    const { object, owner, ref, log } = this.#subject;
+    const { object, owner, key, log } = this.#subject;
     const { kind } = this.#options;
+    const checkpoint = this.#options.sendCheckpoint ?? (() => undefined);
     const attempt: SendAttempt = { id: randomUUID(), startedAt: this.#now().toISOString() };
     let claimed: T;
     try {
       claimed = await this.#api.patchStatus<T>(
-        ref,
+        this.#resource,
+        key,
         statusPatch(
           object.status,
           {
@@ -244,17 +255,17 @@ class Reconcile<T extends RequestObject> {
     const mail = kind.mail(object, owner, this.#options.recipient, {
       uid: object.metadata?.uid ?? '',
       attempt: attempt.id,
-      object: `${kind.kind} ${ref.namespace}/${ref.name}`,
+      object: `${kind.resource.kind} ${key.namespace}/${key.name}`,
     });
 
-    crashPoint('before-send');
+    checkpoint('before-send');
     let messageID: string;
     try {
       messageID = await this.#api.sendMail(mail);
     } catch (error) {
       return this.#failed(error, attempt, claimed);
     }
-    crashPoint('after-send');
+    checkpoint('after-send');
     log.info('Mailgun accepted the request mail', { attempt: attempt.id, messageID });
     await this.#writeStatus(
       claimed,
@@ -268,8 +279,8 @@ class Reconcile<T extends RequestObject> {
       },
       { unconditional: true },
     );
-    crashPoint('after-status-patch');
-    await this.#api.annotateMessageID(ref, messageID);
+    checkpoint('after-status-patch');
+    await this.#api.annotateMessageID(this.#resource, key, messageID);
     this.#api.event(this.#regarding(), {
       type: 'Normal',
       reason: EventReason.RequestSent,
@@ -338,19 +349,20 @@ class Reconcile<T extends RequestObject> {
     const status = statusPatch(base.status, change, this.#observed, this.#now());
     if (status === undefined) return;
     await this.#api.patchStatus<T>(
-      this.#subject.ref,
+      this.#resource,
+      this.#subject.key,
       status,
       unconditional ? undefined : (base.metadata?.resourceVersion ?? ''),
     );
   }
 
   #regarding(): ObjectReference {
-    const { object, ref } = this.#subject;
+    const { object, key } = this.#subject;
     return {
-      apiVersion: `${INFRA_GROUP}/${INFRA_VERSION}`,
-      kind: this.#options.kind.kind,
-      namespace: ref.namespace ?? '',
-      name: ref.name,
+      apiVersion: apiVersionOf(this.#resource),
+      kind: this.#resource.kind,
+      namespace: key.namespace ?? '',
+      name: key.name,
       uid: object.metadata?.uid ?? '',
     };
   }

@@ -2,13 +2,53 @@
  * The resources this controller reads and writes: its own MailgunCluster/MailgunMachine (as far as the
  * reconciler uses them) and Cluster API's Cluster/Machine (as far as it reads them).
  */
-import type { KubeObject, ObjectMeta, OwnerReference } from '@loopwright/informer';
-import { groupOf, type Condition } from '@loopwright/runtime';
+import {
+  groupOf,
+  type Condition,
+  type KubeObject,
+  type ObjectMeta,
+  type OwnerReference,
+  type ResourceType,
+} from '@loopwright/runtime';
 
 export const INFRA_GROUP = 'infrastructure.cluster.x-k8s.io';
 export const INFRA_VERSION = 'v1alpha1';
 export const CAPI_GROUP = 'cluster.x-k8s.io';
 export const CAPI_VERSION = 'v1beta2';
+
+/** Cluster API's Clusters, as far as this controller reads them. */
+export const CLUSTERS: ResourceType = {
+  group: CAPI_GROUP,
+  version: CAPI_VERSION,
+  plural: 'clusters',
+  kind: 'Cluster',
+  namespaced: true,
+};
+
+/** Cluster API's Machines, as far as this controller reads them. */
+export const MACHINES: ResourceType = {
+  group: CAPI_GROUP,
+  version: CAPI_VERSION,
+  plural: 'machines',
+  kind: 'Machine',
+  namespaced: true,
+};
+
+export const MAILGUN_CLUSTERS: ResourceType = {
+  group: INFRA_GROUP,
+  version: INFRA_VERSION,
+  plural: 'mailgunclusters',
+  kind: 'MailgunCluster',
+  namespaced: true,
+};
+
+export const MAILGUN_MACHINES: ResourceType = {
+  group: INFRA_GROUP,
+  version: INFRA_VERSION,
+  plural: 'mailgunmachines',
+  kind: 'MailgunMachine',
+  namespaced: true,
+};
 
 /** Cluster API's pause annotation: its presence (any value) pauses the object. */
 export const PAUSED_ANNOTATION = 'cluster.x-k8s.io/paused';
