@@ -73,7 +73,9 @@ export interface PatchOptions extends WriteOptions {
   /**
    * Apply the patch only if the object is still at this `metadata.resourceVersion`: otherwise 409
    * Conflict, so a write never overwrites state its author has not seen. A merge or apply patch
-   * carries it in its body, a JSON patch as a leading `test` operation.
+   * carries it in its body's metadata, a JSON patch as a leading operation that sets it: the server
+   * then writes only at that version, as for an update. (A `test` operation would fail as 422
+   * Invalid, not as the Conflict every other stale write is.)
    */
   resourceVersion?: string;
   /** Server-side apply only: take the fields other managers own instead of failing with 409 Conflict. */
@@ -185,7 +187,7 @@ export class Resource<K extends KubeObject> {
   }
 
   /** The object (a live read, not a cache). Rejects with NotFound when there is none. */
-  get(key: ObjectKey, options: CallOptions = {}): Promise<K> {
+  async get(key: ObjectKey, options: CallOptions = {}): Promise<K> {
     return this.#json<K>('GET', this.#objectPath(key), options);
   }
 
@@ -285,8 +287,9 @@ export class Resource<K extends KubeObject> {
 
   /**
    * Creates `object` in `object.metadata.namespace` (required for a namespaced resource). Rejects with
-   * AlreadyExists when the name is taken. On a subresource that is created (a pod's `eviction`, a
-   * service account's `token`), posts `object` to that subresource of the object its metadata names.
+   * AlreadyExists when the name is taken. `apiVersion` and `kind` are the handle's when missing. On a
+   * subresource that is created (a pod's `eviction`, a service account's `token`), posts `object`, as
+   * it is, to that subresource of the object its metadata names.
    */
   create(object: K, options: WriteOptions & EncodingOption & NoAnswer): Promise<void>;
   create(object: K, options?: WriteOptions & EncodingOption): Promise<K>;
@@ -296,13 +299,16 @@ export class Resource<K extends KubeObject> {
   ): Promise<K | void> {
     const target =
       this.#subresource === undefined
-        ? this.#collectionPath(object.metadata?.namespace)
+        ? // Unlike a list's, a create's namespace is the object's: required for a namespaced resource.
+          collectionPath(this.type, scopeOf(this.type, object.metadata?.namespace))
         : this.#objectPath(keyOf(object));
-    return this.#write('POST', withQuery(target, this.#writeQuery(options)), object, options);
+    const body = this.#subresource === undefined ? this.#typed(object) : object;
+    return this.#write('POST', withQuery(target, this.#writeQuery(options)), body, options);
   }
 
   /**
-   * Replaces the object (PUT) named by its metadata. With `metadata.resourceVersion` set, only if the
+   * Replaces the object (PUT) named by its metadata (`apiVersion` and `kind` the handle's when
+   * missing, on the object and its status). With `metadata.resourceVersion` set, only if the
    * object is still at it, and with `metadata.uid` set, only if the name still holds that object: 409
    * Conflict otherwise.
    */
@@ -313,7 +319,9 @@ export class Resource<K extends KubeObject> {
     options: WriteOptions & EncodingOption & Partial<NoAnswer> = {},
   ): Promise<K | void> {
     const path = withQuery(this.#objectPath(keyOf(object)), this.#writeQuery(options));
-    return this.#write('PUT', path, object, options);
+    const body =
+      this.#subresource === undefined || this.#subresource === 'status' ? this.#typed(object) : object;
+    return this.#write('PUT', path, body, options);
   }
 
   /** Patches the object (or the subresource) named by `key`; resolves with the object as written. */
@@ -327,7 +335,7 @@ export class Resource<K extends KubeObject> {
         options.resourceVersion === undefined
           ? patch.json
           : [
-              { op: 'test', path: '/metadata/resourceVersion', value: options.resourceVersion },
+              { op: 'replace', path: '/metadata/resourceVersion', value: options.resourceVersion },
               ...patch.json,
             ];
     } else {
@@ -356,13 +364,8 @@ export class Resource<K extends KubeObject> {
    * `configuration` needs `apiVersion` and `kind` (filled in from the handle when missing). A field
    * another manager owns with another value fails with 409 Conflict, unless `force`.
    */
-  apply(configuration: K, options: Omit<PatchOptions, 'resourceVersion'> = {}): Promise<K> {
-    const body = {
-      ...configuration,
-      apiVersion: configuration.apiVersion ?? apiVersionOf(this.type),
-      kind: configuration.kind ?? this.type.kind,
-    };
-    return this.patch(keyOf(configuration), { apply: body }, options);
+  async apply(configuration: K, options: Omit<PatchOptions, 'resourceVersion'> = {}): Promise<K> {
+    return this.patch(keyOf(configuration), { apply: this.#typed(configuration) }, options);
   }
 
   /**
@@ -383,6 +386,19 @@ export class Resource<K extends KubeObject> {
       if (isNotFound(error)) return false;
       throw error;
     }
+  }
+
+  /**
+   * `object` with the handle's `apiVersion` and `kind` where it has none: the API server needs them in
+   * the body of a custom resource's write (a built-in kind's it takes from the path).
+   */
+  #typed(object: K): K {
+    if (object.apiVersion !== undefined && object.kind !== undefined) return object;
+    return {
+      ...object,
+      apiVersion: object.apiVersion ?? apiVersionOf(this.type),
+      kind: object.kind ?? this.type.kind,
+    };
   }
 
   #objectPath(key: ObjectKey): string {
