@@ -19,7 +19,7 @@ import { KubeClient } from './client.ts';
 import type { KubeObject } from './object.ts';
 import { createTestNamespace, loadTestKubeConfig, type TestNamespace } from './real-server.test-support.ts';
 import type { ResourceType } from './resource-type.ts';
-import type { RestRequestObservation } from './transport.ts';
+import type { RestRequestObservation } from './kube-request.ts';
 
 const CONFIG_MAPS: ResourceType = {
   group: '',

@@ -9,7 +9,8 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { KubeObject } from './object.ts';
 import { Resource, type ProtobufCodec } from './resource.ts';
 import type { ResourceType } from './resource-type.ts';
-import { KubeTransport, type KubeTransportOptions, type KubeTransportStats } from './transport.ts';
+import type { KubeTransportOptions, KubeTransportStats } from './kube-request.ts';
+import { KubeTransport } from './transport.ts';
 
 /** Init for {@link KubeClient.fetch}: a string body is enough for every non-resource endpoint. */
 export interface KubeFetchInit {

@@ -87,14 +87,14 @@ export {
 } from './protobuf-list-watch.ts';
 export { encodeObject, type FieldEncoding, type MessageSchema } from './protobuf-encode.ts';
 export { REAPPLY_MS } from './applied-config.ts';
-export {
-  KubeTransport,
-  type KubeRequest,
-  type KubeResponse,
-  type KubeTransportOptions,
-  type KubeTransportStats,
-  type KubeWatchRequest,
-  type RateLimiterWaitObservation,
-  type RestClientObserver,
-  type RestRequestObservation,
-} from './transport.ts';
+export { KubeTransport } from './transport.ts';
+export type {
+  KubeRequest,
+  KubeResponse,
+  KubeTransportOptions,
+  KubeTransportStats,
+  KubeWatchRequest,
+  RateLimiterWaitObservation,
+  RestClientObserver,
+  RestRequestObservation,
+} from './kube-request.ts';

@@ -21,7 +21,8 @@ import {
   scopeOf,
   type ResourceType,
 } from './resource-type.ts';
-import type { KubeRequest, KubeTransport } from './transport.ts';
+import type { KubeRequest } from './kube-request.ts';
+import type { KubeTransport } from './transport.ts';
 import type { RequestPriority } from './token-bucket.ts';
 
 /** What every call takes. */
