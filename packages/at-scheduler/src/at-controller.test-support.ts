@@ -7,22 +7,23 @@
  */
 import { createMetrics } from '@loopwright/metrics';
 import type { Lister } from '@loopwright/informer';
-import { KubeClient, Manager, createSilentLogger } from '@loopwright/runtime';
+import {
+  KubeClient,
+  Manager,
+  createSilentLogger,
+  type Resource,
+  type StatusWriter,
+} from '@loopwright/runtime';
 import { createTestNamespace, loadTestKubeConfig, type TestNamespace } from '@loopwright/envtest';
 import type { KubeConfig } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { after, before } from 'node:test';
-import { kubeAtApi, type AtApi } from './api.ts';
+import { kubeAtApi } from './api.ts';
 import { createAtControllers, podCacheScope } from './controller.ts';
 import type { At } from './generated/types.ts';
 import type { StartObservation } from './reconcile.ts';
-import { AT_UID_LABEL, type Pod } from './resource.ts';
-import { installAtCrd } from './testing/crd.ts';
-
-export const ATS = (ns: string): string =>
-  `/apis/cnat.programming-kubernetes.info/v1alpha1/namespaces/${ns}/ats`;
-export const PODS = (ns: string): string => `/api/v1/namespaces/${ns}/pods`;
-export const MERGE = 'application/merge-patch+json';
+import { AT_API_VERSION, AT_KIND, AT_RESOURCE, AT_UID_LABEL, POD_RESOURCE, type Pod } from './resource.ts';
+import { installAtCrd } from './crd.test-support.ts';
 
 export interface Running {
   starts: StartObservation[];
@@ -51,18 +52,17 @@ export function startController(kc: KubeConfig, namespace: string): Running {
   const recorder = manager.eventRecorder('loopwright.dev/at-scheduler');
   const starts: StartObservation[] = [];
   const statusWrites = new Map<string, number>();
-  const api = kubeAtApi(manager.client);
-  const countingApi: AtApi = {
-    ...api,
-    patchAtStatus: async (ns, name, status, rv, signal) => {
-      const written = await api.patchAtStatus(ns, name, status, rv, signal);
-      statusWrites.set(name, (statusWrites.get(name) ?? 0) + 1);
+  const countingWrites = (status: StatusWriter<At>, at: { name: string }): StatusWriter<At> => ({
+    patch: async (patch, options) => {
+      const written = await status.patch(patch, options);
+      statusWrites.set(at.name, (statusWrites.get(at.name) ?? 0) + 1);
       return written;
     },
-  };
+  });
   for (const controller of createAtControllers({
     manager,
-    api: countingApi,
+    api: kubeAtApi(manager.client),
+    wrapStatusWriter: countingWrites,
     recorder,
     namespaces: [namespace],
     workers: 4,
@@ -86,6 +86,30 @@ export function startController(kc: KubeConfig, namespace: string): Running {
   };
 }
 
+const EVENT_RESOURCE = {
+  group: 'events.k8s.io',
+  version: 'v1',
+  plural: 'events',
+  kind: 'Event',
+  namespaced: true,
+};
+const NAMESPACE_RESOURCE = {
+  group: '',
+  version: 'v1',
+  plural: 'namespaces',
+  kind: 'Namespace',
+  namespaced: false,
+};
+
+/** An `events.k8s.io/v1` Event, as far as the tests read it. */
+interface EventObject {
+  metadata?: { name?: string };
+  reason: string;
+  type: string;
+  note?: string;
+  regarding: { name: string };
+}
+
 /** The status of the condition `type` of `at`. */
 export const condition = (at: At, type: string): string | undefined =>
   at.status?.conditions?.find((c) => c.type === type)?.status;
@@ -99,35 +123,33 @@ class AtTestbed {
   client!: KubeClient;
   ns!: TestNamespace;
   controller!: Running;
+  ats!: Resource<At>;
+  pods!: Resource<Pod>;
 
   readonly createAt = (name: string, spec: Record<string, unknown>): Promise<At> =>
-    this.client.requestJson<At>('POST', ATS(this.ns.name), {
-      body: { apiVersion: 'cnat.programming-kubernetes.info/v1alpha1', kind: 'At', metadata: { name }, spec },
+    this.ats.create({
+      apiVersion: AT_API_VERSION,
+      kind: AT_KIND,
+      metadata: { name, namespace: this.ns.name },
+      // Tests send specs the CRD's schema may refuse: the API server judges them, not the type.
+      spec: spec as unknown as At['spec'],
     });
 
-  readonly getAt = (name: string, namespace = this.ns.name): Promise<At> =>
-    this.client.requestJson<At>('GET', `${ATS(namespace)}/${name}`);
+  readonly getAt = (name: string, namespace = this.ns.name): Promise<At> => this.ats.get({ namespace, name });
 
   readonly podsOf = async (at: At, namespace = this.ns.name): Promise<Pod[]> =>
-    (
-      await this.client.requestJson<{ items: Pod[] }>(
-        'GET',
-        `${PODS(namespace)}?labelSelector=${encodeURIComponent(`${AT_UID_LABEL}=${at.metadata?.uid ?? ''}`)}`,
-      )
-    ).items;
+    (await this.pods.list({ namespace, labelSelector: `${AT_UID_LABEL}=${at.metadata?.uid ?? ''}` })).items;
 
   readonly getPod = (name: string, namespace = this.ns.name): Promise<Pod> =>
-    this.client.requestJson<Pod>('GET', `${PODS(namespace)}/${name}`);
+    this.pods.get({ namespace, name });
 
   readonly eventsFor = async (
     name: string,
     namespace = this.ns.name,
   ): Promise<{ reason: string; type: string; note?: string }[]> =>
-    (
-      await this.client.requestJson<{
-        items: { reason: string; type: string; note?: string; regarding: { name: string } }[];
-      }>('GET', `/apis/events.k8s.io/v1/namespaces/${namespace}/events`)
-    ).items.filter((e) => e.regarding.name === name);
+    (await this.client.resource<EventObject>(EVENT_RESOURCE).list({ namespace })).items.filter(
+      (e) => e.regarding.name === name,
+    );
 
   /** Plays the kubelet: writes the pod's phase (and the command container's termination) through pods/status. */
   readonly kubelet = (
@@ -145,24 +167,26 @@ class AtTestbed {
           },
         }
       : { running: { startedAt: new Date().toISOString() } };
-    return this.client.requestJson('PATCH', `${PODS(namespace)}/${podName}/status`, {
-      contentType: MERGE,
-      body: {
-        status: {
-          phase,
-          containerStatuses: [
-            {
-              name: 'command',
-              image: 'busybox:1.37.0',
-              imageID: '',
-              ready: phase === 'Running',
-              restartCount: 0,
-              state,
-            },
-          ],
+    return this.pods.status.patch(
+      { namespace, name: podName },
+      {
+        merge: {
+          status: {
+            phase,
+            containerStatuses: [
+              {
+                name: 'command',
+                image: 'busybox:1.37.0',
+                imageID: '',
+                ready: phase === 'Running',
+                restartCount: 0,
+                state,
+              },
+            ],
+          },
         },
       },
-    });
+    );
   };
 }
 
@@ -176,13 +200,17 @@ export function atTestbed(prefix: string): AtTestbed {
   before(async () => {
     testbed.kc = loadTestKubeConfig();
     testbed.client = new KubeClient(testbed.kc, { rateLimit: false });
+    testbed.ats = testbed.client.resource<At>(AT_RESOURCE);
+    testbed.pods = testbed.client.resource<Pod>(POD_RESOURCE);
     await installAtCrd(testbed.kc);
     testbed.ns = await createTestNamespace(testbed.kc, prefix);
     // Pod Security admission enforces the restricted profile here: every At pod below must pass it.
-    await testbed.client.requestJson('PATCH', `/api/v1/namespaces/${testbed.ns.name}`, {
-      contentType: MERGE,
-      body: { metadata: { labels: { 'pod-security.kubernetes.io/enforce': 'restricted' } } },
-    });
+    await testbed.client
+      .resource(NAMESPACE_RESOURCE)
+      .patch(
+        { name: testbed.ns.name },
+        { merge: { metadata: { labels: { 'pod-security.kubernetes.io/enforce': 'restricted' } } } },
+      );
     testbed.controller = startController(testbed.kc, testbed.ns.name);
   });
   after(async () => {

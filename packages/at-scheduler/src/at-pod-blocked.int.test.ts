@@ -6,7 +6,7 @@ import { eventually } from '@loopwright/envtest';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { PODS, atTestbed, condition } from './at-controller.test-support.ts';
+import { atTestbed, condition } from './at-controller.test-support.ts';
 import { AT_UID_LABEL } from './resource.ts';
 
 describe('at-scheduler on a real control plane: pods that cannot be created', () => {
@@ -14,23 +14,21 @@ describe('at-scheduler on a real control plane: pods that cannot be created', ()
   const { createAt, getAt, podsOf, getPod, eventsFor } = bed;
 
   it('never adopts a foreign pod holding the pod name: condition + Event; runs once the name is free', async () => {
-    await bed.client.requestJson('POST', PODS(bed.ns.name), {
-      body: {
-        metadata: { name: 'squatted-pod', labels: { app: 'someone-else' } },
-        spec: {
-          securityContext: {
-            runAsNonRoot: true,
-            runAsUser: 1000,
-            seccompProfile: { type: 'RuntimeDefault' },
-          },
-          containers: [
-            {
-              name: 'c',
-              image: 'busybox:1.37.0',
-              securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
-            },
-          ],
+    await bed.pods.create({
+      metadata: { name: 'squatted-pod', namespace: bed.ns.name, labels: { app: 'someone-else' } },
+      spec: {
+        securityContext: {
+          runAsNonRoot: true,
+          runAsUser: 1000,
+          seccompProfile: { type: 'RuntimeDefault' },
         },
+        containers: [
+          {
+            name: 'c',
+            image: 'busybox:1.37.0',
+            securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+          },
+        ],
       },
     });
     const at = await createAt('squatted', { schedule: '2019-04-12T10:12:00Z', command: 'true' });
@@ -53,7 +51,7 @@ describe('at-scheduler on a real control plane: pods that cannot be created', ()
     for (const cached of bed.controller.podCache.list(bed.ns.name))
       assert.equal(cached.metadata?.labels?.['app.kubernetes.io/managed-by'], 'at-scheduler');
 
-    await bed.client.requestJson('DELETE', `${PODS(bed.ns.name)}/squatted-pod`);
+    await bed.pods.delete({ namespace: bed.ns.name, name: 'squatted-pod' });
     await eventually(
       async () => {
         assert.equal((await podsOf(at)).length, 1);

@@ -6,7 +6,7 @@ import { eventually } from '@loopwright/envtest';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { MERGE, PODS, atTestbed } from './at-controller.test-support.ts';
+import { atTestbed } from './at-controller.test-support.ts';
 import { UNCACHED_POD_RECHECK_MS } from './decide.ts';
 import { MANAGED_BY_LABEL } from './resource.ts';
 
@@ -18,7 +18,7 @@ describe('at-scheduler on a real control plane: pods that go away', () => {
     const at = await createAt('vanishing', { schedule: '2019-04-12T10:12:00Z', command: 'sleep 3600' });
     await eventually(() => getPod('vanishing-pod'));
     await kubelet('vanishing-pod', 'Running');
-    await bed.client.requestJson('DELETE', `${PODS(bed.ns.name)}/vanishing-pod`);
+    await bed.pods.delete({ namespace: bed.ns.name, name: 'vanishing-pod' });
     await eventually(async () => {
       assert.equal((await getAt('vanishing')).status?.phase, 'DONE');
     });
@@ -38,10 +38,10 @@ describe('at-scheduler on a real control plane: pods that go away', () => {
     await createAt('unlabelled', { schedule: '2019-04-12T10:12:00Z', command: 'sleep 3600' });
     await eventually(() => getPod('unlabelled-pod'));
     await kubelet('unlabelled-pod', 'Running');
-    await bed.client.requestJson('PATCH', `${PODS(bed.ns.name)}/unlabelled-pod`, {
-      contentType: MERGE,
-      body: { metadata: { labels: { [MANAGED_BY_LABEL]: null } } },
-    });
+    await bed.pods.patch(
+      { namespace: bed.ns.name, name: 'unlabelled-pod' },
+      { merge: { metadata: { labels: { [MANAGED_BY_LABEL]: null } } } },
+    );
     await eventually(() => {
       assert.equal(bed.controller.podCache.get(bed.ns.name, 'unlabelled-pod'), undefined);
     });

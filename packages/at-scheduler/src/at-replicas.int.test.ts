@@ -6,19 +6,23 @@ import { KubeClient } from '@loopwright/runtime';
 import { createTestNamespace, eventually, loadTestKubeConfig } from '@loopwright/envtest';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ATS, MERGE, PODS, startController } from './at-controller.test-support.ts';
+import { startController } from './at-controller.test-support.ts';
 import type { At } from './generated/types.ts';
-import { AT_UID_LABEL, POD_SELECTOR, type Pod } from './resource.ts';
-import { installAtCrd } from './testing/crd.ts';
+import { AT_RESOURCE, AT_UID_LABEL, POD_RESOURCE, POD_SELECTOR, type Pod } from './resource.ts';
+import { installAtCrd } from './crd.test-support.ts';
 
 /** What the kubelet would write when the command exits 0 (no kubelet runs here). */
 async function markSucceeded(client: KubeClient, namespace: string, pod: string): Promise<void> {
   const terminated = { exitCode: 0, reason: 'Completed' };
   const command = { name: 'command', image: 'busybox:1.37.0', imageID: '', ready: false, restartCount: 0 };
-  await client.requestJson('PATCH', `${PODS(namespace)}/${pod}/status`, {
-    contentType: MERGE,
-    body: { status: { phase: 'Succeeded', containerStatuses: [{ ...command, state: { terminated } }] } },
-  });
+  await client
+    .resource<Pod>(POD_RESOURCE)
+    .status.patch(
+      { namespace, name: pod },
+      {
+        merge: { status: { phase: 'Succeeded', containerStatuses: [{ ...command, state: { terminated } }] } },
+      },
+    );
 }
 
 describe('at-scheduler restarted mid-run', () => {
@@ -27,23 +31,20 @@ describe('at-scheduler restarted mid-run', () => {
     const client = new KubeClient(kc, { rateLimit: false });
     await installAtCrd(kc);
     const ns = await createTestNamespace(kc, 'at-restart');
+    const ats = client.resource<At>(AT_RESOURCE);
+    const pods = client.resource<Pod>(POD_RESOURCE);
     try {
       const first = startController(kc, ns.name);
-      const at = await client.requestJson<At>('POST', ATS(ns.name), {
-        body: {
-          apiVersion: 'cnat.programming-kubernetes.info/v1alpha1',
-          kind: 'At',
-          metadata: { name: 'restart' },
-          spec: { schedule: '2019-04-12T10:12:00Z', command: 'sleep 5' },
-        },
+      const at = await ats.create({
+        apiVersion: 'cnat.programming-kubernetes.info/v1alpha1',
+        kind: 'At',
+        metadata: { name: 'restart', namespace: ns.name },
+        spec: { schedule: '2019-04-12T10:12:00Z', command: 'sleep 5' },
       });
       await eventually(async () => {
-        assert.equal(
-          (await client.requestJson<At>('GET', `${ATS(ns.name)}/restart`)).status?.phase,
-          'RUNNING',
-        );
+        assert.equal((await ats.get({ namespace: ns.name, name: 'restart' })).status?.phase, 'RUNNING');
       });
-      await eventually(() => client.requestJson('GET', `${PODS(ns.name)}/restart-pod`));
+      await eventually(() => pods.get({ namespace: ns.name, name: 'restart-pod' }));
       await first.stop();
 
       // While no controller runs, the pod finishes.
@@ -51,17 +52,14 @@ describe('at-scheduler restarted mid-run', () => {
       const second = startController(kc, ns.name);
       try {
         await eventually(async () => {
-          assert.equal(
-            (await client.requestJson<At>('GET', `${ATS(ns.name)}/restart`)).status?.outcome,
-            'Succeeded',
-          );
+          assert.equal((await ats.get({ namespace: ns.name, name: 'restart' })).status?.outcome, 'Succeeded');
         });
         assert.equal(first.starts.length + second.starts.length, 1);
-        const pods = await client.requestJson<{ items: Pod[] }>(
-          'GET',
-          `${PODS(ns.name)}?labelSelector=${encodeURIComponent(`${POD_SELECTOR},${AT_UID_LABEL}=${at.metadata?.uid ?? ''}`)}`,
-        );
-        assert.equal(pods.items.length, 1);
+        const started = await pods.list({
+          namespace: ns.name,
+          labelSelector: `${POD_SELECTOR},${AT_UID_LABEL}=${at.metadata?.uid ?? ''}`,
+        });
+        assert.equal(started.items.length, 1);
       } finally {
         await second.stop();
       }
@@ -78,40 +76,34 @@ describe('two active controllers on the same Ats (no leader election)', () => {
     const client = new KubeClient(kc, { rateLimit: false });
     await installAtCrd(kc);
     const ns = await createTestNamespace(kc, 'at-race');
+    const ats = client.resource<At>(AT_RESOURCE);
+    const pods = client.resource<Pod>(POD_RESOURCE);
     const first = startController(kc, ns.name);
     const second = startController(kc, ns.name);
     try {
       const names = Array.from({ length: 8 }, (_, i) => `race-${i}`);
       await Promise.all(
         names.map((name) =>
-          client.requestJson('POST', ATS(ns.name), {
-            body: {
-              apiVersion: 'cnat.programming-kubernetes.info/v1alpha1',
-              kind: 'At',
-              metadata: { name },
-              spec: { schedule: '2019-04-12T10:12:00Z', command: 'true' },
-            },
+          ats.create({
+            apiVersion: 'cnat.programming-kubernetes.info/v1alpha1',
+            kind: 'At',
+            metadata: { name, namespace: ns.name },
+            spec: { schedule: '2019-04-12T10:12:00Z', command: 'true' },
           }),
         ),
       );
       for (const name of names) {
-        await eventually(() => client.requestJson('GET', `${PODS(ns.name)}/${name}-pod`));
+        await eventually(() => pods.get({ namespace: ns.name, name: `${name}-pod` }));
         await markSucceeded(client, ns.name, `${name}-pod`);
       }
       for (const name of names) {
         await eventually(async () => {
-          assert.equal(
-            (await client.requestJson<At>('GET', `${ATS(ns.name)}/${name}`)).status?.outcome,
-            'Succeeded',
-          );
+          assert.equal((await ats.get({ namespace: ns.name, name })).status?.outcome, 'Succeeded');
         });
         assert.equal([...first.starts, ...second.starts].filter((s) => s.name === name).length, 1, name);
       }
-      const pods = await client.requestJson<{ items: Pod[] }>(
-        'GET',
-        `${PODS(ns.name)}?labelSelector=${encodeURIComponent(POD_SELECTOR)}`,
-      );
-      assert.equal(pods.items.length, names.length);
+      const started = await pods.list({ namespace: ns.name, labelSelector: POD_SELECTOR });
+      assert.equal(started.items.length, names.length);
     } finally {
       await first.stop();
       await second.stop();

@@ -9,7 +9,8 @@ import { eventually } from '@loopwright/envtest';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ATS, MERGE, PODS, atTestbed, condition } from './at-controller.test-support.ts';
+import { parse } from 'yaml';
+import { atTestbed, condition } from './at-controller.test-support.ts';
 import type { At } from './generated/types.ts';
 
 describe('at-scheduler on a real control plane: running an At', () => {
@@ -25,14 +26,12 @@ describe('at-scheduler on a real control plane: running an At', () => {
       'spec: {schedule: "2019-04-12T10:12:00Z", command: "echo YAY"}',
       '',
     ].join('\n');
-    const applied = await bed.client.fetch(`${ATS(bed.ns.name)}/example-at?fieldManager=kubectl`, {
-      method: 'PATCH',
-      headers: { 'Content-Type': 'application/apply-patch+yaml', Accept: 'application/json' },
-      body: bookSample,
-    });
-    const appliedBody = await applied.text();
-    assert.equal(applied.status, 201, appliedBody);
-    const at = JSON.parse(appliedBody) as At;
+    const sample = parse(bookSample) as At;
+    // kubectl names the namespace of its context, as here.
+    const at = await bed.ats.apply(
+      { ...sample, metadata: { ...sample.metadata, namespace: bed.ns.name } },
+      { fieldManager: 'kubectl' },
+    );
     await eventually(async () => {
       assert.equal((await getAt('example-at')).status?.phase, 'RUNNING');
     });
@@ -44,12 +43,13 @@ describe('at-scheduler on a real control plane: running an At', () => {
     });
     // Admitted under the namespace's enforced restricted profile, which does refuse a default pod:
     await assert.rejects(
-      bed.client.requestJson('POST', `${PODS(bed.ns.name)}?dryRun=All`, {
-        body: {
-          metadata: { name: 'unrestricted' },
+      bed.pods.create(
+        {
+          metadata: { name: 'unrestricted', namespace: bed.ns.name },
           spec: { containers: [{ name: 'c', image: 'busybox:1.37.0' }] },
         },
-      }),
+        { dryRun: true },
+      ),
       (error: unknown) => error instanceof KubeApiError && error.reason === 'Forbidden',
     );
     const pod = await getPod('example-at-pod');
@@ -86,10 +86,10 @@ describe('at-scheduler on a real control plane: running an At', () => {
     });
 
     // Spec changes after DONE do nothing.
-    await bed.client.requestJson('PATCH', `${ATS(bed.ns.name)}/example-at`, {
-      contentType: MERGE,
-      body: { spec: { schedule: '2019-04-12T10:13:00Z' } },
-    });
+    await bed.ats.patch(
+      { namespace: bed.ns.name, name: 'example-at' },
+      { merge: { spec: { schedule: '2019-04-12T10:13:00Z' } } },
+    );
     await sleep(500);
     assert.equal((await getAt('example-at')).status?.phase, 'DONE');
     assert.equal((await podsOf(at)).length, 1);
@@ -129,10 +129,10 @@ describe('at-scheduler on a real control plane: running an At', () => {
   it('an edited RUNNING or DONE At records each new generation as observed (status and conditions) with one write, and does not run again', async () => {
     const writes = (): number => bed.controller.statusWrites.get('edited') ?? 0;
     const edit = async (command: string, expectedGeneration: number, writesBefore: number): Promise<void> => {
-      const edited = await bed.client.requestJson<At>('PATCH', `${ATS(bed.ns.name)}/edited`, {
-        contentType: MERGE,
-        body: { spec: { command } },
-      });
+      const edited = await bed.ats.patch(
+        { namespace: bed.ns.name, name: 'edited' },
+        { merge: { spec: { command } } },
+      );
       assert.equal(edited.metadata?.generation, expectedGeneration);
       await eventually(async () => {
         const at = await getAt('edited');
@@ -193,7 +193,7 @@ describe('at-scheduler on a real control plane: running an At', () => {
   it('deleting an At deletes its pod (garbage collection through the owner reference)', async () => {
     const at = await getAt('example-at');
     assert.equal((await podsOf(at)).length, 1);
-    await bed.client.requestJson('DELETE', `${ATS(bed.ns.name)}/example-at`);
+    await bed.ats.delete({ namespace: bed.ns.name, name: 'example-at' });
     await eventually(
       async () => {
         assert.equal((await podsOf(at)).length, 0);

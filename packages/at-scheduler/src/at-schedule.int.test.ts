@@ -8,10 +8,10 @@ import { eventually } from '@loopwright/envtest';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ATS, MERGE, atTestbed, condition } from './at-controller.test-support.ts';
+import { atTestbed, condition } from './at-controller.test-support.ts';
 import { loadAtCrd, type AtCrd } from './crd.ts';
 import { parseSchedule } from './schedule.ts';
-import { installAtCrd } from './testing/crd.ts';
+import { installAtCrd } from './crd.test-support.ts';
 
 describe('at-scheduler on a real control plane: schedules', () => {
   const bed = atTestbed('at-schedule');
@@ -44,15 +44,16 @@ describe('at-scheduler on a real control plane: schedules', () => {
       ['20190412T101200Z', false],
     ];
     for (const [i, [schedule, expected]] of variants.entries()) {
-      const admitted = await bed.client
-        .requestJson('POST', `${ATS(bed.ns.name)}?dryRun=All`, {
-          body: {
+      const admitted = await bed.ats
+        .create(
+          {
             apiVersion: 'cnat.programming-kubernetes.info/v1alpha1',
             kind: 'At',
-            metadata: { name: `variant-${i}` },
+            metadata: { name: `variant-${i}`, namespace: bed.ns.name },
             spec: { schedule, command: 'true' },
           },
-        })
+          { dryRun: true },
+        )
         .then(
           () => true,
           () => false,
@@ -111,10 +112,10 @@ describe('at-scheduler on a real control plane: schedules', () => {
       assert.equal((await getAt('moved')).status?.phase, 'PENDING');
     });
     const soon = Date.now() + 1000;
-    await bed.client.requestJson('PATCH', `${ATS(bed.ns.name)}/moved`, {
-      contentType: MERGE,
-      body: { spec: { schedule: new Date(soon).toISOString() } },
-    });
+    await bed.ats.patch(
+      { namespace: bed.ns.name, name: 'moved' },
+      { merge: { spec: { schedule: new Date(soon).toISOString() } } },
+    );
     await eventually(
       async () => {
         assert.equal((await podsOf(at)).length, 1);
@@ -167,10 +168,10 @@ describe('at-scheduler on a real control plane: schedules', () => {
     assert.equal(bed.controller.statusWrites.get('garbled'), 1, 'one status write, no retry loop');
     assert.equal((await eventsFor('garbled')).length, 1);
 
-    await bed.client.requestJson('PATCH', `${ATS(bed.ns.name)}/garbled`, {
-      contentType: MERGE,
-      body: { spec: { schedule: '2019-04-12T10:12:00Z' } },
-    });
+    await bed.ats.patch(
+      { namespace: bed.ns.name, name: 'garbled' },
+      { merge: { spec: { schedule: '2019-04-12T10:12:00Z' } } },
+    );
     await eventually(() => getPod('garbled-pod'));
     await eventually(async () => {
       assert.equal(condition(await getAt('garbled'), 'InvalidSchedule'), 'False');

@@ -13,22 +13,27 @@
  * listed at the end are every pod ever created.
  */
 import { createTestNamespace, eventually, loadTestKubeConfig } from '@loopwright/envtest';
-import { KubeClient } from '@loopwright/runtime';
+import { KubeClient, type KubeObject } from '@loopwright/runtime';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { installAtCrd } from './testing/crd.ts';
+import { installAtCrd } from './crd.test-support.ts';
 import { ConditionReason } from './reasons.ts';
 import type { At } from './generated/types.ts';
-import { AT_API_VERSION, AT_KIND, POD_SELECTOR, type Pod } from './resource.ts';
+import { AT_API_VERSION, AT_KIND, AT_RESOURCE, POD_RESOURCE, POD_SELECTOR, type Pod } from './resource.ts';
 
-const ATS = (ns: string): string => `/apis/${AT_API_VERSION}/namespaces/${ns}/ats`;
-const PODS = (ns: string): string => `/api/v1/namespaces/${ns}/pods`;
+const LEASE_RESOURCE = {
+  group: 'coordination.k8s.io',
+  version: 'v1',
+  plural: 'leases',
+  kind: 'Lease',
+  namespaced: true,
+};
 /** The Lease both replicas compete for: --leader-election-id defaults to the program's name. */
-const LEASE = (ns: string): string => `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases/at-scheduler`;
+const LEASE_NAME = 'at-scheduler';
 
 const AT_COUNT = 100;
 
@@ -142,8 +147,11 @@ describe('at-scheduler leadership failover during a burst of starts', () => {
       await eventually(
         async () => {
           holder =
-            (await client.requestJson<{ spec?: { holderIdentity?: string } }>('GET', LEASE(ns.name))).spec
-              ?.holderIdentity ?? '';
+            (
+              await client
+                .resource<KubeObject & { spec?: { holderIdentity?: string } }>(LEASE_RESOURCE)
+                .get({ namespace: ns.name, name: LEASE_NAME })
+            ).spec?.holderIdentity ?? '';
           const leading = replicas.find((r) => r.identity === holder);
           assert.ok(
             leading?.lines.some((l) => l.message === 'started leading'),
@@ -161,13 +169,11 @@ describe('at-scheduler leadership failover during a burst of starts', () => {
       const names = Array.from({ length: AT_COUNT }, (_, i) => `burst-${String(i).padStart(3, '0')}`);
       await Promise.all(
         names.map((name) =>
-          client.requestJson('POST', ATS(ns.name), {
-            body: {
-              apiVersion: AT_API_VERSION,
-              kind: AT_KIND,
-              metadata: { name },
-              spec: { schedule: new Date(scheduleMs).toISOString(), command: 'true' },
-            },
+          client.resource<At>(AT_RESOURCE).create({
+            apiVersion: AT_API_VERSION,
+            kind: AT_KIND,
+            metadata: { name, namespace: ns.name },
+            spec: { schedule: new Date(scheduleMs).toISOString(), command: 'true' },
           }),
         ),
       );
@@ -218,17 +224,14 @@ describe('at-scheduler leadership failover during a burst of starts', () => {
         { timeoutMs: 60_000 },
       );
       const listAts = async (): Promise<At[]> =>
-        (await client.requestJson<{ items: At[] }>('GET', ATS(ns.name))).items;
+        (await client.resource<At>(AT_RESOURCE).list({ namespace: ns.name })).items;
       let ats: At[] = [];
       let pods: Pod[] = [];
       await eventually(
         async () => {
           ats = await listAts();
           pods = (
-            await client.requestJson<{ items: Pod[] }>(
-              'GET',
-              `${PODS(ns.name)}?labelSelector=${encodeURIComponent(POD_SELECTOR)}`,
-            )
+            await client.resource<Pod>(POD_RESOURCE).list({ namespace: ns.name, labelSelector: POD_SELECTOR })
           ).items;
           const podNames = new Set(pods.map((pod) => pod.metadata?.name));
           const unsettled = ats.filter(

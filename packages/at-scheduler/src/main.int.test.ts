@@ -6,8 +6,9 @@ import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { ATS, PODS } from './at-controller.test-support.ts';
-import { installAtCrd } from './testing/crd.ts';
+import { installAtCrd } from './crd.test-support.ts';
+import type { At } from './generated/types.ts';
+import { AT_RESOURCE, POD_RESOURCE, type Pod } from './resource.ts';
 
 describe('the at-scheduler program (src/main.ts)', () => {
   it('starts against KUBECONFIG, leads, serves /readyz and /metrics, runs an At, and exits 0 on SIGTERM', async () => {
@@ -71,15 +72,14 @@ describe('the at-scheduler program (src/main.ts)', () => {
         },
         { timeoutMs: 20_000 },
       );
-      await client.requestJson('POST', ATS(ns.name), {
-        body: {
-          apiVersion: 'cnat.programming-kubernetes.info/v1alpha1',
-          kind: 'At',
-          metadata: { name: 'main' },
-          spec: { schedule: '2019-04-12T10:12:00Z', command: 'true' },
-        },
+      await client.resource<At>(AT_RESOURCE).create({
+        apiVersion: 'cnat.programming-kubernetes.info/v1alpha1',
+        kind: 'At',
+        metadata: { name: 'main', namespace: ns.name },
+        spec: { schedule: '2019-04-12T10:12:00Z', command: 'true' },
       });
-      await eventually(() => client.requestJson('GET', `${PODS(ns.name)}/main-pod`), { timeoutMs: 20_000 });
+      const pods = client.resource<Pod>(POD_RESOURCE);
+      await eventually(() => pods.get({ namespace: ns.name, name: 'main-pod' }), { timeoutMs: 20_000 });
       const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
       assert.match(
         metrics,

@@ -4,25 +4,25 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { KubeTransport } from '@loopwright/client';
-import { createResourceClient, stripManagedFields, type KubeObject } from '@loopwright/informer';
+import { KubeClient, type KubeObject } from '@loopwright/client';
+import { stripManagedFields } from '@loopwright/informer';
 import { createTestNamespace, loadTestKubeConfig, type TestNamespace } from '@loopwright/envtest';
 import { podCacheScope } from './controller.ts';
 import { buildPod } from './pod.ts';
-import { decodePodFieldsRead, keepPodFieldsRead, type Pod } from './resource.ts';
-import { ownedByConfigMap } from './testing/owner.ts';
+import { decodePodFieldsRead, keepPodFieldsRead, POD_RESOURCE, type Pod } from './resource.ts';
+import { ownedByConfigMap } from './pod.test-support.ts';
 
-let transport: KubeTransport;
+let client: KubeClient;
 let ns: TestNamespace;
 
 before(async () => {
   const kc = loadTestKubeConfig();
-  transport = new KubeTransport(kc);
+  client = new KubeClient(kc);
   ns = await createTestNamespace(kc, 'at-protobuf');
 });
 after(async () => {
   await ns.cleanup();
-  transport.close();
+  await client.close();
 });
 
 const started = '2026-11-25T10:00:00Z';
@@ -82,11 +82,16 @@ function container(state: Record<string, unknown>, name = 'command'): Record<str
 
 async function createPods(): Promise<void> {
   // An owner that exists (see ownedByConfigMap).
-  const owner = await transport.requestJson<KubeObject>({
-    method: 'POST',
-    path: `/api/v1/namespaces/${ns.name}/configmaps`,
-    body: { metadata: { name: 'owner' } },
-  });
+  const owner = await client
+    .resource<KubeObject>({
+      group: '',
+      version: 'v1',
+      plural: 'configmaps',
+      kind: 'ConfigMap',
+      namespaced: true,
+    })
+    .create({ metadata: { name: 'owner', namespace: ns.name } });
+  const pods = client.resource<Pod>(POD_RESOURCE);
   for (const [name, status] of Object.entries(statuses)) {
     const at = {
       metadata: { name, namespace: ns.name, uid: `6d1f8a2e-0c4b-4f7e-9a51-3b2c7d9e0f1${name.length}` },
@@ -99,30 +104,23 @@ async function createPods(): Promise<void> {
     );
     if (name === 'killed')
       (pod.spec as Record<string, unknown>).initContainers = [{ name: 'init', image: 'busybox:1.37.0' }];
-    await transport.requestJson({ method: 'POST', path: `/api/v1/namespaces/${ns.name}/pods`, body: pod });
+    await pods.create(pod);
     if (Object.keys(status).length === 0) continue;
-    await transport.requestJson({
-      method: 'PATCH',
-      path: `/api/v1/namespaces/${ns.name}/pods/${name}/status`,
-      contentType: 'application/merge-patch+json',
-      body: { status },
-    });
+    await pods.status.patch({ namespace: ns.name, name }, { merge: { status } });
   }
 }
 
 function listed(protobuf: boolean): Promise<Pod[]> {
-  // The scope's list and watch, without its transform: the tests compare what each encoding caches.
-  const { group, version, plural, namespace, labelSelector, protobuf: decoder } = podCacheScope(ns.name);
-  const scope = {
-    group,
-    version,
-    plural,
-    namespace,
-    labelSelector,
-    ...(protobuf ? { protobuf: decoder } : {}),
-  };
-  const client = createResourceClient<Pod>({ transport, ...scope });
-  return client.list(new AbortController().signal).then(({ items }) => items);
+  // The scope's list, without its transform: the tests compare what each encoding caches.
+  const { namespace, labelSelector, protobuf: decode } = podCacheScope(ns.name);
+  return client
+    .resource<Pod>(POD_RESOURCE, decode === undefined ? {} : { protobuf: { decode } })
+    .list({
+      ...(namespace === undefined ? {} : { namespace }),
+      ...(labelSelector === undefined ? {} : { labelSelector }),
+      encoding: protobuf ? 'protobuf' : 'json',
+    })
+    .then(({ items }) => items);
 }
 
 function byName(pods: Pod[]): Map<string, Pod> {

@@ -4,7 +4,7 @@
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import { applyCrds } from '@loopwright/envtest';
-import { loadAtCrd, type AtCrd } from '../crd.ts';
+import { loadAtCrd, type AtCrd } from './crd.ts';
 
 /** Server-side applies `crd` (default: the chart's At CRD) and waits until it is served. */
 export async function installAtCrd(kc: KubeConfig, crd: AtCrd = loadAtCrd()): Promise<void> {

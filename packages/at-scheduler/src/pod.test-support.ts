@@ -3,7 +3,7 @@
  * owner that exists, a ConfigMap. kube-controller-manager's garbage collector deletes a pod whose owner
  * is gone, which would race the test.
  */
-import type { Pod } from '../resource.ts';
+import type { Pod } from './resource.ts';
 
 /** `pod` with its owner references turned to the ConfigMap `name` (uid `uid`), flags kept. */
 export function ownedByConfigMap(pod: Pod, name: string, uid: string): Pod {
