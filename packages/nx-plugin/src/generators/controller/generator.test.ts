@@ -211,6 +211,21 @@ describe('controller generator', () => {
     );
   });
 
+  it('builds no REST path: every API call of the package and its e2e suite goes through a resource handle', async () => {
+    for (const clusterScoped of [false, true]) {
+      const name = clusterScoped ? 'gizmo-sync' : 'widget-sync';
+      await controllerGenerator(tree, {
+        ...widget,
+        name,
+        clusterScoped,
+        owns: 'ConfigMap,Deployment,a.example.com/v2/Policy',
+      });
+      for (const dir of [`packages/${name}/src`, 'e2e/src'])
+        for (const file of filesUnder(tree, dir).filter((f) => f.endsWith('.ts')))
+          assert.doesNotMatch(read(tree, `${dir}/${file}`), /['`]\/apis?\//, `${dir}/${file}`);
+    }
+  });
+
   it('serves from source, watching its own src and the src of the workspace packages it depends on, transitively, not node_modules', async () => {
     await controllerGenerator(tree, widget);
     const manifest = JSON.parse(read(tree, 'packages/widget-sync/package.json')) as {
@@ -238,8 +253,12 @@ describe('controller generator', () => {
     const controller = read(tree, 'packages/gizmo-sync/src/controller.ts');
     assert.match(controller, /export function createGizmoController\(/);
     // No namespace anywhere, only the primary's scope, which keys its owned objects' owner by name.
-    assert.match(controller, /kind: GIZMO_KIND, namespaced: false \}/);
-    assert.doesNotMatch(controller.replace('namespaced: false', ''), /namespace/);
+    assert.match(controller, /for: GIZMO_RESOURCE,/);
+    assert.match(
+      read(tree, 'packages/gizmo-sync/src/resource.ts'),
+      /kind: GIZMO_KIND,\n {2}namespaced: false,\n\}/,
+    );
+    assert.doesNotMatch(controller, /namespace/);
     assert.doesNotMatch(read(tree, 'packages/gizmo-sync/src/main.ts'), /watchNamespace/);
     assert.match(read(tree, 'packages/gizmo-sync/src/config.ts'), /namespaced: false,/);
     assert.match(read(tree, 'charts/gizmo-sync/crds/gizmos.widgets.example.com.yaml'), /scope: Cluster/);
@@ -298,7 +317,7 @@ describe('controller generator', () => {
     await controllerGenerator(tree, { ...widget, owns: 'Pod,Deployment' });
     assert.doesNotMatch(
       read(tree, 'packages/widget-sync/src/widget-sync.int.test.ts'),
-      /OWNED_CRDS|isNotFound/,
+      /OWNED_CRDS|customresourcedefinitions/,
     );
     assert.doesNotMatch(read(tree, 'packages/widget-sync/README.md'), /custom kinds/);
     assert.doesNotMatch(read(tree, 'charts/widget-sync/README.md'), /custom kinds/);

@@ -146,7 +146,7 @@ describe('a kind named like an identifier of the templates', () => {
   it('no identifier of the templates looks like a name the generator derives from a kind', () => {
     // `<Kind>Api`, `create<Kind>Controllers`, `<PREFIX>_GROUP`...: never taken, whatever the kind.
     const derived =
-      /Api$|^create.*(Controllers?|Reconciler)$|(Controller|Reconciler)Options$|_(GROUP|VERSION|KIND|PLURAL)$/;
+      /Api$|^create.*(Controllers?|Reconciler)$|(Controller|Reconciler)Options$|_(GROUP|VERSION|KIND|PLURAL|RESOURCE)$/;
     assert.deepEqual(
       used.filter((identifier) => derived.test(identifier)),
       [],

@@ -274,10 +274,12 @@ describe('ownedExample', () => {
     assert.equal(ownedExample(ownedKinds('example.com/v1/Pod')), undefined);
   });
 
-  it('the first built-in kind: its namespaced collection and a minimal object', () => {
+  it('the first built-in kind: its resource and a minimal object', () => {
     assert.deepEqual(ownedExample(ownedKinds('example.com/v1/Gizmo,Deployment,Pod')), {
       kind: 'Deployment',
-      path: '/apis/apps/v1/namespaces/{namespace}/deployments',
+      group: 'apps',
+      version: 'v1',
+      plural: 'deployments',
       body: JSON.stringify({
         apiVersion: 'apps/v1',
         kind: 'Deployment',
@@ -292,7 +294,9 @@ describe('ownedExample', () => {
     });
     assert.deepEqual(ownedExample(ownedKinds('ConfigMap')), {
       kind: 'ConfigMap',
-      path: '/api/v1/namespaces/{namespace}/configmaps',
+      group: '',
+      version: 'v1',
+      plural: 'configmaps',
       body: '{"apiVersion":"v1","kind":"ConfigMap","data":{"key":"value"}}',
     });
   });

@@ -68,10 +68,8 @@ export interface TemplateVariables {
   ownedExample: OwnedExample | undefined;
 }
 
-export interface OwnedExample {
-  kind: string;
-  /** The collection's REST path, `{namespace}` standing for the test's namespace. */
-  path: string;
+/** A built-in kind the controller owns (its resource, for the test's handle) and an object of it. */
+export interface OwnedExample extends Pick<OwnedKind, 'kind' | 'group' | 'version' | 'plural'> {
   /** A minimal valid object of the kind without metadata, as a TypeScript object literal. */
   body: string;
 }
@@ -279,10 +277,11 @@ export function ownedExample(owns: readonly OwnedKind[]): OwnedExample | undefin
   for (const owned of owns) {
     const body = EXAMPLE_BODIES[owned.kind];
     if (body === undefined || !BUILT_IN_KINDS.includes(owned)) continue;
-    const base = owned.group === '' ? `/api/${owned.version}` : `/apis/${owned.group}/${owned.version}`;
     return {
       kind: owned.kind,
-      path: `${base}/namespaces/{namespace}/${owned.plural}`,
+      group: owned.group,
+      version: owned.version,
+      plural: owned.plural,
       body: JSON.stringify({ apiVersion: owned.apiVersion, kind: owned.kind, ...body }),
     };
   }
