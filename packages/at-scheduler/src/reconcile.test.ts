@@ -1,6 +1,6 @@
 /**
- * The reconciler against an in-memory fake of `AtApi` that behaves as the API server does for these
- * calls (status merge patches conditional on resourceVersion, 409 when stale, no new version for a
+ * The reconciler against an in-memory fake of `AtApi` and of the runtime's status writer that behaves
+ * as the API server does for these calls (status merge patches conditional on resourceVersion, 409 when stale, no new version for a
  * patch that changes nothing; AlreadyExists for a taken pod name; uid preconditions on delete), and a
  * fake of the label-selected pod cache, which may differ from what the server holds.
  */
