@@ -1,12 +1,12 @@
 /** applyCrds on the real API server: applied again without error, each served and discovered once it resolves. */
-import { KubeTransport } from '@loopwright/client';
+import { KubeClient } from '@loopwright/client';
 import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { stringify } from 'yaml';
-import { applyCrds, readCrdDirectory, undiscovered, type GroupDiscoveryList } from './crds.ts';
+import { applyCrds, readCrdDirectory, readDiscovery, undiscovered } from './crds.ts';
 import { loadTestKubeConfig } from './kube.ts';
 
 const crd = (plural: string, kind: string) => ({
@@ -42,24 +42,28 @@ describe('applyCrds', () => {
       );
       const kc = loadTestKubeConfig();
       for (let round = 0; round < 2; round++) await applyCrds(kc, crds, { fieldManager: 'crds-test' });
-      const transport = new KubeTransport(kc, { rateLimit: false });
+      const client = new KubeClient(kc, { rateLimit: false });
       try {
-        for (const plural of ['gadgets', 'gizmos']) {
-          const list = await transport.requestJson<{ items: unknown[] }>({
-            path: `/apis/crds.testing.loopwright.dev/v1/namespaces/default/${plural}`,
+        for (const [plural, kind] of [
+          ['gadgets', 'Gadget'],
+          ['gizmos', 'Gizmo'],
+        ] as const) {
+          const resource = client.resource({
+            group: 'crds.testing.loopwright.dev',
+            version: 'v1',
+            plural,
+            kind,
+            namespaced: true,
           });
-          assert.deepEqual(list.items, []);
+          assert.deepEqual((await resource.list({ namespace: 'default' })).items, []);
         }
-        const discovery = await transport.requestJson<GroupDiscoveryList>({
-          path: '/apis',
-          headers: { Accept: 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList' },
-        });
+        const discovery = await readDiscovery(client);
         assert.deepEqual(
           crds.flatMap((c) => undiscovered(c, discovery)),
           [],
         );
       } finally {
-        transport.close();
+        await client.close();
       }
     } finally {
       await rm(dir, { recursive: true, force: true });

@@ -5,7 +5,7 @@
  * install them.
  */
 import type { KubeConfig } from '@kubernetes/client-node';
-import { KubeTransport } from '@loopwright/client';
+import { KubeClient, type KubeObject, type ResourceType } from '@loopwright/client';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
@@ -16,6 +16,20 @@ export interface Crd {
   metadata: { name: string };
   spec: { group: string; names: { plural: string }; versions: readonly { name: string; served: boolean }[] };
 }
+
+/** A CRD as the API server answers it, as far as it is read here. */
+interface CrdObject extends KubeObject {
+  status?: { conditions?: { type: string; status: string }[] };
+}
+
+/** The CRDs' resource, for callers that remove the ones they applied. */
+export const customResourceDefinitions: ResourceType = {
+  group: 'apiextensions.k8s.io',
+  version: 'v1',
+  plural: 'customresourcedefinitions',
+  kind: 'CustomResourceDefinition',
+  namespaced: false,
+};
 
 /** The aggregated discovery document (`/apis`), as far as it is read here. */
 export interface GroupDiscoveryList {
@@ -33,29 +47,24 @@ export interface ApplyCrdsOptions {
   timeoutMs?: number;
 }
 
-const crdPath = (name: string): string => `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`;
-
 /** Applies `crds` in order, then waits until every one is Established and discovered. */
 export async function applyCrds(
   kubeConfig: KubeConfig,
   crds: readonly Crd[],
   options: ApplyCrdsOptions,
 ): Promise<void> {
-  const transport = new KubeTransport(kubeConfig, { rateLimit: false, userAgent: options.fieldManager });
+  const client = new KubeClient(kubeConfig, {
+    rateLimit: false,
+    userAgent: options.fieldManager,
+    fieldManager: options.fieldManager,
+  });
+  const definitions = client.resource<CrdObject>(customResourceDefinitions);
   try {
-    for (const crd of crds)
-      await transport.requestJson({
-        method: 'PATCH',
-        path: `${crdPath(crd.metadata.name)}?fieldManager=${encodeURIComponent(options.fieldManager)}&force=true`,
-        contentType: 'application/apply-patch+yaml',
-        body: crd,
-      });
+    for (const crd of crds) await definitions.apply(crd, { force: true });
     for (const crd of crds)
       await eventually(
         async () => {
-          const { status } = await transport.requestJson<{
-            status?: { conditions?: { type: string; status: string }[] };
-          }>({ path: crdPath(crd.metadata.name) });
+          const { status } = await definitions.get({ name: crd.metadata.name });
           if (!status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True'))
             throw new Error(`CRD ${crd.metadata.name} is not Established`);
         },
@@ -67,10 +76,7 @@ export async function applyCrds(
     // fails on a kind it cannot map.
     await eventually(
       async () => {
-        const discovery = await transport.requestJson<GroupDiscoveryList>({
-          path: '/apis',
-          headers: { Accept: AGGREGATED_DISCOVERY },
-        });
+        const discovery = await readDiscovery(client);
         const missing = crds.flatMap((crd) => undiscovered(crd, discovery));
         if (missing.length > 0)
           throw new Error(`not in the API server's discovery yet: ${missing.join(', ')}`);
@@ -78,8 +84,15 @@ export async function applyCrds(
       { timeoutMs: options.timeoutMs ?? 30_000 },
     );
   } finally {
-    transport.close();
+    await client.close();
   }
+}
+
+/** The API server's aggregated discovery of its groups (a non-resource endpoint: `client.fetch`). */
+export async function readDiscovery(client: KubeClient): Promise<GroupDiscoveryList> {
+  const response = await client.fetch('/apis', { headers: { Accept: AGGREGATED_DISCOVERY } });
+  if (!response.ok) throw new Error(`GET /apis: ${response.status} ${await response.text()}`);
+  return (await response.json()) as GroupDiscoveryList;
 }
 
 /** Each served version of `crd` whose resource `discovery` does not list, as `group/version/plural`. */

@@ -36,11 +36,13 @@ export {
   createTestNamespace,
   eventually,
   loadTestKubeConfig,
+  namespaces,
   type EventuallyOptions,
   type TestNamespace,
 } from './kube.ts';
 export {
   applyCrds,
+  customResourceDefinitions,
   readCrdDirectory,
   readCrdFiles,
   sortedYamlFiles,

@@ -1,4 +1,5 @@
-import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig } from '@kubernetes/client-node';
+import { KubeClient, type ResourceType } from '@loopwright/client';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -40,24 +41,53 @@ export interface TestNamespace {
   cleanup(): Promise<void>;
 }
 
+export const namespaces: ResourceType = {
+  group: '',
+  version: 'v1',
+  plural: 'namespaces',
+  kind: 'Namespace',
+  namespaced: false,
+};
+const serviceAccounts: ResourceType = {
+  group: '',
+  version: 'v1',
+  plural: 'serviceaccounts',
+  kind: 'ServiceAccount',
+  namespaced: true,
+};
+
+/** Runs `use` with a client of its own, closed after it so no kept-alive connection holds the process. */
+async function withClient<T>(kc: KubeConfig, use: (client: KubeClient) => Promise<T>): Promise<T> {
+  const client = new KubeClient(kc, { rateLimit: false });
+  try {
+    return await use(client);
+  } finally {
+    await client.close();
+  }
+}
+
 /**
  * Creates a uniquely named namespace and waits for its `default` ServiceAccount (created by the
  * controller manager), so pods can be created in it right away.
  */
 export async function createTestNamespace(kc: KubeConfig, prefix = 'test'): Promise<TestNamespace> {
-  const core = kc.makeApiClient(CoreV1Api);
   const name = `${prefix
     .toLowerCase()
     .replace(/[^a-z0-9-]/g, '-')
     .slice(0, 40)}-${randomBytes(3).toString('hex')}`;
-  await core.createNamespace({ body: { metadata: { name, labels: { 'loopwright.dev/test': 'true' } } } });
-  await eventually(() => core.readNamespacedServiceAccount({ name: 'default', namespace: name }), {
-    timeoutMs: 30_000,
+  await withClient(kc, async (client) => {
+    await client
+      .resource(namespaces)
+      .create({ metadata: { name, labels: { 'loopwright.dev/test': 'true' } } });
+    const accounts = client.resource(serviceAccounts);
+    await eventually(() => accounts.get({ namespace: name, name: 'default' }), { timeoutMs: 30_000 });
   });
   return {
     name,
-    cleanup: async () => {
-      await core.deleteNamespace({ name }).catch(() => undefined);
-    },
+    // Best effort: a test's cleanup runs after its assertions, and the control plane may be gone.
+    cleanup: () =>
+      withClient(kc, async (client) => {
+        await client.resource(namespaces).delete({ name });
+      }).catch(() => undefined),
   };
 }

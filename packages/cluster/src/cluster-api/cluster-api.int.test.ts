@@ -4,10 +4,18 @@
  * from and writes to an infrastructure provider's objects, so that mailgun-cluster can rely on it.
  */
 import type { V1OwnerReference } from '@kubernetes/client-node';
-import { isNotFound, KubeTransport } from '@loopwright/client';
+import { KubeClient, type ResourceType } from '@loopwright/client';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createTestNamespace, eventually, loadTestKubeConfig, type TestNamespace } from '@loopwright/envtest';
+import {
+  applyCrds,
+  createTestNamespace,
+  customResourceDefinitions,
+  eventually,
+  loadTestKubeConfig,
+  type Crd,
+  type TestNamespace,
+} from '@loopwright/envtest';
 import { startClusterApi, type ClusterApi } from './start.ts';
 
 const INFRA_GROUP = 'infrastructure.test.dev';
@@ -31,7 +39,9 @@ interface KubeObject {
   kind: string;
   metadata: {
     name: string;
-    uid: string;
+    namespace?: string;
+    /** Set by the API server: absent only from what the test sends. */
+    uid?: string;
     labels?: Record<string, string>;
     annotations?: Record<string, string>;
     finalizers?: string[];
@@ -43,9 +53,9 @@ interface KubeObject {
 }
 
 /** An infrastructure kind of the throwaway provider, labelled with the contract versions it follows. */
-function infraCrd(kind: string, contractLabels: Record<string, string>): object {
+function infraCrd(kind: string, contractLabels: Record<string, string>): Crd {
   const plural = `${kind.toLowerCase()}s`;
-  return {
+  const crd = {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
     metadata: { name: `${plural}.${INFRA_GROUP}`, labels: contractLabels },
@@ -64,6 +74,7 @@ function infraCrd(kind: string, contractLabels: Record<string, string>): object 
       ],
     },
   };
+  return crd;
 }
 
 function condition(object: KubeObject, type: string): Condition | undefined {
@@ -79,35 +90,47 @@ function conditionState(object: KubeObject, type: string): Omit<Condition, 'type
 // The cases use distinct objects; Cluster API reconciles each object at most once a second (its
 // ReconcilerRateLimiting default), so they run side by side.
 describe('startClusterApi: the Cluster API core manager', { concurrency: true }, () => {
-  let transport: KubeTransport;
+  let client: KubeClient;
   let ns: TestNamespace;
   let other: TestNamespace;
   let capi: ClusterApi;
 
-  const clusterApiPath = (version: string, namespace: string, plural: string, name = ''): string =>
-    `/apis/cluster.x-k8s.io/${version}/namespaces/${namespace}/${plural}${name ? `/${name}` : ''}`;
-  const infraPath = (plural: string, name = '', namespace = ns.name): string =>
-    `/apis/${INFRA_GROUP}/${INFRA_VERSION}/namespaces/${namespace}/${plural}${name ? `/${name}` : ''}`;
-
-  const get = (path: string): Promise<KubeObject> => transport.requestJson<KubeObject>({ path });
-  const create = (path: string, body: object): Promise<KubeObject> =>
-    transport.requestJson<KubeObject>({ method: 'POST', path, body });
-  const mergePatch = (path: string, body: object): Promise<KubeObject> =>
-    transport.requestJson<KubeObject>({
-      method: 'PATCH',
-      path,
-      body,
-      contentType: 'application/merge-patch+json',
-    });
-  const remove = async (path: string): Promise<void> => {
-    await transport.request({ method: 'DELETE', path });
+  /** An object (or, without a name, a namespace's collection) of one of the kinds the test drives. */
+  interface Ref {
+    type: ResourceType;
+    namespace: string;
+    name: string;
+  }
+  const kinds: Record<string, string> = {
+    clusters: 'Cluster',
+    machines: 'Machine',
+    testclusters: 'TestCluster',
+    testmachines: 'TestMachine',
+    legacyclusters: 'LegacyCluster',
   };
-  const gone = async (path: string): Promise<void> => {
-    const error = await get(path).then(
-      () => new Error(`${path} still exists`),
-      (e: unknown) => e,
-    );
-    if (!isNotFound(error)) throw error;
+  const objectOf = (group: string, version: string, plural: string, namespace: string, name: string): Ref => {
+    const kind = kinds[plural];
+    if (kind === undefined) throw new Error(`no kind for ${plural}`);
+    return { type: { group, version, plural, kind, namespaced: true }, namespace, name };
+  };
+  const clusterApiObject = (version: string, namespace: string, plural: string, name = ''): Ref =>
+    objectOf('cluster.x-k8s.io', version, plural, namespace, name);
+  const infraObject = (plural: string, name = '', namespace = ns.name): Ref =>
+    objectOf(INFRA_GROUP, INFRA_VERSION, plural, namespace, name);
+  const handle = (at: Ref) => client.resource<KubeObject>(at.type);
+
+  const get = (at: Ref): Promise<KubeObject> => handle(at).get(at);
+  const create = (at: Ref, body: KubeObject): Promise<KubeObject> =>
+    handle(at).create({ ...body, metadata: { ...body.metadata, namespace: at.namespace } });
+  const mergePatch = (at: Ref, body: object): Promise<KubeObject> => handle(at).patch(at, { merge: body });
+  const mergePatchStatus = (at: Ref, body: object): Promise<KubeObject> =>
+    handle(at).status.patch(at, { merge: body });
+  const remove = async (at: Ref): Promise<void> => {
+    await handle(at).delete(at);
+  };
+  const gone = async (at: Ref): Promise<void> => {
+    if ((await handle(at).getOptional(at)) !== undefined)
+      throw new Error(`${at.type.plural}/${at.name} still exists`);
   };
 
   const createInfra = (
@@ -116,21 +139,21 @@ describe('startClusterApi: the Cluster API core manager', { concurrency: true },
     name: string,
     namespace = ns.name,
   ): Promise<KubeObject> =>
-    create(infraPath(plural, '', namespace), {
+    create(infraObject(plural, '', namespace), {
       apiVersion: `${INFRA_GROUP}/${INFRA_VERSION}`,
       kind,
       metadata: { name, finalizers: [PROVIDER_FINALIZER] },
       spec: {},
     });
   const createCluster = (name: string, infraKind: string, namespace = ns.name): Promise<KubeObject> =>
-    create(clusterApiPath('v1beta2', namespace, 'clusters'), {
+    create(clusterApiObject('v1beta2', namespace, 'clusters'), {
       apiVersion: 'cluster.x-k8s.io/v1beta2',
       kind: 'Cluster',
       metadata: { name },
       spec: { infrastructureRef: { apiGroup: INFRA_GROUP, kind: infraKind, name } },
     });
   const createMachine = (name: string, clusterName: string, namespace = ns.name): Promise<KubeObject> =>
-    create(clusterApiPath('v1beta2', namespace, 'machines'), {
+    create(clusterApiObject('v1beta2', namespace, 'machines'), {
       apiVersion: 'cluster.x-k8s.io/v1beta2',
       kind: 'Machine',
       metadata: { name },
@@ -142,21 +165,21 @@ describe('startClusterApi: the Cluster API core manager', { concurrency: true },
       },
     });
   /** The provider's side of a deletion: it releases its finalizer. */
-  const releaseFinalizer = (path: string): Promise<KubeObject> =>
-    mergePatch(path, { metadata: { finalizers: null } });
+  const releaseFinalizer = (at: Ref): Promise<KubeObject> =>
+    mergePatch(at, { metadata: { finalizers: null } });
   /** Deletes a Cluster whose infrastructure cluster holds the provider's finalizer, and waits until it is gone. */
   const deleteCluster = async (name: string, infraPlural: string): Promise<void> => {
-    await remove(clusterApiPath('v1beta2', ns.name, 'clusters', name));
+    await remove(clusterApiObject('v1beta2', ns.name, 'clusters', name));
     await eventually(async () => {
-      assert.ok((await get(infraPath(infraPlural, name))).metadata.deletionTimestamp);
+      assert.ok((await get(infraObject(infraPlural, name))).metadata.deletionTimestamp);
     }, WAIT);
-    await releaseFinalizer(infraPath(infraPlural, name));
-    await eventually(() => gone(clusterApiPath('v1beta2', ns.name, 'clusters', name)), WAIT);
+    await releaseFinalizer(infraObject(infraPlural, name));
+    await eventually(() => gone(clusterApiObject('v1beta2', ns.name, 'clusters', name)), WAIT);
   };
 
   before(async () => {
     const kc = loadTestKubeConfig();
-    transport = new KubeTransport(kc, { rateLimit: false });
+    client = new KubeClient(kc, { rateLimit: false });
     ns = await createTestNamespace(kc, 'cluster-api');
     other = await createTestNamespace(kc, 'cluster-api-unwatched');
     const crds = [
@@ -165,19 +188,7 @@ describe('startClusterApi: the Cluster API core manager', { concurrency: true },
       // A provider still on the previous contract, which v1.14 keeps reading.
       infraCrd('LegacyCluster', { 'cluster.x-k8s.io/v1beta1': INFRA_VERSION }),
     ];
-    for (const crd of crds) {
-      const { name } = (crd as { metadata: { name: string } }).metadata;
-      await transport.requestJson({
-        method: 'PATCH',
-        path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}?fieldManager=cluster-api-test&force=true`,
-        contentType: 'application/apply-patch+yaml',
-        body: crd,
-      });
-    }
-    await eventually(async () => {
-      for (const plural of ['testclusters', 'testmachines', 'legacyclusters'])
-        await transport.request({ path: infraPath(plural) });
-    }, WAIT);
+    await applyCrds(kc, crds, { fieldManager: 'cluster-api-test' });
     capi = await startClusterApi({ kubeConfig: kc, namespace: ns.name });
   });
 
@@ -185,18 +196,21 @@ describe('startClusterApi: the Cluster API core manager', { concurrency: true },
     await capi.stop();
     await ns.cleanup();
     await other.cleanup();
+    await client.close();
   });
 
   it('installs the CRDs serving v1beta1 and v1beta2, storing v1beta2, converting through the manager', async () => {
     for (const name of ['clusters', 'machines']) {
-      const crd = await transport.requestJson<{
-        metadata: { labels?: Record<string, string> };
-        spec: {
-          versions: { name: string; served: boolean; storage: boolean }[];
-          conversion: { strategy: string };
-        };
-        status: { storedVersions: string[] };
-      }>({ path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}.cluster.x-k8s.io` });
+      const crd = await client
+        .resource<{
+          metadata: { labels?: Record<string, string> };
+          spec: {
+            versions: { name: string; served: boolean; storage: boolean }[];
+            conversion: { strategy: string };
+          };
+          status: { storedVersions: string[] };
+        }>(customResourceDefinitions)
+        .get({ name: `${name}.cluster.x-k8s.io` });
       assert.deepEqual(
         crd.spec.versions.map((v) => [v.name, v.served, v.storage]),
         [
@@ -211,7 +225,7 @@ describe('startClusterApi: the Cluster API core manager', { concurrency: true },
   });
 
   it('rejects a Cluster without infrastructure, control plane or topology (its validating webhook)', async () => {
-    const error = await create(clusterApiPath('v1beta2', ns.name, 'clusters'), {
+    const error = await create(clusterApiObject('v1beta2', ns.name, 'clusters'), {
       apiVersion: 'cluster.x-k8s.io/v1beta2',
       kind: 'Cluster',
       metadata: { name: 'nothing' },
@@ -232,13 +246,13 @@ describe('startClusterApi: the Cluster API core manager', { concurrency: true },
     const cluster = await createCluster('alpha', 'TestCluster');
 
     await eventually(async () => {
-      const current = await get(infraPath('testclusters', 'alpha'));
+      const current = await get(infraObject('testclusters', 'alpha'));
       // A plain owner (no controller), so that another controller may control the object.
       assert.deepEqual(current.metadata.ownerReferences, [
         { apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'Cluster', name: 'alpha', uid: cluster.metadata.uid },
       ]);
       assert.equal(current.metadata.labels?.[CLUSTER_NAME_LABEL], 'alpha');
-      const waiting = await get(clusterApiPath('v1beta2', ns.name, 'clusters', 'alpha'));
+      const waiting = await get(clusterApiObject('v1beta2', ns.name, 'clusters', 'alpha'));
       assert.deepEqual(waiting.metadata.finalizers, [CLUSTER_FINALIZER]);
       assert.equal(waiting.status?.phase, 'Provisioning');
       assert.deepEqual(conditionState(waiting, 'InfrastructureReady'), {
@@ -249,17 +263,17 @@ describe('startClusterApi: the Cluster API core manager', { concurrency: true },
     }, WAIT);
 
     // The provider's side of the v1beta2 contract: the endpoint in spec, provisioning in status.
-    await mergePatch(infraPath('testclusters', 'alpha'), {
+    await mergePatch(infraObject('testclusters', 'alpha'), {
       spec: { controlPlaneEndpoint: { host: '192.0.2.10', port: 6443 } },
     });
-    await mergePatch(infraPath('testclusters', 'alpha') + '/status', {
+    await mergePatchStatus(infraObject('testclusters', 'alpha'), {
       status: {
         initialization: { provisioned: true },
         failureDomains: [{ name: 'fsn1', controlPlane: true }],
       },
     });
     await eventually(async () => {
-      const provisioned = await get(clusterApiPath('v1beta2', ns.name, 'clusters', 'alpha'));
+      const provisioned = await get(clusterApiObject('v1beta2', ns.name, 'clusters', 'alpha'));
       assert.deepEqual(provisioned.spec?.controlPlaneEndpoint, { host: '192.0.2.10', port: 6443 });
       assert.deepEqual(provisioned.status?.initialization, { infrastructureProvisioned: true });
       assert.deepEqual(provisioned.status.failureDomains, [{ name: 'fsn1', controlPlane: true }]);
@@ -269,7 +283,7 @@ describe('startClusterApi: the Cluster API core manager', { concurrency: true },
 
     // The same Cluster at v1beta1, converted by the manager's webhook: the reference names the
     // version the infrastructure CRD's contract label declares.
-    const legacyView = await get(clusterApiPath('v1beta1', ns.name, 'clusters', 'alpha'));
+    const legacyView = await get(clusterApiObject('v1beta1', ns.name, 'clusters', 'alpha'));
     assert.deepEqual(legacyView.spec?.infrastructureRef, {
       apiVersion: `${INFRA_GROUP}/${INFRA_VERSION}`,
       kind: 'TestCluster',
@@ -278,27 +292,27 @@ describe('startClusterApi: the Cluster API core manager', { concurrency: true },
     });
     assert.equal(legacyView.status?.infrastructureReady, true);
 
-    await remove(clusterApiPath('v1beta2', ns.name, 'clusters', 'alpha'));
+    await remove(clusterApiObject('v1beta2', ns.name, 'clusters', 'alpha'));
     await eventually(async () => {
-      const deleting = await get(infraPath('testclusters', 'alpha'));
+      const deleting = await get(infraObject('testclusters', 'alpha'));
       assert.equal(deleting.metadata.uid, infra.metadata.uid);
       assert.ok(deleting.metadata.deletionTimestamp, 'Cluster API deletes the infrastructure cluster');
-      const waiting = await get(clusterApiPath('v1beta2', ns.name, 'clusters', 'alpha'));
+      const waiting = await get(clusterApiObject('v1beta2', ns.name, 'clusters', 'alpha'));
       assert.equal(condition(waiting, 'Deleting')?.reason, 'WaitingForInfrastructureDeletion');
     }, WAIT);
-    await releaseFinalizer(infraPath('testclusters', 'alpha'));
-    await eventually(() => gone(clusterApiPath('v1beta2', ns.name, 'clusters', 'alpha')), WAIT);
+    await releaseFinalizer(infraObject('testclusters', 'alpha'));
+    await eventually(() => gone(clusterApiObject('v1beta2', ns.name, 'clusters', 'alpha')), WAIT);
   });
 
   it('reads a v1beta1-contract infrastructure cluster from status.ready', async () => {
     await createInfra('legacyclusters', 'LegacyCluster', 'legacy');
     await createCluster('legacy', 'LegacyCluster');
-    await mergePatch(infraPath('legacyclusters', 'legacy'), {
+    await mergePatch(infraObject('legacyclusters', 'legacy'), {
       spec: { controlPlaneEndpoint: { host: '192.0.2.20', port: 6443 } },
     });
-    await mergePatch(infraPath('legacyclusters', 'legacy') + '/status', { status: { ready: true } });
+    await mergePatchStatus(infraObject('legacyclusters', 'legacy'), { status: { ready: true } });
     await eventually(async () => {
-      const provisioned = await get(clusterApiPath('v1beta2', ns.name, 'clusters', 'legacy'));
+      const provisioned = await get(clusterApiObject('v1beta2', ns.name, 'clusters', 'legacy'));
       assert.deepEqual(provisioned.status?.initialization, { infrastructureProvisioned: true });
       assert.deepEqual(provisioned.spec?.controlPlaneEndpoint, { host: '192.0.2.20', port: 6443 });
     }, WAIT);
@@ -311,22 +325,22 @@ describe('startClusterApi: the Cluster API core manager', { concurrency: true },
     await createInfra('testmachines', 'TestMachine', 'paused-0');
     await createMachine('paused-0', 'paused');
     await eventually(async () => {
-      assert.ok((await get(infraPath('testmachines', 'paused-0'))).metadata.ownerReferences);
+      assert.ok((await get(infraObject('testmachines', 'paused-0'))).metadata.ownerReferences);
     }, WAIT);
 
     const pausedState = { status: 'True', reason: 'Paused', message: 'Cluster spec.paused is set to true' };
-    await mergePatch(clusterApiPath('v1beta2', ns.name, 'clusters', 'paused'), { spec: { paused: true } });
+    await mergePatch(clusterApiObject('v1beta2', ns.name, 'clusters', 'paused'), { spec: { paused: true } });
     await eventually(async () => {
-      const cluster = await get(clusterApiPath('v1beta2', ns.name, 'clusters', 'paused'));
+      const cluster = await get(clusterApiObject('v1beta2', ns.name, 'clusters', 'paused'));
       assert.deepEqual(conditionState(cluster, 'Paused'), pausedState);
     }, WAIT);
     // The Machine controller watches Clusters only for their control plane's initialisation: a pause
     // does not enqueue the Cluster's Machines, each shows it at its next reconcile (whenever something
     // else brings it, seconds or minutes later). A change of the Machine brings one now.
-    const machinePath = clusterApiPath('v1beta2', ns.name, 'machines', 'paused-0');
-    await mergePatch(machinePath, { metadata: { annotations: { 'loopwright.dev/touched': 'true' } } });
+    const pausedMachine = clusterApiObject('v1beta2', ns.name, 'machines', 'paused-0');
+    await mergePatch(pausedMachine, { metadata: { annotations: { 'loopwright.dev/touched': 'true' } } });
     await eventually(async () => {
-      const machine = await get(machinePath);
+      const machine = await get(pausedMachine);
       assert.deepEqual(
         conditionState(machine, 'Paused'),
         pausedState,
@@ -335,31 +349,31 @@ describe('startClusterApi: the Cluster API core manager', { concurrency: true },
     }, WAIT);
     // Cluster API does not pass the pause on: each provider reads Cluster.spec.paused (or its own
     // object's cluster.x-k8s.io/paused annotation) itself.
-    for (const path of [infraPath('testclusters', 'paused'), infraPath('testmachines', 'paused-0')]) {
-      const infra = await get(path);
+    for (const object of [infraObject('testclusters', 'paused'), infraObject('testmachines', 'paused-0')]) {
+      const infra = await get(object);
       assert.equal(infra.metadata.annotations, undefined);
       assert.equal(infra.status, undefined);
     }
 
-    await mergePatch(clusterApiPath('v1beta2', ns.name, 'clusters', 'paused'), { spec: { paused: false } });
+    await mergePatch(clusterApiObject('v1beta2', ns.name, 'clusters', 'paused'), { spec: { paused: false } });
     await eventually(async () => {
-      const resumed = await get(clusterApiPath('v1beta2', ns.name, 'clusters', 'paused'));
+      const resumed = await get(clusterApiObject('v1beta2', ns.name, 'clusters', 'paused'));
       assert.equal(condition(resumed, 'Paused')?.reason, 'NotPaused');
     }, WAIT);
     // Deleting the Cluster deletes its Machines first, then its infrastructure.
-    await remove(clusterApiPath('v1beta2', ns.name, 'clusters', 'paused'));
+    await remove(clusterApiObject('v1beta2', ns.name, 'clusters', 'paused'));
     await eventually(async () => {
-      assert.ok((await get(infraPath('testmachines', 'paused-0'))).metadata.deletionTimestamp);
-      const waiting = await get(clusterApiPath('v1beta2', ns.name, 'clusters', 'paused'));
+      assert.ok((await get(infraObject('testmachines', 'paused-0'))).metadata.deletionTimestamp);
+      const waiting = await get(clusterApiObject('v1beta2', ns.name, 'clusters', 'paused'));
       assert.equal(condition(waiting, 'Deleting')?.reason, 'WaitingForWorkersDeletion');
-      assert.equal((await get(infraPath('testclusters', 'paused'))).metadata.deletionTimestamp, undefined);
+      assert.equal((await get(infraObject('testclusters', 'paused'))).metadata.deletionTimestamp, undefined);
     }, WAIT);
-    await releaseFinalizer(infraPath('testmachines', 'paused-0'));
+    await releaseFinalizer(infraObject('testmachines', 'paused-0'));
     await eventually(async () => {
-      assert.ok((await get(infraPath('testclusters', 'paused'))).metadata.deletionTimestamp);
+      assert.ok((await get(infraObject('testclusters', 'paused'))).metadata.deletionTimestamp);
     }, WAIT);
-    await releaseFinalizer(infraPath('testclusters', 'paused'));
-    await eventually(() => gone(clusterApiPath('v1beta2', ns.name, 'clusters', 'paused')), WAIT);
+    await releaseFinalizer(infraObject('testclusters', 'paused'));
+    await eventually(() => gone(clusterApiObject('v1beta2', ns.name, 'clusters', 'paused')), WAIT);
   });
 
   it("controls a Machine's infrastructure machine, copies providerID and addresses once provisioned, and deletes it", async () => {
@@ -372,7 +386,7 @@ describe('startClusterApi: the Cluster API core manager', { concurrency: true },
     assert.deepEqual(machine.spec?.deletion, { nodeDeletionTimeoutSeconds: 10 });
 
     await eventually(async () => {
-      const current = await get(infraPath('testmachines', 'beta-0'));
+      const current = await get(infraObject('testmachines', 'beta-0'));
       assert.deepEqual(current.metadata.ownerReferences, [
         {
           apiVersion: 'cluster.x-k8s.io/v1beta2',
@@ -384,7 +398,7 @@ describe('startClusterApi: the Cluster API core manager', { concurrency: true },
         },
       ]);
       assert.equal(current.metadata.labels?.[CLUSTER_NAME_LABEL], 'beta');
-      const waiting = await get(clusterApiPath('v1beta2', ns.name, 'machines', 'beta-0'));
+      const waiting = await get(clusterApiObject('v1beta2', ns.name, 'machines', 'beta-0'));
       assert.deepEqual(waiting.metadata.finalizers, [MACHINE_FINALIZER]);
       // A Machine without a MachineSet or control plane is adopted by its Cluster.
       assert.deepEqual(
@@ -395,8 +409,8 @@ describe('startClusterApi: the Cluster API core manager', { concurrency: true },
       assert.equal(condition(waiting, 'InfrastructureReady')?.status, 'False');
     }, WAIT);
 
-    await mergePatch(infraPath('testmachines', 'beta-0'), { spec: { providerID: 'test://beta-0' } });
-    await mergePatch(infraPath('testmachines', 'beta-0') + '/status', {
+    await mergePatch(infraObject('testmachines', 'beta-0'), { spec: { providerID: 'test://beta-0' } });
+    await mergePatchStatus(infraObject('testmachines', 'beta-0'), {
       status: {
         initialization: { provisioned: true },
         addresses: [{ type: 'ExternalIP', address: '192.0.2.30' }],
@@ -404,7 +418,7 @@ describe('startClusterApi: the Cluster API core manager', { concurrency: true },
       },
     });
     await eventually(async () => {
-      const provisioned = await get(clusterApiPath('v1beta2', ns.name, 'machines', 'beta-0'));
+      const provisioned = await get(clusterApiObject('v1beta2', ns.name, 'machines', 'beta-0'));
       assert.equal(provisioned.spec?.providerID, 'test://beta-0');
       assert.deepEqual(provisioned.status?.addresses, [{ type: 'ExternalIP', address: '192.0.2.30' }]);
       assert.equal(provisioned.status.failureDomain, 'fsn1');
@@ -413,16 +427,16 @@ describe('startClusterApi: the Cluster API core manager', { concurrency: true },
       assert.equal(condition(provisioned, 'InfrastructureReady')?.status, 'True');
     }, WAIT);
 
-    await remove(clusterApiPath('v1beta2', ns.name, 'machines', 'beta-0'));
+    await remove(clusterApiObject('v1beta2', ns.name, 'machines', 'beta-0'));
     await eventually(async () => {
-      const deleting = await get(infraPath('testmachines', 'beta-0'));
+      const deleting = await get(infraObject('testmachines', 'beta-0'));
       assert.equal(deleting.metadata.uid, infra.metadata.uid);
       assert.ok(deleting.metadata.deletionTimestamp, 'Cluster API deletes the infrastructure machine');
-      const waiting = await get(clusterApiPath('v1beta2', ns.name, 'machines', 'beta-0'));
+      const waiting = await get(clusterApiObject('v1beta2', ns.name, 'machines', 'beta-0'));
       assert.equal(condition(waiting, 'Deleting')?.reason, 'WaitingForInfrastructureDeletion');
     }, WAIT);
-    await releaseFinalizer(infraPath('testmachines', 'beta-0'));
-    await eventually(() => gone(clusterApiPath('v1beta2', ns.name, 'machines', 'beta-0')), WAIT);
+    await releaseFinalizer(infraObject('testmachines', 'beta-0'));
+    await eventually(() => gone(clusterApiObject('v1beta2', ns.name, 'machines', 'beta-0')), WAIT);
     await deleteCluster('beta', 'testclusters');
   });
 
@@ -433,14 +447,14 @@ describe('startClusterApi: the Cluster API core manager', { concurrency: true },
     await createInfra('testclusters', 'TestCluster', 'gamma');
     await createCluster('gamma', 'TestCluster');
     await eventually(async () => {
-      const watched = await get(clusterApiPath('v1beta2', ns.name, 'clusters', 'gamma'));
+      const watched = await get(clusterApiObject('v1beta2', ns.name, 'clusters', 'gamma'));
       assert.deepEqual(watched.metadata.finalizers, [CLUSTER_FINALIZER]);
     }, WAIT);
     // Created before the watched Cluster was reconciled, yet never touched.
-    const untouched = await get(clusterApiPath('v1beta2', other.name, 'machines', 'elsewhere'));
+    const untouched = await get(clusterApiObject('v1beta2', other.name, 'machines', 'elsewhere'));
     assert.equal(untouched.metadata.finalizers, undefined);
     assert.equal(untouched.status, undefined);
-    await remove(clusterApiPath('v1beta2', other.name, 'machines', 'elsewhere'));
+    await remove(clusterApiObject('v1beta2', other.name, 'machines', 'elsewhere'));
     await deleteCluster('gamma', 'testclusters');
   });
 });

@@ -22,8 +22,8 @@ import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { parse, parseAllDocuments, stringify } from 'yaml';
-import { KubeTransport } from '@loopwright/client';
-import { applyCrds, type Crd } from '@loopwright/envtest';
+import { KubeClient, type KubeObject, type ResourceType } from '@loopwright/client';
+import { applyCrds, customResourceDefinitions, namespaces, type Crd } from '@loopwright/envtest';
 import { pinnedClusterApi } from './binary.ts';
 
 const run = promisify(execFile);
@@ -32,6 +32,19 @@ const run = promisify(execFile);
 const CORE_PROVIDER_NAMESPACE = 'capi-system';
 const FIELD_MANAGER = 'loopwright-clusterctl-management';
 const CERT_MANAGER_CRDS = ['cert-manager.io_issuers.yaml', 'cert-manager.io_certificates.yaml'];
+/** An entry of clusterctl's inventory (`Provider`), as far as it is written here. */
+interface InventoryEntry extends KubeObject {
+  providerName: string;
+  type: 'CoreProvider';
+  version: string;
+}
+const providers: ResourceType = {
+  group: 'clusterctl.cluster.x-k8s.io',
+  version: 'v1alpha3',
+  plural: 'providers',
+  kind: 'Provider',
+  namespaced: true,
+};
 
 export interface ClusterctlManagement {
   /** A clusterctl configuration: the given providers, the core provider's local repository, cert-manager external. */
@@ -90,22 +103,10 @@ export async function prepareClusterctlManagement(
   ];
   await applyCrds(kubeConfig, crds, { fieldManager: FIELD_MANAGER });
 
-  const transport = new KubeTransport(kubeConfig, { rateLimit: false });
-  const apply = (path: string, body: object) =>
-    transport.requestJson({
-      method: 'PATCH',
-      path: `${path}?fieldManager=${FIELD_MANAGER}&force=true`,
-      contentType: 'application/apply-patch+yaml',
-      body,
-    });
+  const client = new KubeClient(kubeConfig, { rateLimit: false, fieldManager: FIELD_MANAGER });
   try {
-    await apply(`/api/v1/namespaces/${CORE_PROVIDER_NAMESPACE}`, {
-      apiVersion: 'v1',
-      kind: 'Namespace',
-      metadata: { name: CORE_PROVIDER_NAMESPACE },
-    });
-    await apply(
-      `/apis/clusterctl.cluster.x-k8s.io/v1alpha3/namespaces/${CORE_PROVIDER_NAMESPACE}/providers/cluster-api`,
+    await client.resource(namespaces).apply({ metadata: { name: CORE_PROVIDER_NAMESPACE } }, { force: true });
+    await client.resource<InventoryEntry>(providers).apply(
       {
         apiVersion: 'clusterctl.cluster.x-k8s.io/v1alpha3',
         kind: 'Provider',
@@ -123,9 +124,10 @@ export async function prepareClusterctlManagement(
         type: 'CoreProvider',
         version: clusterApi.version,
       },
+      { force: true },
     );
   } finally {
-    transport.close();
+    await client.close();
   }
 
   // The core provider's repository: the release's metadata.yaml is all clusterctl reads of it.
@@ -148,14 +150,18 @@ export async function prepareClusterctlManagement(
   return {
     configPath,
     async remove() {
-      const cleanup = new KubeTransport(kubeConfig, { rateLimit: false });
-      const remove = (path: string) => cleanup.requestJson({ method: 'DELETE', path }).catch(() => undefined);
+      const cleanup = new KubeClient(kubeConfig, { rateLimit: false });
+      // Best effort, as a test's clean-up is: what is gone already, or cannot be removed now, stays so.
+      const remove = (type: ResourceType, name: string) =>
+        cleanup
+          .resource(type)
+          .delete({ name })
+          .catch(() => undefined);
       try {
-        await remove(`/api/v1/namespaces/${CORE_PROVIDER_NAMESPACE}`);
-        for (const crd of crds)
-          await remove(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`);
+        await remove(namespaces, CORE_PROVIDER_NAMESPACE);
+        for (const crd of crds) await remove(customResourceDefinitions, crd.metadata.name);
       } finally {
-        cleanup.close();
+        await cleanup.close();
       }
     },
   };

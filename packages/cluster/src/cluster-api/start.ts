@@ -4,7 +4,7 @@
  * server's certificate is generated here and the API server calls it on the loopback, as envtest does.
  */
 import { KubeConfig } from '@kubernetes/client-node';
-import { isNotFound, KubeTransport } from '@loopwright/client';
+import { KubeClient, type KubeObject, type ResourceType } from '@loopwright/client';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -59,39 +59,48 @@ async function httpStatus(url: string): Promise<number | undefined> {
   }
 }
 
-async function apply(transport: KubeTransport, path: string, body: unknown): Promise<void> {
-  await transport.requestJson({
-    method: 'PATCH',
-    path: `${path}?fieldManager=${CLUSTER_API_FIELD_MANAGER}&force=true`,
-    contentType: 'application/apply-patch+yaml',
-    body,
-  });
-}
+const webhookConfigurationTypes = {
+  MutatingWebhookConfiguration: {
+    group: 'admissionregistration.k8s.io',
+    version: 'v1',
+    plural: 'mutatingwebhookconfigurations',
+    kind: 'MutatingWebhookConfiguration',
+    namespaced: false,
+  },
+  ValidatingWebhookConfiguration: {
+    group: 'admissionregistration.k8s.io',
+    version: 'v1',
+    plural: 'validatingwebhookconfigurations',
+    kind: 'ValidatingWebhookConfiguration',
+    namespaced: false,
+  },
+} satisfies Record<WebhookConfigurationManifest['kind'], ResourceType>;
 
-const webhookConfigurationPath = (configuration: WebhookConfigurationManifest): string =>
-  `/apis/admissionregistration.k8s.io/v1/${configuration.kind.toLowerCase()}s/${configuration.metadata.name}`;
+const machines: ResourceType = {
+  group: 'cluster.x-k8s.io',
+  version: 'v1beta2',
+  plural: 'machines',
+  kind: 'Machine',
+  namespaced: true,
+};
 
 /**
  * True once the API server calls the manager's defaulting webhook: a dry-run Machine comes back with
  * the cluster-name label only that webhook sets. The API server picks up a new webhook configuration
  * asynchronously, so until then a create would skip admission silently.
  */
-async function defaultingInEffect(transport: KubeTransport, namespace: string): Promise<boolean> {
+async function defaultingInEffect(client: KubeClient, namespace: string): Promise<boolean> {
   const probe = {
     apiVersion: 'cluster.x-k8s.io/v1beta2',
     kind: 'Machine',
-    metadata: { generateName: 'loopwright-webhook-probe-' },
+    metadata: { generateName: 'loopwright-webhook-probe-', namespace },
     spec: {
       clusterName: 'loopwright-webhook-probe',
       bootstrap: { dataSecretName: 'loopwright-webhook-probe' },
       infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'ProbeMachine', name: 'probe' },
     },
   };
-  const created = await transport.requestJson<{ metadata?: { labels?: Record<string, string> } }>({
-    method: 'POST',
-    path: `/apis/cluster.x-k8s.io/v1beta2/namespaces/${namespace}/machines?dryRun=All`,
-    body: probe,
-  });
+  const created = await client.resource<KubeObject>(machines).create(probe, { dryRun: true });
   return created.metadata?.labels?.['cluster.x-k8s.io/cluster-name'] === probe.spec.clusterName;
 }
 
@@ -129,21 +138,23 @@ export async function startClusterApi(options: ClusterApiOptions): Promise<Clust
   const { version, moduleDir } = await pinnedClusterApi();
   const kubeConfig = 'kubeConfig' in options ? options.kubeConfig : new KubeConfig();
   if ('kubeconfigPath' in options) kubeConfig.loadFromFile(options.kubeconfigPath);
-  const transport = new KubeTransport(kubeConfig, { rateLimit: false, userAgent: CLUSTER_API_FIELD_MANAGER });
+  const client = new KubeClient(kubeConfig, {
+    rateLimit: false,
+    userAgent: CLUSTER_API_FIELD_MANAGER,
+    fieldManager: CLUSTER_API_FIELD_MANAGER,
+  });
+  const webhookConfigurations = (configuration: WebhookConfigurationManifest) =>
+    client.resource<KubeObject>(webhookConfigurationTypes[configuration.kind]);
   const dir = await mkdtemp(join(tmpdir(), 'loopwright-cluster-api-'));
   let manager: ManagedProcess | undefined;
   const registered: WebhookConfigurationManifest[] = [];
 
   const stop = async (): Promise<void> => {
     try {
-      for (const configuration of registered.splice(0)) {
-        await transport
-          .request({ method: 'DELETE', path: webhookConfigurationPath(configuration) })
-          .catch((error: unknown) => {
-            if (!isNotFound(error)) throw error;
-          });
-      }
+      for (const configuration of registered.splice(0))
+        await webhookConfigurations(configuration).delete({ name: configuration.metadata.name });
     } finally {
+      await client.close();
       await manager?.stop();
       await rm(dir, { recursive: true, force: true });
     }
@@ -204,7 +215,7 @@ export async function startClusterApi(options: ClusterApiOptions): Promise<Clust
         const configurations = await coreWebhookConfigurations(moduleDir, endpoint, options.namespace);
         for (const configuration of configurations) {
           registered.push(configuration);
-          await apply(transport, webhookConfigurationPath(configuration), configuration);
+          await webhookConfigurations(configuration).apply(configuration, { force: true });
         }
         break;
       }
@@ -215,7 +226,7 @@ export async function startClusterApi(options: ClusterApiOptions): Promise<Clust
 
     await eventually(
       async () => {
-        if (!(await defaultingInEffect(transport, options.namespace ?? 'default')))
+        if (!(await defaultingInEffect(client, options.namespace ?? 'default')))
           throw new Error('the API server does not call the Cluster API defaulting webhook yet');
       },
       { timeoutMs },

@@ -3,7 +3,8 @@
  * kube-scheduler, a private containerd with runc and CNI bridge networking, a kubelet registered as a
  * Ready Node, and kube-proxy. `stop()` leaves the machine as `startCluster()` found it.
  */
-import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig, type V1Node } from '@kubernetes/client-node';
+import { KubeClient } from '@loopwright/client';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -67,14 +68,25 @@ async function waitForReadyNode(
 ): Promise<void> {
   const kc = new KubeConfig();
   kc.loadFromFile(kubeconfigPath);
-  const core = kc.makeApiClient(CoreV1Api);
-  for (;;) {
-    if (kubelet.exited) throw new Error(`the kubelet exited during start-up:\n${await kubelet.tail()}`);
-    const node = await core.readNode({ name: nodeName }).catch(() => undefined);
-    if (node?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')) return;
-    if (Date.now() > deadline)
-      throw new Error(`node ${nodeName} not Ready in time:\n${await kubelet.tail()}`);
-    await sleep(250);
+  const client = new KubeClient(kc, { rateLimit: false });
+  const nodes = client.resource<V1Node>({
+    group: '',
+    version: 'v1',
+    plural: 'nodes',
+    kind: 'Node',
+    namespaced: false,
+  });
+  try {
+    for (;;) {
+      if (kubelet.exited) throw new Error(`the kubelet exited during start-up:\n${await kubelet.tail()}`);
+      const node = await nodes.getOptional({ name: nodeName }).catch(() => undefined);
+      if (node?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')) return;
+      if (Date.now() > deadline)
+        throw new Error(`node ${nodeName} not Ready in time:\n${await kubelet.tail()}`);
+      await sleep(250);
+    }
+  } finally {
+    await client.close();
   }
 }
 

@@ -5,10 +5,10 @@ import {
   CustomObjectsApi,
   KubeConfig,
   PatchStrategy,
-  Watch,
   setHeaderOptions,
   type V1ConfigMap,
 } from '@kubernetes/client-node';
+import { KubeClient } from '@loopwright/client';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createTestNamespace, eventually, loadTestKubeConfig, type TestNamespace } from '../kube.ts';
@@ -90,13 +90,15 @@ describe('the control plane is a real Kubernetes API server', () => {
 
   it('delivers an ADDED event to a watch for a created custom resource', async () => {
     const custom = kc.makeApiClient(CustomObjectsApi);
+    const client = new KubeClient(kc, { rateLimit: false });
+    const widgets = client.resource({ group, version, plural, kind: 'Widget', namespaced: true });
     const seen: string[] = [];
-    const controller = await new Watch(kc).watch(
-      `/apis/${group}/${version}/namespaces/${ns.name}/${plural}`,
-      {},
-      (phase, obj: { metadata: { name: string } }) => seen.push(`${phase} ${obj.metadata.name}`),
-      () => undefined,
-    );
+    const stop = new AbortController();
+    // From no resourceVersion: an object created before the watch starts still arrives, as ADDED.
+    const watching = (async () => {
+      for await (const event of widgets.watch({ signal: stop.signal, namespace: ns.name }))
+        if (event.type !== 'ERROR') seen.push(`${event.type} ${event.object.metadata?.name ?? ''}`);
+    })();
     try {
       const body = {
         apiVersion: `${group}/${version}`,
@@ -109,7 +111,9 @@ describe('the control plane is a real Kubernetes API server', () => {
         assert.ok(seen.includes('ADDED watched'), `events: ${seen.join(', ')}`);
       });
     } finally {
-      controller.abort();
+      stop.abort();
+      await watching;
+      await client.close();
     }
   });
 

@@ -1,5 +1,5 @@
 import { KubeConfig } from '@kubernetes/client-node';
-import { KubeTransport } from '@loopwright/client';
+import { KubeClient } from '@loopwright/client';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -43,12 +43,12 @@ describe('control-plane lifecycle', () => {
         const dir = dirname(kubeconfigPath);
         const kc = new KubeConfig();
         kc.loadFromFile(kubeconfigPath);
-        const transport = new KubeTransport(kc, { rateLimit: false });
+        const client = new KubeClient(kc, { rateLimit: false });
         try {
-          const version = await transport.requestJson<{ gitVersion: string }>({ path: '/version' });
+          const version = (await (await client.fetch('/version')).json()) as { gitVersion: string };
           assert.match(version.gitVersion, /^v1\./);
         } finally {
-          transport.close();
+          await client.close();
         }
         const processes = childPids(process.pid).filter((pid) =>
           readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(dir),
