@@ -1,4 +1,5 @@
-import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig, V1Service } from '@kubernetes/client-node';
+import { KubeClient } from '@loopwright/client';
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -58,13 +59,23 @@ describe('the pinned Prometheus', () => {
   });
 
   it('discovers a Service through the Kubernetes API, and exits 0 on SIGTERM', async () => {
-    await kc.makeApiClient(CoreV1Api).createNamespacedService({
-      namespace: ns.name,
-      body: {
-        metadata: { name: 'demo-metrics' },
-        spec: { ports: [{ name: 'metrics', port: 8080 }], selector: { app: 'demo' } },
-      },
-    });
+    const client = new KubeClient(kc, { rateLimit: false });
+    try {
+      await client
+        .resource<V1Service>({
+          group: '',
+          version: 'v1',
+          plural: 'services',
+          kind: 'Service',
+          namespaced: true,
+        })
+        .create({
+          metadata: { name: 'demo-metrics', namespace: ns.name },
+          spec: { ports: [{ name: 'metrics', port: 8080 }], selector: { app: 'demo' } },
+        });
+    } finally {
+      await client.close();
+    }
     const config = {
       global: { scrape_interval: '1s', scrape_timeout: '1s' },
       scrape_configs: [
