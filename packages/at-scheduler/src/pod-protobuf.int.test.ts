@@ -5,26 +5,31 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { isAlreadyExists } from '@loopwright/client';
-import { KubeClient } from '@loopwright/runtime';
+import { isAlreadyExists, type KubeObject, type Resource } from '@loopwright/client';
 import { createTestNamespace, loadTestKubeConfig, type TestNamespace } from '@loopwright/envtest';
+import { KubeClient } from '@loopwright/runtime';
 import { kubeAtApi } from './api.ts';
 import type { AtSpec } from './generated/types.ts';
 import { buildPod } from './pod.ts';
-import type { Pod } from './resource.ts';
-import { ownedByConfigMap } from './testing/owner.ts';
+import { POD_RESOURCE, type Pod } from './resource.ts';
+import { ownedByConfigMap } from './pod.test-support.ts';
 
 let client: KubeClient;
+let pods: Resource<Pod>;
 let ns: TestNamespace;
 let ownerUid: string;
 
 before(async () => {
   const kc = loadTestKubeConfig();
   client = new KubeClient(kc, { rateLimit: false });
+  pods = client.resource<Pod>(POD_RESOURCE);
   ns = await createTestNamespace(kc, 'at-pod-protobuf');
-  const owner = await client.requestJson<Pod>('POST', `/api/v1/namespaces/${ns.name}/configmaps`, {
-    body: { metadata: { name: 'owner' } },
+  const configMaps = client.resource<KubeObject>({
+    ...POD_RESOURCE,
+    plural: 'configmaps',
+    kind: 'ConfigMap',
   });
+  const owner = await configMaps.create({ metadata: { namespace: ns.name, name: 'owner' } });
   ownerUid = owner.metadata?.uid ?? '';
 });
 after(async () => {
@@ -51,17 +56,15 @@ function podOf(name: string, spec: AtSpec): Pod {
   return ownedByConfigMap(buildPod(at, name, { defaultImage: 'busybox:1.37.0' }), 'owner', ownerUid);
 }
 
-const podsPath = (): string => `/api/v1/namespaces/${ns.name}/pods`;
-
 async function stored(name: string): Promise<Pod> {
-  return client.requestJson<Pod>('GET', `${podsPath()}/${name}`);
+  return pods.get({ namespace: ns.name, name });
 }
 
 describe("the protobuf pod create (kubeAtApi's createPod)", () => {
   for (const [key, spec] of Object.entries(specs)) {
     it(`stores the pod of an At with ${key} as JSON stores it`, async () => {
-      await kubeAtApi(client).createPod(ns.name, podOf(`proto-${key}`, spec));
-      await client.requestJson('POST', podsPath(), { body: podOf(`json-${key}`, spec) });
+      await kubeAtApi(client).createPod(podOf(`proto-${key}`, spec));
+      await pods.create(podOf(`json-${key}`, spec));
       const [proto, json] = await Promise.all([stored(`proto-${key}`), stored(`json-${key}`)]);
       // The name is in the at-name label and the command: each pod is compared as the other would be.
       const renamed = JSON.parse(JSON.stringify(proto).replaceAll(`proto-${key}`, `json-${key}`)) as Pod;
@@ -80,8 +83,8 @@ describe("the protobuf pod create (kubeAtApi's createPod)", () => {
   it('is refused with AlreadyExists when the name is taken, as the reconciler expects', async () => {
     const pod = podOf('taken', specs.defaults as AtSpec);
     const api = kubeAtApi(client);
-    await api.createPod(ns.name, pod);
-    const error: unknown = await api.createPod(ns.name, pod).then(
+    await api.createPod(pod);
+    const error: unknown = await api.createPod(pod).then(
       () => assert.fail('the second create succeeded'),
       (e: unknown) => e,
     );

@@ -1,67 +1,80 @@
 /**
- * The pod of {@link buildPod} as a protobuf request body: the fields it writes, numbered as
- * k8s.io/api's core/v1 generated.proto numbers them. A field buildPod starts writing must be added
- * here, or encoding throws (pod-protobuf.test.ts builds every kind of pod).
+ * The pod of {@link buildPod} as a protobuf request body: the fields it writes, numbered by the
+ * client's table of k8s.io/api's core/v1 generated.proto (`coreV1Fields`, checked against the proto
+ * files there). A field buildPod starts writing must be added here (and to the table), or encoding
+ * throws (pod-protobuf.test.ts builds every kind of pod).
  */
-import { encodeObject, type MessageSchema } from '@loopwright/client';
+import { coreV1Fields, encodeObject, metaV1Fields, type MessageSchema } from '@loopwright/client';
 import type { Pod } from './resource.ts';
 
+const { ObjectMeta, OwnerReference } = metaV1Fields;
+const {
+  Pod: PodFields,
+  PodSpec,
+  PodSecurityContext,
+  SeccompProfile,
+  Container,
+  ResourceRequirements,
+  SecurityContext,
+  Capabilities,
+} = coreV1Fields;
+
 const OWNER_REFERENCE: MessageSchema = {
-  apiVersion: [5, 'string'],
-  kind: [1, 'string'],
-  name: [3, 'string'],
-  uid: [4, 'string'],
-  controller: [6, 'bool'],
-  blockOwnerDeletion: [7, 'bool'],
+  apiVersion: [OwnerReference.apiVersion, 'string'],
+  kind: [OwnerReference.kind, 'string'],
+  name: [OwnerReference.name, 'string'],
+  uid: [OwnerReference.uid, 'string'],
+  controller: [OwnerReference.controller, 'bool'],
+  blockOwnerDeletion: [OwnerReference.blockOwnerDeletion, 'bool'],
 };
 
 const OBJECT_META: MessageSchema = {
-  name: [1, 'string'],
-  namespace: [3, 'string'],
-  labels: [11, { map: 'string' }],
-  ownerReferences: [13, { messages: OWNER_REFERENCE }],
+  name: [ObjectMeta.name, 'string'],
+  namespace: [ObjectMeta.namespace, 'string'],
+  labels: [ObjectMeta.labels, { map: 'string' }],
+  ownerReferences: [ObjectMeta.ownerReferences, { messages: OWNER_REFERENCE }],
 };
 
-const SECCOMP_PROFILE: MessageSchema = { type: [1, 'string'] };
+const SECCOMP_PROFILE: MessageSchema = { type: [SeccompProfile.type, 'string'] };
 
 const POD_SECURITY_CONTEXT: MessageSchema = {
-  runAsUser: [2, 'int64'],
-  runAsNonRoot: [3, 'bool'],
-  runAsGroup: [6, 'int64'],
-  seccompProfile: [10, { message: SECCOMP_PROFILE }],
+  runAsUser: [PodSecurityContext.runAsUser, 'int64'],
+  runAsNonRoot: [PodSecurityContext.runAsNonRoot, 'bool'],
+  runAsGroup: [PodSecurityContext.runAsGroup, 'int64'],
+  seccompProfile: [PodSecurityContext.seccompProfile, { message: SECCOMP_PROFILE }],
 };
 
 const SECURITY_CONTEXT: MessageSchema = {
-  capabilities: [1, { message: { drop: [2, 'strings'] } }],
-  runAsNonRoot: [5, 'bool'],
-  allowPrivilegeEscalation: [7, 'bool'],
+  capabilities: [SecurityContext.capabilities, { message: { drop: [Capabilities.drop, 'strings'] } }],
+  runAsNonRoot: [SecurityContext.runAsNonRoot, 'bool'],
+  allowPrivilegeEscalation: [SecurityContext.allowPrivilegeEscalation, 'bool'],
 };
 
 const RESOURCE_REQUIREMENTS: MessageSchema = {
-  limits: [1, { map: 'quantity' }],
-  requests: [2, { map: 'quantity' }],
+  limits: [ResourceRequirements.limits, { map: 'quantity' }],
+  requests: [ResourceRequirements.requests, { map: 'quantity' }],
 };
 
 const CONTAINER: MessageSchema = {
-  name: [1, 'string'],
-  image: [2, 'string'],
-  command: [3, 'strings'],
-  resources: [8, { message: RESOURCE_REQUIREMENTS }],
-  securityContext: [15, { message: SECURITY_CONTEXT }],
-  terminationMessagePolicy: [20, 'string'],
+  name: [Container.name, 'string'],
+  image: [Container.image, 'string'],
+  command: [Container.command, 'strings'],
+  resources: [Container.resources, { message: RESOURCE_REQUIREMENTS }],
+  securityContext: [Container.securityContext, { message: SECURITY_CONTEXT }],
+  terminationMessagePolicy: [Container.terminationMessagePolicy, 'string'],
 };
 
 const POD_SPEC: MessageSchema = {
-  containers: [2, { messages: CONTAINER }],
-  restartPolicy: [3, 'string'],
-  securityContext: [14, { message: POD_SECURITY_CONTEXT }],
-  automountServiceAccountToken: [21, 'bool'],
-  enableServiceLinks: [30, 'bool'],
+  containers: [PodSpec.containers, { messages: CONTAINER }],
+  restartPolicy: [PodSpec.restartPolicy, 'string'],
+  securityContext: [PodSpec.securityContext, { message: POD_SECURITY_CONTEXT }],
+  automountServiceAccountToken: [PodSpec.automountServiceAccountToken, 'bool'],
+  enableServiceLinks: [PodSpec.enableServiceLinks, 'bool'],
 };
 
 const POD: MessageSchema = {
-  metadata: [1, { message: OBJECT_META }],
-  spec: [2, { message: POD_SPEC }],
+  metadata: [PodFields.metadata, { message: OBJECT_META }],
+  spec: [PodFields.spec, { message: POD_SPEC }],
 };
 
 /** `pod` (a pod of buildPod) in protobuf; throws a TypeError naming any field the schema lacks. */

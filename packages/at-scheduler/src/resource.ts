@@ -2,14 +2,18 @@
 import {
   appended,
   BinaryReader,
+  coreV1Fields,
   readFields,
   readMessage,
+  readObjectMeta,
   readStringField,
   readTime,
   WireType,
+  type KubeObject,
+  type ObjectMeta,
+  type ResourceType,
   type StringFields,
 } from '@loopwright/client';
-import { readObjectMeta, type KubeObject, type ObjectMeta, type ResourceType } from '@loopwright/client';
 
 export const AT_GROUP = 'cnat.programming-kubernetes.info';
 export const AT_VERSION = 'v1alpha1';
@@ -85,6 +89,14 @@ export function keepPodFieldsRead(pod: Pod): Pod {
   };
 }
 
+const {
+  Pod: PodFields,
+  PodStatus: PodStatusFields,
+  ContainerStatus: ContainerStatusFields,
+  ContainerState,
+  ContainerStateTerminated,
+} = coreV1Fields;
+
 type PodStatus = NonNullable<Pod['status']>;
 type ContainerStatus = NonNullable<PodStatus['containerStatuses']>[number];
 type Terminated = NonNullable<NonNullable<ContainerStatus['state']>['terminated']>;
@@ -92,8 +104,8 @@ type Terminated = NonNullable<NonNullable<ContainerStatus['state']>['terminated'
 /**
  * The pod cache's protobuf decoder: reads of a `Pod` message what {@link keepPodFieldsRead} keeps
  * (`metadata`; of `status` the phase, reason, message and each container's name and
- * `state.terminated`), as the API server's JSON of the pod gives them, and skips the rest. Field
- * numbers are k8s.io/api's `core/v1/generated.proto`.
+ * `state.terminated`), as the API server's JSON of the pod gives them, and skips the rest. Fields are
+ * numbered by the client's `coreV1Fields` (k8s.io/api's `core/v1/generated.proto`).
  */
 export function decodePodFieldsRead(message: Uint8Array): Pod {
   const reader = new BinaryReader(message);
@@ -101,8 +113,9 @@ export function decodePodFieldsRead(message: Uint8Array): Pod {
   readFields(reader, reader.len, (field, wireType) => {
     if (wireType !== WireType.LengthDelimited) return false;
     // The informer's ObjectMeta also admits client-node's Date; a decoded time is a string.
-    if (field === 1) pod.metadata = readObjectMeta(reader) as Pod['metadata'];
-    else if (field === 3) pod.status = readMessage(reader, (end) => readPodStatus(reader, end));
+    if (field === PodFields.metadata) pod.metadata = readObjectMeta(reader) as Pod['metadata'];
+    else if (field === PodFields.status)
+      pod.status = readMessage(reader, (end) => readPodStatus(reader, end));
     else return false;
     return true;
   });
@@ -110,14 +123,18 @@ export function decodePodFieldsRead(message: Uint8Array): Pod {
 }
 
 /** `core/v1.PodStatus`'s string fields the cache keeps, by number. */
-const POD_STATUS_STRINGS: StringFields<PodStatus> = { 1: 'phase', 3: 'message', 4: 'reason' };
+const POD_STATUS_STRINGS: StringFields<PodStatus> = {
+  [PodStatusFields.phase]: 'phase',
+  [PodStatusFields.message]: 'message',
+  [PodStatusFields.reason]: 'reason',
+};
 
 function readPodStatus(reader: BinaryReader, end: number): PodStatus {
   const status: PodStatus = {};
   readFields(reader, end, (field, wireType) => {
     if (wireType !== WireType.LengthDelimited) return false;
     if (readStringField(reader, status, POD_STATUS_STRINGS, field)) return true;
-    if (field === 8) {
+    if (field === PodStatusFields.containerStatuses) {
       const container = readMessage(reader, (e) => readContainerStatus(reader, e));
       status.containerStatuses = appended(status.containerStatuses, container);
     } else return false;
@@ -131,11 +148,12 @@ function readContainerStatus(reader: BinaryReader, end: number): ContainerStatus
   const container: ContainerStatus = { name: '', state: {} };
   readFields(reader, end, (field, wireType) => {
     if (wireType !== WireType.LengthDelimited) return false;
-    if (field === 1) container.name = reader.string();
-    else if (field === 2) {
+    if (field === ContainerStatusFields.name) container.name = reader.string();
+    else if (field === ContainerStatusFields.state) {
       readMessage(reader, (stateEnd) => {
         readFields(reader, stateEnd, (stateField, stateWire) => {
-          if (stateField !== 3 || stateWire !== WireType.LengthDelimited) return false;
+          if (stateField !== ContainerState.terminated || stateWire !== WireType.LengthDelimited)
+            return false;
           container.state = { terminated: readMessage(reader, (e) => readTerminated(reader, e)) };
           return true;
         });
@@ -148,9 +166,9 @@ function readContainerStatus(reader: BinaryReader, end: number): ContainerStatus
 
 /** `core/v1.ContainerStateTerminated`'s string fields by number. */
 const TERMINATED_STRINGS: StringFields<Terminated & Record<string, unknown>> = {
-  3: 'reason',
-  4: 'message',
-  7: 'containerID',
+  [ContainerStateTerminated.reason]: 'reason',
+  [ContainerStateTerminated.message]: 'message',
+  [ContainerStateTerminated.containerID]: 'containerID',
 };
 
 /** `exitCode` is always in the JSON, and so are both times (null when unset); the rest when set. */
@@ -158,8 +176,8 @@ function readTerminated(reader: BinaryReader, end: number): Terminated {
   const terminated: Terminated & Record<string, unknown> = { exitCode: 0 };
   readFields(reader, end, (field, wireType) => {
     if (wireType === WireType.Varint) {
-      if (field === 1) terminated.exitCode = reader.int32();
-      else if (field === 2) {
+      if (field === ContainerStateTerminated.exitCode) terminated.exitCode = reader.int32();
+      else if (field === ContainerStateTerminated.signal) {
         const signal = reader.int32();
         if (signal !== 0) terminated.signal = signal;
       } else return false;
@@ -167,8 +185,8 @@ function readTerminated(reader: BinaryReader, end: number): Terminated {
     }
     if (wireType !== WireType.LengthDelimited) return false;
     if (readStringField(reader, terminated, TERMINATED_STRINGS, field)) return true;
-    if (field === 5) terminated.startedAt = readTime(reader);
-    else if (field === 6) terminated.finishedAt = readTime(reader);
+    if (field === ContainerStateTerminated.startedAt) terminated.startedAt = readTime(reader);
+    else if (field === ContainerStateTerminated.finishedAt) terminated.finishedAt = readTime(reader);
     else return false;
     return true;
   });

@@ -86,6 +86,14 @@ export {
   type ProtobufDecoder,
 } from './protobuf-list-watch.ts';
 export { encodeObject, type FieldEncoding, type MessageSchema } from './protobuf-encode.ts';
+export {
+  MAGIC,
+  MAP_ENTRY,
+  coreV1Fields,
+  metaV1Fields,
+  resourceFields,
+  runtimeFields,
+} from './proto-fields.ts';
 export { REAPPLY_MS } from './applied-config.ts';
 export { KubeTransport } from './transport.ts';
 export type {

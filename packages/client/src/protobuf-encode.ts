@@ -13,6 +13,9 @@
  * dropped: a protobuf body has no place for it, and a silent drop would change what is written.
  */
 import { BinaryWriter, WireType } from '@bufbuild/protobuf/wire';
+import { MAGIC, MAP_ENTRY, resourceFields, runtimeFields } from './proto-fields.ts';
+
+const { Unknown, TypeMeta } = runtimeFields;
 
 /**
  * How one field is written:
@@ -36,9 +39,6 @@ export type FieldEncoding =
 /** A message's fields by JSON name: its field number in generated.proto, and how it is written. */
 export type MessageSchema = Readonly<Record<string, readonly [number, FieldEncoding]>>;
 
-/** Every object's bytes start with `k8s\0`, then a `runtime.Unknown` wraps the message. */
-const MAGIC = Uint8Array.of(0x6b, 0x38, 0x73, 0x00);
-
 /**
  * `value` as a protobuf request body of `apiVersion` and `kind` (its own `apiVersion` and `kind` keys
  * are the envelope's, not the message's). Throws a `TypeError` naming the field for a field `schema`
@@ -56,11 +56,11 @@ export function encodeObject(
   const message = new BinaryWriter();
   writeMessage(message, schema, fields, kind);
   const unknown = new BinaryWriter();
-  unknown.tag(1, WireType.LengthDelimited).fork();
-  unknown.tag(1, WireType.LengthDelimited).string(apiVersion);
-  unknown.tag(2, WireType.LengthDelimited).string(kind);
+  unknown.tag(Unknown.typeMeta, WireType.LengthDelimited).fork();
+  unknown.tag(TypeMeta.apiVersion, WireType.LengthDelimited).string(apiVersion);
+  unknown.tag(TypeMeta.kind, WireType.LengthDelimited).string(kind);
   unknown.join();
-  unknown.tag(2, WireType.LengthDelimited).bytes(message.finish());
+  unknown.tag(Unknown.raw, WireType.LengthDelimited).bytes(message.finish());
   const body = unknown.finish();
   const bytes = new Uint8Array(MAGIC.length + body.length);
   bytes.set(MAGIC);
@@ -108,7 +108,7 @@ function writeField(
       return;
     case 'quantity':
       writer.tag(number, WireType.LengthDelimited).fork();
-      writer.tag(1, WireType.LengthDelimited).string(quantityText(value, path));
+      writer.tag(resourceFields.Quantity.string, WireType.LengthDelimited).string(quantityText(value, path));
       writer.join();
       return;
   }
@@ -119,8 +119,8 @@ function writeField(
     for (const [key, item] of Object.entries(value)) {
       if (item === undefined || item === null) continue;
       writer.tag(number, WireType.LengthDelimited).fork();
-      writer.tag(1, WireType.LengthDelimited).string(key);
-      writeField(writer, 2, encoding.map, item, `${path}[${JSON.stringify(key)}]`);
+      writer.tag(MAP_ENTRY.key, WireType.LengthDelimited).string(key);
+      writeField(writer, MAP_ENTRY.value, encoding.map, item, `${path}[${JSON.stringify(key)}]`);
       writer.join();
     }
     return;

@@ -4,18 +4,15 @@ import { BinaryWriter } from '@bufbuild/protobuf/wire';
 import { BinaryReader, readFields, WireType } from './protobuf.ts';
 import { decodeListPage, decodeWatchEvent, readObjectMeta } from './protobuf-list-watch.ts';
 import type { KubeObject, ObjectMeta } from './object.ts';
+import { protobufObject } from './protobuf-encoding.test-support.ts';
 
 // Inputs are built field by field with the wire writer, as k8s.io's generated.proto numbers them.
 
 const LD = WireType.LengthDelimited;
 
 /** `k8s\0` + a `runtime.Unknown` with the given type and raw message. */
-function wrap(apiVersion: string, kind: string, raw: Uint8Array): Uint8Array {
-  const writer = new BinaryWriter();
-  writer.tag(1, LD).fork().tag(1, LD).string(apiVersion).tag(2, LD).string(kind).join();
-  writer.tag(2, LD).bytes(raw);
-  return Uint8Array.from([0x6b, 0x38, 0x73, 0x00, ...writer.finish()]);
-}
+const wrap = (apiVersion: string, kind: string, raw: Uint8Array): Uint8Array =>
+  protobufObject(apiVersion, kind, raw);
 
 /** A top-level kind's message with its ObjectMeta as field 1 and an unrelated field 2 (a spec). */
 function objectMessage(writeMeta: (writer: BinaryWriter) => void): Uint8Array {

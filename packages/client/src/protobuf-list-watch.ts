@@ -25,16 +25,21 @@ import {
   type OwnerReference,
   type WatchEvent,
 } from './object.ts';
+import { metaV1Fields, runtimeFields } from './proto-fields.ts';
+
+const { List, ListMeta, WatchEvent: WatchEventFields, ObjectMeta: ObjectMetaFields } = metaV1Fields;
+const { OwnerReference: OwnerReferenceFields, ManagedFieldsEntry, FieldsV1 } = metaV1Fields;
+const { RawExtension } = runtimeFields;
 
 /**
  * Decodes one object's message (a `Pod`'s bytes, say) to what its JSON would give, or at least to
  * every field the scope's transforms keep (a decoder may skip the rest, the spec of a pod the cache
  * drops anyway). `apiVersion` and `kind` are set by the caller. Write it on `readFields`, with
- * {@link readObjectMeta} for field 1.
+ * {@link readObjectMeta} for its `metadata`, numbering fields by `proto-fields.ts`.
  */
 export type ProtobufDecoder<T extends KubeObject> = (message: Uint8Array) => T;
 
-/** A list response (`PodList`...): `ListMeta` is field 1, the items field 2, of every list kind. */
+/** A list response (`PodList`...): every list kind numbers its `metadata` and `items` as `metav1.List`. */
 export function decodeListPage<T extends KubeObject>(
   bytes: Uint8Array,
   decodeItem: ProtobufDecoder<T>,
@@ -45,19 +50,19 @@ export function decodeListPage<T extends KubeObject>(
   const reader = new BinaryReader(list.raw);
   readFields(reader, reader.len, (field, wireType) => {
     if (wireType !== WireType.LengthDelimited) return false;
-    if (field === 1) {
+    if (field === List.metadata) {
       readMessage(reader, (end) => {
         readFields(reader, end, (metaField, metaWire) => {
           if (metaWire !== WireType.LengthDelimited) return false;
-          if (metaField === 2) page.resourceVersion = reader.string();
-          else if (metaField === 3) page.continue = reader.string();
+          if (metaField === ListMeta.resourceVersion) page.resourceVersion = reader.string();
+          else if (metaField === ListMeta.continue) page.continue = reader.string();
           else return false;
           return true;
         });
       });
       return true;
     }
-    if (field !== 2) return false;
+    if (field !== List.items) return false;
     const item = decodeItem(reader.bytes());
     if (kind !== undefined) {
       item.apiVersion = list.apiVersion;
@@ -79,11 +84,11 @@ export function decodeWatchEvent<T extends KubeObject>(
   const reader = new BinaryReader(frame);
   readFields(reader, reader.len, (field, wireType) => {
     if (wireType !== WireType.LengthDelimited) return false;
-    if (field === 1) type = reader.string();
-    else if (field === 2) {
+    if (field === WatchEventFields.type) type = reader.string();
+    else if (field === WatchEventFields.object) {
       readMessage(reader, (end) => {
         readFields(reader, end, (rawField, rawWire) => {
-          if (rawField !== 1 || rawWire !== WireType.LengthDelimited) return false;
+          if (rawField !== RawExtension.raw || rawWire !== WireType.LengthDelimited) return false;
           objectBytes = reader.bytes();
           return true;
         });
@@ -103,55 +108,56 @@ export function decodeWatchEvent<T extends KubeObject>(
 
 /** `metav1.ObjectMeta`'s string fields by number. */
 const OBJECT_META_STRINGS: StringFields<ObjectMeta & Record<string, unknown>> = {
-  1: 'name',
-  2: 'generateName',
-  3: 'namespace',
-  4: 'selfLink',
-  5: 'uid',
-  6: 'resourceVersion',
+  [ObjectMetaFields.name]: 'name',
+  [ObjectMetaFields.generateName]: 'generateName',
+  [ObjectMetaFields.namespace]: 'namespace',
+  [ObjectMetaFields.selfLink]: 'selfLink',
+  [ObjectMetaFields.uid]: 'uid',
+  [ObjectMetaFields.resourceVersion]: 'resourceVersion',
 };
 
 /**
- * `metav1.ObjectMeta`, whole, as its JSON reads. Call it on field 1 of a top-level kind's message:
- * `case 1: object.metadata = readObjectMeta(reader); return true;`.
+ * `metav1.ObjectMeta`, whole, as its JSON reads. Call it on the `metadata` field of a top-level kind's
+ * message: `case coreV1Fields.Pod.metadata: pod.metadata = readObjectMeta(reader); return true;`.
  */
 export function readObjectMeta(reader: BinaryReader): ObjectMeta {
   return readMessage(reader, (end) => {
     const meta: ObjectMeta & Record<string, unknown> = {};
     readFields(reader, end, (field, wireType) => {
       if (wireType === WireType.Varint) {
-        if (field === 7) {
+        if (field === ObjectMetaFields.generation) {
           const generation = readInt64(reader);
           if (generation !== 0) meta.generation = generation;
-        } else if (field === 10) meta.deletionGracePeriodSeconds = readInt64(reader);
-        else return false;
+        } else if (field === ObjectMetaFields.deletionGracePeriodSeconds) {
+          meta.deletionGracePeriodSeconds = readInt64(reader);
+        } else return false;
         return true;
       }
       if (wireType !== WireType.LengthDelimited) return false;
       if (readStringField(reader, meta, OBJECT_META_STRINGS, field)) return true;
       switch (field) {
-        case 8:
+        case ObjectMetaFields.creationTimestamp:
           meta.creationTimestamp = readTime(reader) as string;
           return true;
-        case 9: {
+        case ObjectMetaFields.deletionTimestamp: {
           // A pointer in Go: sent only when set.
           const deletion = readTime(reader);
           if (deletion !== null) meta.deletionTimestamp = deletion;
           return true;
         }
-        case 11:
+        case ObjectMetaFields.labels:
           readStringMapEntry(reader, (meta.labels ??= {}));
           return true;
-        case 12:
+        case ObjectMetaFields.annotations:
           readStringMapEntry(reader, (meta.annotations ??= {}));
           return true;
-        case 13:
+        case ObjectMetaFields.ownerReferences:
           meta.ownerReferences = appended(meta.ownerReferences, readOwnerReference(reader));
           return true;
-        case 14:
+        case ObjectMetaFields.finalizers:
           meta.finalizers = appended(meta.finalizers, reader.string());
           return true;
-        case 17:
+        case ObjectMetaFields.managedFields:
           meta.managedFields = appended(meta.managedFields, readManagedFieldsEntry(reader));
           return true;
         default:
@@ -176,16 +182,16 @@ function readOwnerReference(reader: BinaryReader): OwnerReference {
     let blockOwnerDeletion: boolean | undefined;
     readFields(reader, end, (field, wireType) => {
       if (wireType === WireType.Varint) {
-        if (field === 6) controller = reader.bool();
-        else if (field === 7) blockOwnerDeletion = reader.bool();
+        if (field === OwnerReferenceFields.controller) controller = reader.bool();
+        else if (field === OwnerReferenceFields.blockOwnerDeletion) blockOwnerDeletion = reader.bool();
         else return false;
         return true;
       }
       if (wireType !== WireType.LengthDelimited) return false;
-      if (field === 5) apiVersion = reader.string();
-      else if (field === 1) kind = reader.string();
-      else if (field === 3) name = reader.string();
-      else if (field === 4) uid = reader.string();
+      if (field === OwnerReferenceFields.apiVersion) apiVersion = reader.string();
+      else if (field === OwnerReferenceFields.kind) kind = reader.string();
+      else if (field === OwnerReferenceFields.name) name = reader.string();
+      else if (field === OwnerReferenceFields.uid) uid = reader.string();
       else return false;
       return true;
     });
@@ -201,11 +207,11 @@ const UTF8 = new TextDecoder();
 
 /** `metav1.ManagedFieldsEntry`'s string fields by number. */
 const MANAGED_FIELDS_ENTRY_STRINGS: StringFields<Record<string, unknown>> = {
-  1: 'manager',
-  2: 'operation',
-  3: 'apiVersion',
-  6: 'fieldsType',
-  8: 'subresource',
+  [ManagedFieldsEntry.manager]: 'manager',
+  [ManagedFieldsEntry.operation]: 'operation',
+  [ManagedFieldsEntry.apiVersion]: 'apiVersion',
+  [ManagedFieldsEntry.fieldsType]: 'fieldsType',
+  [ManagedFieldsEntry.subresource]: 'subresource',
 };
 
 /** A server-side apply record; `fieldsV1` is JSON in the protobuf too. */
@@ -215,13 +221,13 @@ function readManagedFieldsEntry(reader: BinaryReader): Record<string, unknown> {
     readFields(reader, end, (field, wireType) => {
       if (wireType !== WireType.LengthDelimited) return false;
       if (readStringField(reader, entry, MANAGED_FIELDS_ENTRY_STRINGS, field)) return true;
-      if (field === 4) {
+      if (field === ManagedFieldsEntry.time) {
         const time = readTime(reader);
         if (time !== null) entry.time = time;
-      } else if (field === 7) {
+      } else if (field === ManagedFieldsEntry.fieldsV1) {
         readMessage(reader, (fieldsEnd) => {
           readFields(reader, fieldsEnd, (rawField, rawWire) => {
-            if (rawField !== 1 || rawWire !== WireType.LengthDelimited) return false;
+            if (rawField !== FieldsV1.Raw || rawWire !== WireType.LengthDelimited) return false;
             entry.fieldsV1 = JSON.parse(UTF8.decode(reader.bytes())) as unknown;
             return true;
           });

@@ -12,11 +12,10 @@ import {
   unwrapObject,
   WireType,
 } from './protobuf.ts';
-import { protobufObject, watchFrame } from './test-helpers/protobuf-encoding.ts';
+import { protobufObject, watchFrame } from './protobuf-encoding.test-support.ts';
+import { MAGIC } from './proto-fields.ts';
 
 // Inputs are built field by field with the wire writer, as k8s.io's generated.proto numbers them.
-
-const MAGIC = Uint8Array.of(0x6b, 0x38, 0x73, 0x00);
 
 /** A message holding one `metav1.Time` as field 1, and a reader positioned on that field's value. */
 function timeReader(write: (writer: BinaryWriter) => void): BinaryReader {
@@ -65,7 +64,7 @@ describe('unwrapObject', () => {
     const object = protobufObject('v1', 'Pod', Uint8Array.of(1));
     assert.throws(() => unwrapObject(object.subarray(4)), /no k8s\\0 prefix/);
     assert.throws(() => unwrapObject(new TextEncoder().encode('{"kind":"Pod"}')), /no k8s\\0 prefix/);
-    assert.throws(() => unwrapObject(Uint8Array.of(0x6b, 0x38, 0x73)), /no k8s\\0 prefix/);
+    assert.throws(() => unwrapObject(MAGIC.subarray(0, 3)), /no k8s\\0 prefix/);
     assert.throws(() => unwrapObject(new Uint8Array()), /no k8s\\0 prefix/);
     const wrongLastByte = Uint8Array.from(object);
     wrongLastByte[3] = 0x01;

@@ -13,14 +13,15 @@
  */
 import { BinaryReader, WireType } from '@bufbuild/protobuf/wire';
 import type { KubeStatus, KubeStatusCause, KubeStatusDetails } from './api-error.ts';
+import { MAGIC, MAP_ENTRY, metaV1Fields, runtimeFields } from './proto-fields.ts';
 
 export { BinaryReader, WireType };
 
+const { Unknown, TypeMeta } = runtimeFields;
+const { Status, StatusDetails, StatusCause, Time } = metaV1Fields;
+
 /** The media type; a watch's response adds `;stream=watch`. */
 export const PROTOBUF_MEDIA_TYPE = 'application/vnd.kubernetes.protobuf';
-
-/** Every object's bytes start with `k8s\0`, then a `runtime.Unknown` wraps the message. */
-const MAGIC = Uint8Array.of(0x6b, 0x38, 0x73, 0x00);
 
 /** Whether a response's `Content-Type` is protobuf (a watch's included). */
 export function isProtobufMediaType(contentType: string | undefined): boolean {
@@ -48,21 +49,21 @@ export function unwrapObject(bytes: Uint8Array): ProtobufObject {
   readFields(reader, reader.len, (field, wireType) => {
     if (wireType !== WireType.LengthDelimited) return false;
     switch (field) {
-      case 1:
+      case Unknown.typeMeta:
         readMessage(reader, (end) => {
           readFields(reader, end, (typeField, typeWire) => {
             if (typeWire !== WireType.LengthDelimited) return false;
-            if (typeField === 1) object.apiVersion = reader.string();
-            else if (typeField === 2) object.kind = reader.string();
+            if (typeField === TypeMeta.apiVersion) object.apiVersion = reader.string();
+            else if (typeField === TypeMeta.kind) object.kind = reader.string();
             else return false;
             return true;
           });
         });
         return true;
-      case 2:
+      case Unknown.raw:
         object.raw = reader.bytes();
         return true;
-      case 3: {
+      case Unknown.contentEncoding: {
         const encoding = reader.string();
         if (encoding !== '') throw new Error(`unsupported protobuf contentEncoding "${encoding}"`);
         return true;
@@ -106,7 +107,7 @@ export function readTime(reader: BinaryReader): string | null {
     if (reader.pos === end) return null;
     let seconds = 0;
     readFields(reader, end, (field, wireType) => {
-      if (field !== 1 || wireType !== WireType.Varint) return false;
+      if (field !== Time.seconds || wireType !== WireType.Varint) return false;
       seconds = Number(reader.int64());
       return true;
     });
@@ -153,8 +154,8 @@ export function readStringMapEntry(reader: BinaryReader, map: Record<string, str
     let value = '';
     readFields(reader, end, (field, wireType) => {
       if (wireType !== WireType.LengthDelimited) return false;
-      if (field === 1) key = reader.string();
-      else if (field === 2) value = reader.string();
+      if (field === MAP_ENTRY.key) key = reader.string();
+      else if (field === MAP_ENTRY.value) value = reader.string();
       else return false;
       return true;
     });
@@ -163,14 +164,18 @@ export function readStringMapEntry(reader: BinaryReader, map: Record<string, str
 }
 
 /** `metav1.Status`'s string fields by number. */
-const STATUS_STRINGS: StringFields<KubeStatus> = { 2: 'status', 3: 'message', 4: 'reason' };
+const STATUS_STRINGS: StringFields<KubeStatus> = {
+  [Status.status]: 'status',
+  [Status.message]: 'message',
+  [Status.reason]: 'reason',
+};
 
 /** `metav1.StatusDetails`'s string fields by number. */
 const STATUS_DETAILS_STRINGS: StringFields<KubeStatusDetails> = {
-  1: 'name',
-  2: 'group',
-  3: 'kind',
-  6: 'uid',
+  [StatusDetails.name]: 'name',
+  [StatusDetails.group]: 'group',
+  [StatusDetails.kind]: 'kind',
+  [StatusDetails.uid]: 'uid',
 };
 
 /**
@@ -181,13 +186,13 @@ export function decodeStatus(object: ProtobufObject): KubeStatus {
   const reader = new BinaryReader(object.raw);
   const status: KubeStatus = { kind: object.kind, apiVersion: object.apiVersion };
   readFields(reader, reader.len, (field, wireType) => {
-    if (field !== 6 && wireType !== WireType.LengthDelimited) return false;
+    if (field !== Status.code && wireType !== WireType.LengthDelimited) return false;
     if (readStringField(reader, status, STATUS_STRINGS, field)) return true;
     switch (field) {
-      case 5:
+      case Status.details:
         status.details = readMessage(reader, (end) => decodeStatusDetails(reader, end));
         return true;
-      case 6: {
+      case Status.code: {
         if (wireType !== WireType.Varint) return false;
         // Always sent; `omitempty` in the JSON.
         const code = reader.int32();
@@ -204,16 +209,16 @@ export function decodeStatus(object: ProtobufObject): KubeStatus {
 function decodeStatusDetails(reader: BinaryReader, end: number): KubeStatusDetails {
   const details: KubeStatusDetails = {};
   readFields(reader, end, (field, wireType) => {
-    if (field !== 5 && wireType !== WireType.LengthDelimited) return false;
+    if (field !== StatusDetails.retryAfterSeconds && wireType !== WireType.LengthDelimited) return false;
     if (readStringField(reader, details, STATUS_DETAILS_STRINGS, field)) return true;
     switch (field) {
-      case 4:
+      case StatusDetails.causes:
         details.causes = appended(
           details.causes,
           readMessage(reader, (causeEnd) => decodeStatusCause(reader, causeEnd)),
         );
         return true;
-      case 5:
+      case StatusDetails.retryAfterSeconds:
         if (wireType !== WireType.Varint) return false;
         details.retryAfterSeconds = reader.int32();
         if (details.retryAfterSeconds === 0) delete details.retryAfterSeconds;
@@ -225,11 +230,11 @@ function decodeStatusDetails(reader: BinaryReader, end: number): KubeStatusDetai
   return details;
 }
 
-/** `metav1.StatusCause`'s fields by number: field 1 is `reason` in the JSON (Go's `Type`). */
+/** `metav1.StatusCause`'s fields by number: `reason` is Go's `Type`. */
 const STATUS_CAUSE_STRINGS: StringFields<KubeStatusCause> = {
-  1: 'reason',
-  2: 'message',
-  3: 'field',
+  [StatusCause.reason]: 'reason',
+  [StatusCause.message]: 'message',
+  [StatusCause.field]: 'field',
 };
 
 function decodeStatusCause(reader: BinaryReader, end: number): KubeStatusCause {

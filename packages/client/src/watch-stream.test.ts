@@ -6,7 +6,7 @@ import { BinaryWriter, WireType } from '@bufbuild/protobuf/wire';
 import { FakeClock } from '@loopwright/core/testing';
 import { KubeApiFailure } from './api-error.ts';
 import { isNotFound } from './classify.ts';
-import { protobufObject, watchFrame } from './test-helpers/protobuf-encoding.ts';
+import { protobufObject, watchFrame } from './protobuf-encoding.test-support.ts';
 import { collect, rejection, statusBody, unlimitedTransport, wirePeer } from './wire-peer.test-support.ts';
 
 const peer = wirePeer();

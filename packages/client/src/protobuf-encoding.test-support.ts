@@ -3,8 +3,9 @@
  * k8s.io's generated.proto numbers them (the package itself only reads protobuf).
  */
 import { BinaryWriter, WireType } from '@bufbuild/protobuf/wire';
+import { MAGIC, runtimeFields } from './proto-fields.ts';
 
-const MAGIC = Uint8Array.of(0x6b, 0x38, 0x73, 0x00);
+const { Unknown, TypeMeta } = runtimeFields;
 
 /**
  * An object as the API server sends one: `k8s\0`, then a `runtime.Unknown` of the given type holding
@@ -17,11 +18,11 @@ export function protobufObject(
   extra: (writer: BinaryWriter) => void = () => undefined,
 ): Uint8Array {
   const writer = new BinaryWriter();
-  writer.tag(1, WireType.LengthDelimited).fork();
-  writer.tag(1, WireType.LengthDelimited).string(apiVersion);
-  writer.tag(2, WireType.LengthDelimited).string(kind);
+  writer.tag(Unknown.typeMeta, WireType.LengthDelimited).fork();
+  writer.tag(TypeMeta.apiVersion, WireType.LengthDelimited).string(apiVersion);
+  writer.tag(TypeMeta.kind, WireType.LengthDelimited).string(kind);
   writer.join();
-  writer.tag(2, WireType.LengthDelimited).bytes(raw);
+  writer.tag(Unknown.raw, WireType.LengthDelimited).bytes(raw);
   extra(writer);
   const unknown = writer.finish();
   const bytes = new Uint8Array(MAGIC.length + unknown.length);
