@@ -14,6 +14,7 @@ export {
   type NoAnswer,
   type Patch,
   type PatchOptions,
+  type TextOptions,
   type ProtobufCodec,
   type WatchOptions,
   type WriteOptions,

@@ -48,6 +48,11 @@ export interface KubeWatchRequest extends KubeRequest {
    * kinds only: the API server refuses it for custom resources (406).
    */
   protobuf?: boolean;
+  /**
+   * Yield the body as text, as it arrives (a pod's log followed), instead of each line's JSON. Whatever
+   * the chunking, no character is split between two pieces.
+   */
+  text?: boolean;
 }
 
 /** A response read to its end: a 2xx one, except from {@link KubeTransport.send}. */

@@ -40,6 +40,11 @@ export interface WriteOptions extends CallOptions {
   fieldManager?: string;
   /** Validate and admit the write without persisting it (`dryRun=All`): the answer is what it would be. */
   dryRun?: boolean;
+  /**
+   * What the server does with a field the schema does not know or a field given twice: `Strict` refuses
+   * the write (400), `Warn` (the server's default) writes and warns, `Ignore` drops it silently.
+   */
+  fieldValidation?: 'Strict' | 'Warn' | 'Ignore';
 }
 
 /**
@@ -121,6 +126,11 @@ export interface WatchOptions {
   allowWatchBookmarks?: boolean;
   /** Read events in protobuf, each object decoded by the handle's `protobuf.decode`. */
   encoding?: 'json' | 'protobuf';
+}
+
+/** A text read's options: the subresource's query parameters, as the API documents them. */
+export interface TextOptions extends CallOptions {
+  query?: Record<string, string | number | boolean>;
 }
 
 /** A built-in kind's protobuf codec: an encoder for writes, a decoder for lists and watches. */
@@ -390,6 +400,60 @@ export class Resource<K extends KubeObject> {
   }
 
   /**
+   * Deletes every object of the collection that the selectors pick (all of them without one), in one
+   * namespace or, for a cluster-scoped resource, across the cluster. Rejects as `delete` does.
+   */
+  async deleteCollection(
+    options: Pick<ListOptions, 'namespace' | 'labelSelector' | 'fieldSelector'> &
+      Omit<DeleteOptions, 'preconditions'> = {},
+  ): Promise<void> {
+    const body: Record<string, unknown> = { apiVersion: 'v1', kind: 'DeleteOptions' };
+    if (options.propagationPolicy !== undefined) body.propagationPolicy = options.propagationPolicy;
+    if (options.gracePeriodSeconds !== undefined) body.gracePeriodSeconds = options.gracePeriodSeconds;
+    if (options.dryRun === true) body.dryRun = ['All'];
+    const path = withQuery(this.#collectionPath(options.namespace), selectors(options));
+    await this.#json('DELETE', path, options, { body });
+  }
+
+  /**
+   * The object's (sub)resource read as text, not JSON: a pod's log (`pods.subresource('log')`), with
+   * its query (`container`, `tailLines`, `timestamps`...). Rejects with a `KubeApiError` unless 2xx
+   * (a container that has not started: 400 BadRequest).
+   */
+  async getText(key: ObjectKey, options: TextOptions = {}): Promise<string> {
+    const response = await this.#context.transport.request({
+      path: withQuery(this.#objectPath(key), textQuery(options.query)),
+      headers: { Accept: '*/*' },
+      ...callFields(options),
+    });
+    return response.body.toString('utf8');
+  }
+
+  /**
+   * The same text as it arrives, for a response the server keeps open (a log with `follow: true`):
+   * ends when the server ends it, or quietly when `signal` aborts; throws a `KubeApiError` for an
+   * error status or a connection that breaks (or stays silent beyond `idleTimeoutMs`). No
+   * rate-limiter token, as a watch.
+   */
+  async *streamText(
+    key: ObjectKey,
+    options: Omit<TextOptions, 'priority' | 'timeoutMs'> & { signal: AbortSignal; idleTimeoutMs?: number },
+  ): AsyncGenerator<string, void, undefined> {
+    try {
+      const pieces = this.#context.transport.watch({
+        path: withQuery(this.#objectPath(key), textQuery(options.query)),
+        signal: options.signal,
+        text: true,
+        ...(options.idleTimeoutMs === undefined ? {} : { idleTimeoutMs: options.idleTimeoutMs }),
+      });
+      yield* pieces as AsyncIterable<string>;
+    } catch (error) {
+      if (options.signal.aborted) return;
+      throw error;
+    }
+  }
+
+  /**
    * `object` with the handle's `apiVersion` and `kind` where it has none: the API server needs them in
    * the body of a custom resource's write (a built-in kind's it takes from the path).
    */
@@ -419,6 +483,7 @@ export class Resource<K extends KubeObject> {
     const fieldManager = options.fieldManager ?? this.#context.fieldManager;
     if (fieldManager !== undefined) query.set('fieldManager', fieldManager);
     if (options.dryRun === true) query.set('dryRun', 'All');
+    if (options.fieldValidation !== undefined) query.set('fieldValidation', options.fieldValidation);
     return query;
   }
 
@@ -498,6 +563,12 @@ function selectors(options: { labelSelector?: string; fieldSelector?: string }):
   if (options.labelSelector !== undefined) query.set('labelSelector', options.labelSelector);
   if (options.fieldSelector !== undefined) query.set('fieldSelector', options.fieldSelector);
   return query;
+}
+
+function textQuery(query: TextOptions['query']): URLSearchParams {
+  const search = new URLSearchParams();
+  for (const [name, value] of Object.entries(query ?? {})) search.set(name, String(value));
+  return search;
 }
 
 function withQuery(path: string, query: URLSearchParams): string {

@@ -147,20 +147,21 @@ export class KubeTransport {
 
   /**
    * A watch (or any newline-delimited JSON stream): yields each document as the server sends it and
-   * ends when the server ends the response (with `protobuf`, each frame's bytes). Throws a {@link KubeApiError} for an error status, a
+   * ends when the server ends the response (with `protobuf`, each frame's bytes; with `text`, the text as it arrives). Throws a {@link KubeApiError} for an error status, a
    * connection that fails or stays silent beyond `idleTimeoutMs`, an abort, a line that is not JSON,
    * or a stream cut in the middle of a line. Stopping the iteration early closes the connection.
    */
   async *watch(request: KubeWatchRequest): AsyncGenerator<unknown, void, undefined> {
     // No rate-limiter token, as client-go's Request.Watch: a watch is one long request, and an
     // informer's re-watch must not queue behind reconciles' writes.
-    const protobuf = request.protobuf === true;
+    const format = request.protobuf === true ? 'protobuf' : request.text === true ? 'text' : 'json';
+    const accept = { protobuf: PROTOBUF_MEDIA_TYPE, text: '*/*', json: undefined }[format];
     const { exchange, response } = await this.#open(
-      protobuf ? { ...request, headers: { ...request.headers, Accept: PROTOBUF_MEDIA_TYPE } } : request,
+      accept === undefined ? request : { ...request, headers: { ...request.headers, Accept: accept } },
       { idleTimeoutMs: request.idleTimeoutMs, anyStatus: false, rateLimited: false },
     );
     try {
-      yield* watchDocuments(response, protobuf, exchange);
+      yield* watchDocuments(response, format, exchange);
     } catch (error) {
       throw exchange.toError(error);
     } finally {

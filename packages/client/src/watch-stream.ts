@@ -11,25 +11,25 @@ import { FrameDecoder, isProtobufMediaType } from './protobuf.ts';
 import { header } from './response.ts';
 
 /**
- * The documents of a watch's response as they arrive: each line's JSON, or with `protobuf` each
+ * The documents of a watch's response as they arrive: each line's JSON, with `text` the text itself, or with `protobuf` each
  * frame's bytes. Throws a {@link KubeApiError} for a body that is not what was asked for, a piece that
  * is no document, or a stream cut in the middle of one; every chunk tells `exchange` the connection
  * lives.
  */
 export async function* watchDocuments(
   response: http.IncomingMessage,
-  protobuf: boolean,
+  format: 'json' | 'protobuf' | 'text',
   exchange: Exchange,
 ): AsyncGenerator<unknown, void, undefined> {
   const contentType = header(response, 'content-type');
-  if (protobuf && !isProtobufMediaType(contentType)) {
+  if (format === 'protobuf' && !isProtobufMediaType(contentType)) {
     throw KubeApiError.undecodable(
       response.statusCode ?? 0,
       new Error(`asked for protobuf, the server sent ${contentType ?? 'no Content-Type'}`),
       exchange.line,
     );
   }
-  const stream = protobuf ? protobufFrames() : jsonLines();
+  const stream = { json: jsonLines, protobuf: protobufFrames, text: textPieces }[format]();
   for await (const chunk of response as AsyncIterable<Buffer>) {
     exchange.heardFrom();
     for (const piece of stream.split(chunk)) {
@@ -69,6 +69,19 @@ function jsonLines(): WatchStream {
     split: (chunk) => lines.push(text.write(chunk)).filter((line) => line.trim() !== ''),
     decode: (line) => JSON.parse(line as string) as unknown,
     unfinished: () => ((lines.end() + text.end()).trim() === '' ? undefined : 'line'),
+  };
+}
+
+/** Text as it arrives: a character split between two chunks waits for the rest of it. */
+function textPieces(): WatchStream {
+  const text = new StringDecoder('utf8');
+  return {
+    split: (chunk) => {
+      const piece = text.write(chunk);
+      return piece === '' ? [] : [piece];
+    },
+    decode: (piece) => piece,
+    unfinished: () => (text.end() === '' ? undefined : 'character'),
   };
 }
 
