@@ -8,7 +8,7 @@
  * except where it says what it resolves with instead: `getOptional` (undefined on 404) and `delete`
  * (false on 404).
  */
-import { KubeApiError } from './api-error.ts';
+import { KubeApiError, type KubeRequestLine } from './api-error.ts';
 import { isNotFound } from './classify.ts';
 import { itemKindOf, type KubeObject, type ListPage, type ObjectKey, type WatchEvent } from './object.ts';
 import { PROTOBUF_MEDIA_TYPE } from './protobuf.ts';
@@ -235,7 +235,7 @@ export class Resource<K extends KubeObject> {
       try {
         return decodeListPage(response.body, decode);
       } catch (error) {
-        throw KubeApiError.undecodable(response.status, error, { method: 'GET', path });
+        throw KubeApiError.undecodable(response.status, error, requestLine('GET', path));
       }
     }
     const list = await this.#context.transport.requestJson<ListBody<K>>(request);
@@ -286,7 +286,7 @@ export class Resource<K extends KubeObject> {
         try {
           event = decodeWatchEvent(frame, decode);
         } catch (error) {
-          throw KubeApiError.undecodable(200, error, { method: 'GET', path });
+          throw KubeApiError.undecodable(200, error, requestLine('GET', path));
         }
         yield event;
       }
@@ -584,10 +584,15 @@ function callFields(options: CallOptions): Pick<KubeRequest, 'signal' | 'priorit
   return fields;
 }
 
+/** An error's request line: the path without its query, as every KubeApiError has it. */
+function requestLine(method: string, path: string): KubeRequestLine {
+  return { method, path: path.replace(/\?.*$/, '') };
+}
+
 function parseJson(body: Buffer, status: number, method: string, path: string): unknown {
   try {
     return JSON.parse(body.toString('utf8')) as unknown;
   } catch (error) {
-    throw KubeApiError.undecodable(status, error, { method, path });
+    throw KubeApiError.undecodable(status, error, requestLine(method, path));
   }
 }
