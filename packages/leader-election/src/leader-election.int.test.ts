@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import https from 'node:https';
 import { after, before, describe, it } from 'node:test';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { KubeApiError, KubeClient, isConflict, type RestRequestObservation } from '@loopwright/client';
@@ -30,35 +29,17 @@ interface RawLease {
   };
 }
 
-/** A request whose JSON we see byte for byte, independent of the code under test. */
-async function raw(
-  kc: KubeConfig,
-  method: string,
-  path: string,
-  body?: unknown,
-  contentType = 'application/json',
-): Promise<{ status: number; json: unknown }> {
-  const cluster = kc.getCurrentCluster();
-  assert.ok(cluster);
-  const options: https.RequestOptions = {
-    method,
-    headers: { Accept: 'application/json', 'Content-Type': contentType },
-  };
-  await kc.applyToHTTPSOptions(options);
-  return new Promise((resolve, reject) => {
-    const request = https.request(new URL(cluster.server + path), options, (response) => {
-      let text = '';
-      response.setEncoding('utf8');
-      response.on('data', (chunk: string) => (text += chunk));
-      response.on('end', () => {
-        resolve({ status: response.statusCode ?? 0, json: JSON.parse(text) as unknown });
-      });
-      response.on('error', reject);
-    });
-    request.on('error', reject);
-    request.end(body === undefined ? undefined : JSON.stringify(body));
-  });
-}
+/**
+ * The Lease as the API server stores it, read and written on a handle of its own: plain JSON objects
+ * in and out, so what the tests write is exactly what client-go would, independent of the LeaseLock.
+ */
+const LEASES = {
+  group: 'coordination.k8s.io',
+  version: 'v1',
+  plural: 'leases',
+  kind: 'Lease',
+  namespaced: true,
+} as const;
 
 describe('leader election on a real API server', () => {
   let kc: KubeConfig;
@@ -81,13 +62,8 @@ describe('leader election on a real API server', () => {
   });
 
   const newLeaseName = (): string => `lease-${String(++leaseCount)}`;
-  const leasePath = (name?: string): string =>
-    `/apis/coordination.k8s.io/v1/namespaces/${namespace.name}/leases${name === undefined ? '' : `/${name}`}`;
-  const readLease = async (name: string): Promise<RawLease> => {
-    const response = await raw(kc, 'GET', leasePath(name));
-    assert.equal(response.status, 200);
-    return response.json as RawLease;
-  };
+  const leases = () => client.resource<RawLease>(LEASES);
+  const readLease = (name: string): Promise<RawLease> => leases().get({ namespace: namespace.name, name });
 
   function candidate(leaseName: string, identity: string, options: Partial<LeaderElectorOptions> = {}) {
     const events: string[] = [];
@@ -174,13 +150,13 @@ describe('leader election on a real API server', () => {
   });
 
   it('the API server rejects renewTime as Date#toISOString writes it (three digits): why MicroTime matters', async () => {
-    const response = await raw(kc, 'POST', leasePath(), {
+    const lease = {
       apiVersion: 'coordination.k8s.io/v1',
       kind: 'Lease',
-      metadata: { name: newLeaseName() },
+      metadata: { namespace: namespace.name, name: newLeaseName() },
       spec: { holderIdentity: 'js', leaseDurationSeconds: 2, renewTime: new Date().toISOString() },
-    });
-    assert.equal(response.status, 400);
+    } as unknown as RawLease;
+    await assert.rejects(leases().create(lease), (error: KubeApiError) => error.status === 400);
   });
 
   it('writes MicroTime timestamps (six fractional digits, UTC) that read back exactly', async () => {
@@ -294,10 +270,8 @@ describe('leader election on a real API server', () => {
     const name = newLeaseName();
     const goTime = (): string => formatMicroTime(Date.now() * 1000 + 123);
     const acquireTime = '2026-01-02T03:04:05.678901Z';
-    const created = await raw(kc, 'POST', leasePath(), {
-      apiVersion: 'coordination.k8s.io/v1',
-      kind: 'Lease',
-      metadata: { name },
+    await leases().create({
+      metadata: { namespace: namespace.name, name } as unknown as RawLease['metadata'],
       spec: {
         holderIdentity: 'go-candidate',
         leaseDurationSeconds: 2,
@@ -306,20 +280,12 @@ describe('leader election on a real API server', () => {
         leaseTransitions: 7,
       },
     });
-    assert.equal(created.status, 201);
 
     // The Go holder renews every 500 ms for 4 s (two lease durations) with merge patches of renewTime.
     const ours = candidate(name, 'ts-candidate');
     for (let i = 0; i < 8; i++) {
       await new Promise((resolve) => setTimeout(resolve, 500));
-      const patched = await raw(
-        kc,
-        'PATCH',
-        leasePath(name),
-        { spec: { renewTime: goTime() } },
-        'application/merge-patch+json',
-      );
-      assert.equal(patched.status, 200);
+      await leases().patch({ namespace: namespace.name, name }, { merge: { spec: { renewTime: goTime() } } });
       assert.equal(ours.elector.isLeader(), false, 'took a lease the Go holder keeps renewing');
     }
     assert.equal(ours.elector.getLeader(), 'go-candidate');
