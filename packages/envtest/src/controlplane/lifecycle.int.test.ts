@@ -82,7 +82,7 @@ describe('control-plane lifecycle', () => {
   });
 
   it('its processes exit when the test runner is killed with SIGKILL', async () => {
-    const script = fileURLToPath(new URL('./start-and-hang.fixture.ts', import.meta.url));
+    const script = fileURLToPath(new URL('./start-and-hang.test-support.ts', import.meta.url));
     const runner = spawn(process.execPath, ['--conditions=development', script], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
