@@ -29,6 +29,14 @@ before(async () => {
     request.on('data', (chunk: Buffer) => (body += chunk.toString()));
     request.on('end', () => {
       received.push({ method: request.method ?? '', url: request.url ?? '', headers: request.headers, body });
+      if (request.url?.includes('empty')) {
+        response.writeHead(204, { 'x-note': 'none' }).end();
+        return;
+      }
+      if (request.url?.includes('cookies')) {
+        response.writeHead(200, { 'set-cookie': ['a=1', 'b=2'], 'content-type': 'text/plain' }).end('ok');
+        return;
+      }
       if (request.url?.includes('missing')) {
         response.writeHead(404, { 'content-type': 'application/json' });
         response.end(
@@ -214,6 +222,15 @@ describe('KubeClient', () => {
     await client.close();
   });
 
+  it("names the server without a trailing slash, and its host as the metrics' label", async () => {
+    const client = new KubeClient(kubeConfig(), { rateLimit: false });
+    assert.equal(client.server, `http://${host}`);
+    assert.equal(client.host, host);
+    assert.equal(client.fieldManager, undefined);
+    assert.equal(new KubeClient(kubeConfig(), { fieldManager: 'me' }).fieldManager, 'me');
+    await client.close();
+  });
+
   it('fetch hands over any response as it is, and refuses a resource path', async () => {
     const client = new KubeClient(kubeConfig(), { rateLimit: false });
     const missing = await client.fetch('/readyz/missing', { headers: { Accept: 'application/json' } });
@@ -223,6 +240,19 @@ describe('KubeClient', () => {
     for (const path of ['/api/v1/namespaces', '/apis/apps/v1/deployments?limit=1', '/api/v1/pods']) {
       await assert.rejects(client.fetch(path), { name: 'TypeError', message: /use client\.resource\(\)/ });
     }
+    const empty = await client.fetch('/debug/empty');
+    assert.deepEqual([empty.status, empty.body, empty.headers.get('x-note')], [204, null, 'none']);
+    const cookies = await client.fetch('/debug/cookies');
+    assert.equal(cookies.headers.get('set-cookie'), 'a=1, b=2');
+    assert.equal(await cookies.text(), 'ok');
+    const posted = await client.fetch('/debug/post', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'X-Extra': 'yes' },
+      body: '{"a":1}',
+    });
+    assert.deepEqual(((await posted.json()) as { echo: unknown }).echo, { a: 1 });
+    const last = received.at(-1);
+    assert.deepEqual([last?.method, last?.headers['x-extra'], last?.body], ['POST', 'yes', '{"a":1}']);
     // Discovery is no resource: the group and version lists stay reachable.
     for (const path of ['/api', '/apis', '/api/v1', '/apis/apps/v1', '/version']) {
       assert.equal((await client.fetch(path)).status, 200, path);

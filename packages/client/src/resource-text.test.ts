@@ -20,6 +20,7 @@ describe('getText', () => {
     const text = await logs().getText(POD, { query: { container: 'main', tailLines: 2, timestamps: true } });
     assert.equal(text, 'line 1\nline 2\n');
     const [request] = peer.received;
+    assert.ok(request);
     assert.equal(
       request.url,
       '/prefix/api/v1/namespaces/ns/pods/p/log?container=main&tailLines=2&timestamps=true',
@@ -55,7 +56,7 @@ describe('streamText', () => {
       pieces.every((piece) => !piece.includes('\uFFFD')),
       JSON.stringify(pieces),
     );
-    assert.equal(peer.received[0].url, '/prefix/api/v1/namespaces/ns/pods/p/log?follow=true');
+    assert.equal(peer.received[0]?.url, '/prefix/api/v1/namespaces/ns/pods/p/log?follow=true');
     assert.equal(peer.received[0].headers.accept, '*/*');
   });
 
