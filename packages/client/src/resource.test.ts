@@ -1,7 +1,10 @@
 // What each call of a handle puts on the wire, and how it reads the answer, against a local peer. What
 // the real API server makes of it is in resource.int.test.ts.
 import assert from 'node:assert/strict';
+import type { ServerResponse } from 'node:http';
 import { describe, it } from 'node:test';
+import { BinaryWriter, WireType } from '@bufbuild/protobuf/wire';
+import { FakeClock, settle } from '@loopwright/core/testing';
 import { KubeApiError } from './api-error.ts';
 import { KubeClient } from './client.ts';
 import type { KubeObject } from './object.ts';
@@ -10,7 +13,7 @@ import { decodePodMetadata, PODS, TEST_POD_CODEC, testPod, type TestPod } from '
 import { PROTOBUF_MEDIA_TYPE } from './protobuf.ts';
 import type { ResourceType } from './resource-type.ts';
 import { collect, rejection, statusBody, wirePeer } from './wire-peer.test-support.ts';
-import { BinaryWriter, WireType } from '@bufbuild/protobuf/wire';
+import { BACKGROUND_QUIET_MS } from './background-priority.ts';
 
 const peer = wirePeer();
 
@@ -679,5 +682,97 @@ describe('Resource writes', () => {
     const conflict = await rejection(widgets.delete(key));
     assert.ok(conflict instanceof KubeApiError);
     assert.equal(conflict.reason, 'Conflict');
+  });
+});
+
+describe('Resource collections, options and derived handles', () => {
+  it('deleteCollection deletes what the selectors pick, with DeleteOptions', async () => {
+    const widgets = client().resource<Widget>(WIDGETS);
+    answer(200, { kind: 'Status', status: 'Success' });
+    await widgets.deleteCollection({ namespace: 'ns', labelSelector: 'a=b', fieldSelector: 'f=g' });
+    await widgets.deleteCollection({ propagationPolicy: 'Orphan', gracePeriodSeconds: 5, dryRun: true });
+    await widgets.deleteCollection({ dryRun: false });
+    assert.deepEqual(sent(0), {
+      method: 'DELETE',
+      url: '/apis/example.com/v2/namespaces/ns/widgets?labelSelector=a%3Db&fieldSelector=f%3Dg',
+      contentType: 'application/json',
+      accept: 'application/json',
+      body: { apiVersion: 'v1', kind: 'DeleteOptions' },
+    });
+    assert.deepEqual(
+      [sent(1).url, sent(1).body],
+      [
+        '/apis/example.com/v2/widgets',
+        {
+          apiVersion: 'v1',
+          kind: 'DeleteOptions',
+          propagationPolicy: 'Orphan',
+          gracePeriodSeconds: 5,
+          dryRun: ['All'],
+        },
+      ],
+    );
+    assert.deepEqual(sent(2).body, { apiVersion: 'v1', kind: 'DeleteOptions' });
+    peer.route = (_req, res) => res.writeHead(403).end(statusBody(403, 'Forbidden'));
+    assert.equal((await rejection(widgets.deleteCollection())).reason, 'Forbidden');
+  });
+
+  it('writes carry fieldValidation when asked', async () => {
+    const widgets = client().resource<Widget>(WIDGETS);
+    echo();
+    await widgets.create({ metadata: { namespace: 'ns', name: 'w' } }, { fieldValidation: 'Strict' });
+    await widgets.patch(
+      { namespace: 'ns', name: 'w' },
+      { merge: {} },
+      { fieldValidation: 'Ignore', dryRun: true },
+    );
+    assert.deepEqual(
+      [sent(0).url, sent(1).url],
+      [
+        '/apis/example.com/v2/namespaces/ns/widgets?fieldValidation=Strict',
+        '/apis/example.com/v2/namespaces/ns/widgets/w?dryRun=All&fieldValidation=Ignore',
+      ],
+    );
+  });
+
+  it('withProtobuf keeps the subresource, and a subresource keeps the codec', async () => {
+    const pods = client().resource<TestPod>(PODS);
+    answer(200, { kind: 'Pod' });
+    await pods.status.withProtobuf(TEST_POD_CODEC).update(testPod('ns', 'p'), { encoding: 'protobuf' });
+    await pods.withProtobuf(TEST_POD_CODEC).status.update(testPod('ns', 'p'), { encoding: 'protobuf' });
+    assert.deepEqual(
+      peer.received.map(({ url, headers }) => [url, headers['content-type']]),
+      [
+        ['/prefix/api/v1/namespaces/ns/pods/p/status', PROTOBUF_MEDIA_TYPE],
+        ['/prefix/api/v1/namespaces/ns/pods/p/status', PROTOBUF_MEDIA_TYPE],
+      ],
+    );
+  });
+
+  it('a background call waits while another request is on its way; a critical one does not', async () => {
+    const clock = new FakeClock();
+    const kube = new KubeClient(peer.kc, { rateLimit: false, clock });
+    const configMaps = kube.resource(CONFIG_MAPS);
+    const hanging: ServerResponse[] = [];
+    peer.route = (req, res) => {
+      if (req.url?.includes('/busy')) hanging.push(res);
+      else res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    };
+    const busy = configMaps.get({ namespace: 'ns', name: 'busy' });
+    await peer.requestsArrived(1);
+    const background = configMaps.get({ namespace: 'ns', name: 'later' }, { priority: 'background' });
+    await configMaps.get({ namespace: 'ns', name: 'now' }, { priority: 'critical' });
+    await settle();
+    assert.deepEqual(
+      peer.received.map(({ url }) => url.replace(/^.*\//, '')),
+      ['busy', 'now'],
+      'the background call is not sent yet',
+    );
+    for (const res of hanging) res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    await busy;
+    await clock.advance(BACKGROUND_QUIET_MS);
+    await background;
+    assert.equal(peer.received.at(-1)?.url.replace(/^.*\//, ''), 'later');
+    await kube.close();
   });
 });
