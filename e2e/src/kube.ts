@@ -11,15 +11,15 @@ import {
   type ObjectKey,
   type Resource,
   type ResourceType,
+  type TextOptions,
 } from '@loopwright/client';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { request as httpsRequest, type RequestOptions } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { normalizeRules, type PolicyRule } from './charts.ts';
-import { SECRETS, SELF_SUBJECT_RULES_REVIEWS, SERVICE_ACCOUNTS, type ObjectRef } from './resources.ts';
+import { PODS, SECRETS, SELF_SUBJECT_RULES_REVIEWS, SERVICE_ACCOUNTS, type ObjectRef } from './resources.ts';
 
 const clients = new WeakMap<KubeConfig, KubeClient>();
 
@@ -46,84 +46,45 @@ export async function objectExists(kc: KubeConfig, { type, key }: ObjectRef): Pr
   return (await resource(kc, type).getOptional(key)) !== undefined;
 }
 
-/** A pod log read that did not answer 2xx (400: the container has not started; 404: no such pod). */
-export class PodLogHttpError extends Error {
-  override readonly name = 'PodLogHttpError';
-  readonly status: number;
-  constructor(path: string, status: number, body: string) {
-    super(`GET ${path}: ${status} ${body.slice(0, 500)}`);
-    this.status = status;
-  }
-}
+/** A pod log read's query parameters (`container`, `follow`, `timestamps`, `previous`...). */
+export type PodLogQuery = NonNullable<TextOptions['query']>;
 
 /**
- * The path of a pod's log (`pods/log`, text, with its query). The one path the suites still write:
- * the client's handle reads JSON only, and a log is text, read whole or followed.
+ * A container's log, read whole, with the kubeconfig's credentials and CA. Rejects with a
+ * `KubeApiError` on a non-2xx answer (its `status`: 400 the container has not started, 404 no such pod).
  */
-function podLogPath(key: Required<ObjectKey>, query: URLSearchParams): string {
-  const pod = `${encodeURIComponent(key.namespace)}/pods/${encodeURIComponent(key.name)}`;
-  return `/api/v1/namespaces/${pod}/log?${query.toString()}`;
-}
-
-/** A container's log, read whole, with the kubeconfig's credentials and CA. */
 export async function readPodLog(
   kc: KubeConfig,
   pod: Required<ObjectKey>,
-  query: URLSearchParams,
+  query: PodLogQuery,
 ): Promise<string> {
-  let text = '';
-  await streamPodLog(kc, pod, query, (chunk) => (text += chunk), new AbortController().signal);
-  return text;
+  return resource(kc, PODS).subresource('log').getText(pod, { query });
 }
 
 /**
- * A container's log as it arrives (`follow=true` in `query` follows it): `onOpen` is called when a 2xx
- * answer starts, `onText` gets the text as it arrives; resolves when the server ends the response, or when `signal` aborts (then
- * quietly); rejects with {@link PodLogHttpError} on a non-2xx answer and with the socket's error otherwise.
+ * A container's log as it arrives (`follow: true` in `query` follows it): `onText` gets the text as it
+ * arrives, and `onOpen` is called once the 2xx answer has begun, with its first piece of text or, for one
+ * that ends empty, when it ends; resolves when the server ends the response, or when `signal` aborts
+ * (then quietly, without `onOpen` if nothing had arrived); rejects with a `KubeApiError` on a non-2xx
+ * answer (see {@link readPodLog}) or a connection that breaks.
  */
 export async function streamPodLog(
   kc: KubeConfig,
   pod: Required<ObjectKey>,
-  query: URLSearchParams,
+  query: PodLogQuery,
   onText: (text: string) => void,
   signal: AbortSignal,
   onOpen: () => void = () => undefined,
 ): Promise<void> {
-  const cluster = kc.getCurrentCluster();
-  if (!cluster) throw new Error('kubeconfig has no current cluster');
-  const path = podLogPath(pod, query);
-  const options: RequestOptions = { method: 'GET', headers: { accept: 'application/json' } };
-  await kc.applyToHTTPSOptions(options);
-  return new Promise<void>((resolve, reject) => {
-    if (signal.aborted) {
-      resolve();
-      return;
-    }
-    const req = httpsRequest(new URL(path, cluster.server), options, (res) => {
-      res.setEncoding('utf8');
-      if ((res.statusCode ?? 0) >= 300) {
-        let body = '';
-        res.on('data', (chunk: string) => (body += chunk));
-        res.on('end', () => {
-          reject(new PodLogHttpError(path, res.statusCode ?? 0, body));
-        });
-        return;
-      }
+  let opened = false;
+  for await (const piece of resource(kc, PODS).subresource('log').streamText(pod, { query, signal })) {
+    if (!opened) {
+      opened = true;
       onOpen();
-      res.on('data', onText);
-      res.on('error', () => undefined); // a reset surfaces as `close` without `complete`
-      res.on('close', () => {
-        if (res.complete || signal.aborted) resolve();
-        else reject(new Error(`GET ${path}: the connection closed before the response ended`));
-      });
-    });
-    signal.addEventListener('abort', () => req.destroy(), { once: true });
-    req.on('error', (error) => {
-      if (signal.aborted) resolve();
-      else reject(error);
-    });
-    req.end();
-  });
+    }
+    onText(piece);
+  }
+  if (!opened && !signal.aborted) onOpen();
 }
 
 /**

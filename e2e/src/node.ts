@@ -17,8 +17,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { isAlreadyExists, type KubeObject } from '@loopwright/client';
-import { PodLogHttpError, readPodLog, resource, streamPodLog } from './kube.ts';
+import { isAlreadyExists, KubeApiError, type KubeObject } from '@loopwright/client';
+import { readPodLog, resource, streamPodLog, type PodLogQuery } from './kube.ts';
 import { LEASES, NAMESPACES, PODS } from './resources.ts';
 import { startPrometheus } from './prometheus.ts';
 
@@ -121,9 +121,9 @@ export async function podLog(
   pod: string,
   options: { container?: string; previous?: boolean } = {},
 ): Promise<string> {
-  const query = new URLSearchParams(TIMESTAMPED_LOG_QUERY);
-  if (options.container) query.set('container', options.container);
-  if (options.previous) query.set('previous', 'true');
+  const query: PodLogQuery = { ...TIMESTAMPED_LOG_QUERY };
+  if (options.container) query.container = options.container;
+  if (options.previous) query.previous = true;
   const body = await readPodLog(admin, { namespace, name: pod }, query);
   return readTimestampedLog(`log of pod ${namespace}/${pod}`, body);
 }
@@ -209,8 +209,8 @@ export interface FollowedLog {
 /**
  * Follows a container's log as `kubectl logs -f` does, from the container's start to its exit, so a
  * pod that is deleted later (a failover, a rolling update, an uninstall) leaves its complete log,
- * shutdown included. Resolves once the container has started and the stream is open. `container` may
- * be omitted for a pod with a single container.
+ * shutdown included. Resolves once a read has begun (its first text arrived, or it ended empty).
+ * `container` may be omitted for a pod with a single container.
  *
  * Every read is timestamped and checked line by line, so the kubelet's error text (sent under a 200 once
  * the pod's log file is gone) never becomes the log: such a read changes nothing, and is reported by
@@ -224,8 +224,8 @@ async function followPodLog(
   signal: AbortSignal,
   container?: string,
 ): Promise<FollowedLog> {
-  const query = new URLSearchParams({ follow: 'true', ...TIMESTAMPED_LOG_QUERY });
-  if (container) query.set('container', container);
+  const query: PodLogQuery = { follow: true, ...TIMESTAMPED_LOG_QUERY };
+  if (container) query.container = container;
   const what = `log of pod ${namespace}/${pod}${container ? ` container ${container}` : ''}`;
   let text = '';
   // A read that ran until the kubelet ended it, with the container's output in it: all of its log.
@@ -270,7 +270,7 @@ async function followPodLog(
         await sleep(250);
       } catch (error) {
         // 404: the pod is gone, with what was read; 400: its container has not started yet.
-        if (error instanceof PodLogHttpError && error.status === 404) break;
+        if (error instanceof KubeApiError && error.status === 404) break;
         await sleep(250);
       }
     }
