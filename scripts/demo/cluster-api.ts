@@ -2,7 +2,7 @@
  * Cluster API beside the demo's MailgunCluster, as in production: it makes the Cluster the
  * MailgunCluster's owner (mailgun-cluster sends nothing before) and copies what the provider reports.
  * Where the cluster has a Cluster API of its own, that one; else the real core manager of
- * @loopwright/testing (`startClusterApi`: the pinned release's CRDs, webhooks and controllers, built by
+ * @loopwright/cluster (`startClusterApi`: the pinned release's CRDs, webhooks and controllers, built by
  * `./scripts/setup.sh`), run on this machine for the demo's namespace only.
  */
 import { describeContext, loadKubeConfig } from '@loopwright/runtime';
@@ -26,7 +26,7 @@ interface Crd {
 
 /** Which Cluster API reconciles the demo's Cluster, for the line the demo prints. */
 export type ClusterApiReport =
-  /** The cluster's own (its CRDs were not installed by @loopwright/testing). */
+  /** The cluster's own (its CRDs were not installed by @loopwright/cluster). */
   | { owner: 'cluster' }
   /** The demo's manager; `installedCrds`: its CRDs were not in the cluster before. */
   | { owner: 'demo'; version: string; installedCrds: boolean };

@@ -1,7 +1,7 @@
 /**
  * The third parties the controllers talk to: the fake Hetzner Cloud API (cloud-node) and the Mailgun
  * peer, Mailgun's own mock behind an API-faithful front (mailgun-cluster). Both come from
- * @loopwright/testing, where the controllers' tests use them too. They listen on loopback, or, when the
+ * @loopwright/fakes, where the controllers' tests use them too. They listen on loopback, or, when the
  * controllers run as pods of a node, on the host's address on the node bridge: the only one pods reach.
  */
 import { FAKE_HCLOUD_TOKEN, startFakeHcloud, type FakeHcloud } from '@loopwright/fakes/hcloud';

@@ -2,15 +2,16 @@
  * What a real kubelet leaves behind of a pod that ran: the node it ran on, its container's exit code and
  * log. Read through the API server, as `kubectl get pod` and `kubectl logs` read them.
  */
-import type { KubeClient, KubeObject } from '@loopwright/runtime';
+import { KubeApiError, type KubeClient, type KubeObject } from '@loopwright/runtime';
 import { TIMESTAMPED_LOG_QUERY, readTimestampedLog } from '@loopwright/cluster';
 import { NAMESPACE } from './names.ts';
 import { PODS } from './resources.ts';
 
 /**
  * A container's log through the API server (which asks the kubelet), as `kubectl logs` reads it; with
- * `previous`, that of the container before its last restart. Throws when the kubelet's answer is not the
- * log (its error text under a 200: see `readTimestampedLog`).
+ * `previous`, that of the container before its last restart. Throws on an error status (`HTTP <status>:
+ * <the server's message>`), and when the kubelet's answer is not the log (its error text under a 200:
+ * see `readTimestampedLog`).
  */
 export async function podLog(
   client: KubeClient,
@@ -18,14 +19,21 @@ export async function podLog(
   container: string,
   options: { previous?: boolean; tailLines?: number } = {},
 ): Promise<string> {
-  const query = new URLSearchParams({ container, ...TIMESTAMPED_LOG_QUERY });
-  if (options.previous) query.set('previous', 'true');
-  if (options.tailLines !== undefined) query.set('tailLines', String(options.tailLines));
-  // The one path the demo still writes, until the client reads a subresource as text: its handle reads
-  // JSON only, and its `fetch` refuses a resource's path, so this read fails meanwhile.
-  const response = await client.fetch(`/api/v1/namespaces/${NAMESPACE}/pods/${pod}/log?${query.toString()}`);
-  const text = await response.text();
-  if (!response.ok) throw new Error(`log of pod ${pod}: HTTP ${response.status}: ${text.trim()}`);
+  const query: Record<string, string | number | boolean> = { container, ...TIMESTAMPED_LOG_QUERY };
+  if (options.previous) query.previous = true;
+  if (options.tailLines !== undefined) query.tailLines = options.tailLines;
+  let text: string;
+  try {
+    text = await client
+      .resource(PODS)
+      .subresource('log')
+      .getText({ namespace: NAMESPACE, name: pod }, { query });
+  } catch (error) {
+    // An answer that is not 2xx (no response at all is no HTTP status, and is rethrown as it is).
+    if (!(error instanceof KubeApiError) || error.status === undefined) throw error;
+    const said = error.statusMessage ?? error.message;
+    throw new Error(`log of pod ${pod}: HTTP ${error.status}: ${said.trim()}`, { cause: error });
+  }
   return readTimestampedLog(`log of pod ${pod}`, text);
 }
 
