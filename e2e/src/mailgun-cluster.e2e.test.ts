@@ -292,8 +292,7 @@ describe('mailgun-cluster on the real node: helm install, one mail each, failove
     // The Clusters carry Cluster API's finalizer: they go while its manager still runs (the namespace
     // would otherwise stay Terminating).
     cleanups.push(async () => {
-      for (const name of await names(CLUSTERS, { namespace: work.name }))
-        await resource(admin, CLUSTERS).delete({ namespace: work.name, name });
+      await resource(admin, CLUSTERS).deleteCollection({ namespace: work.name });
       await eventually(
         async () => {
           assert.deepEqual(await names(CLUSTERS, { namespace: work.name }), []);

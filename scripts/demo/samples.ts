@@ -171,13 +171,10 @@ export async function deleteSamples(client: KubeClient, say: (line: string) => v
   const namespace = { name: NAMESPACE };
   const namespaceDeleted = await deleteInBackground(namespaces, namespace);
   const nodeDeleted = await deleteInBackground(client.resource(NODES), { name: NODE_NAME });
-  const events = client.resource(EVENTS);
-  const aboutTheNode = await events.list({
+  await client.resource(EVENTS).deleteCollection({
     namespace: 'default',
     fieldSelector: `involvedObject.kind=Node,involvedObject.name=${NODE_NAME}`,
   });
-  for (const { metadata } of aboutTheNode.items)
-    if (metadata?.name) await events.delete({ namespace: 'default', name: metadata.name });
   const gone = !namespaceDeleted || (await waitGone(namespaces, namespace, 60_000));
   const deleted = [namespaceDeleted && `namespace ${NAMESPACE}`, nodeDeleted && `Node ${NODE_NAME}`].filter(
     Boolean,

@@ -187,9 +187,7 @@ export class Objects {
    */
   async deleteClusters(timeoutMs = 60_000): Promise<void> {
     const clusters = this.#resource('clusters');
-    const { items } = await clusters.list({ namespace: this.namespace });
-    for (const cluster of items)
-      await clusters.delete({ namespace: this.namespace, name: cluster.metadata?.name ?? '' });
+    await clusters.deleteCollection({ namespace: this.namespace });
     await eventually(
       async () => {
         const left = (await clusters.list({ namespace: this.namespace })).items.length;
