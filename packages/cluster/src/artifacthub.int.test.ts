@@ -4,7 +4,7 @@
  * them, with strict field validation (a misspelt field is refused, not pruned): what users copy from
  * the chart's Artifact Hub page must work.
  */
-import { KubeApiError, KubeTransport } from '@loopwright/client';
+import { KubeApiError, KubeClient, type ResourceType } from '@loopwright/client';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -32,14 +32,12 @@ interface ChartCrd {
 }
 
 const kc = loadTestKubeConfig();
-const transport = new KubeTransport(kc, { rateLimit: false });
-after(() => {
-  transport.close();
-});
+const client = new KubeClient(kc, { rateLimit: false });
+after(() => client.close());
 
-/** The example's resource path, from the CRD that defines its kind. */
-function collectionPath(example: Example, crds: readonly ChartCrd[]): string {
-  const [group, version] = example.apiVersion.split('/');
+/** The example's resource, from the CRD that defines its kind. */
+function resourceOf(example: Example, crds: readonly ChartCrd[]): ResourceType {
+  const [group = '', version = ''] = example.apiVersion.split('/');
   const crd = crds
     .map((c) => c.spec)
     .find((spec) => spec.group === group && spec.names.kind === example.kind);
@@ -48,17 +46,23 @@ function collectionPath(example: Example, crds: readonly ChartCrd[]): string {
     crd.versions.some((v) => v.name === version && v.served),
     `${example.apiVersion} is not a served version`,
   );
-  const namespace = crd.scope === 'Namespaced' ? '/namespaces/default' : '';
-  return `/apis/${group}/${version}${namespace}/${crd.names.plural}`;
+  return {
+    group,
+    version,
+    plural: crd.names.plural,
+    kind: example.kind,
+    namespaced: crd.scope === 'Namespaced',
+  };
 }
 
 /** A server-side dry-run create with strict field validation; throws the API server's refusal. */
 async function dryRunCreate(example: Example, crds: readonly ChartCrd[]): Promise<void> {
-  await transport.requestJson({
-    method: 'POST',
-    path: `${collectionPath(example, crds)}?dryRun=All&fieldValidation=Strict`,
-    body: example,
-  });
+  const type = resourceOf(example, crds);
+  // An example names no namespace (the user's is whatever kubectl's context says): `default` here.
+  const object = type.namespaced
+    ? { ...example, metadata: { ...example.metadata, namespace: 'default' } }
+    : example;
+  await client.resource(type).create(object, { dryRun: true, fieldValidation: 'Strict' });
 }
 
 for (const controller of workspaceControllers()) {
