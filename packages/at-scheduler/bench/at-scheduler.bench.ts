@@ -55,7 +55,8 @@ import { formatSetUp } from './ats.ts';
 import { bundleControllerProcess } from './controller-bundle.ts';
 import { CpuSampler, formatCpuPerStart } from './cpu-sampler.ts';
 import { cpuPlacement } from './cpus.ts';
-import { controllerSettings, runControllerPhase, type ControllerOutcome } from './controller-phase.ts';
+import { runControllerPhase, type ControllerOutcome } from './controller-phase.ts';
+import { controllerSettings } from './controller-settings.ts';
 import { ensureLimitProgram } from './limit-program.ts';
 import { withFreshPlane, type BenchPlane } from './plane.ts';
 import {

@@ -5,9 +5,8 @@
  * as the image's program is), while this process creates the Ats.
  */
 import type { KubeConfig } from '@kubernetes/client-node';
-import { parseProgram, variableOf, type KubeClient } from '@loopwright/runtime';
+import type { KubeClient } from '@loopwright/runtime';
 import { fork, type ChildProcess } from 'node:child_process';
-import { program } from '../src/index.ts';
 import { profileApiServer } from './apiserver-profile.ts';
 import { benchNamespace, createAts, windowSchedules, type SetUp } from './ats.ts';
 import type {
@@ -16,32 +15,7 @@ import type {
   OutcomeMessage,
   WindowMessage,
 } from './controller-process.ts';
-
-/** The program's options that shape its throughput, by the flag the released program takes. */
-const THROUGHPUT_FLAGS = ['--workers', '--kube-api-qps', '--kube-api-burst'] as const;
-
-export interface ControllerSettings {
-  workers: number;
-  qps: number;
-  burst: number;
-  defaultImage: string;
-  /** `VARIABLE=value` for each of the program's variables set in the environment. */
-  overrides: string[];
-}
-
-/** The released program's configuration, given only the variables of THROUGHPUT_FLAGS from `env`. */
-export function controllerSettings(env: NodeJS.ProcessEnv): ControllerSettings {
-  const variables = THROUGHPUT_FLAGS.map(variableOf).filter((name) => env[name] !== undefined);
-  const parsed = parseProgram(program, [], Object.fromEntries(variables.map((name) => [name, env[name]])));
-  if (parsed.action !== 'run') throw new Error(`parsing no arguments gave ${parsed.action}`);
-  return {
-    workers: parsed.standard.workers,
-    qps: parsed.standard.kubeApiQps,
-    burst: parsed.standard.kubeApiBurst,
-    defaultImage: parsed.config.defaultImage,
-    overrides: variables.map((name) => `${name}=${env[name]}`),
-  };
-}
+import type { ControllerSettings } from './controller-settings.ts';
 
 export interface ControllerOutcome extends Omit<ControllerProcessOutcome, 'idleMs'> {
   setUp: SetUp;

@@ -30,7 +30,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { CONTROLLER_NAME, createAtControllers, kubeAtApi, type At, type AtApi } from '../src/index.ts';
 
 import { windowSchedules } from './ats.ts';
-import type { ControllerSettings } from './controller-phase.ts';
+import type { ControllerSettings } from './controller-settings.ts';
 import { gcInTail, monitorLoop } from './loop-monitor.ts';
 import type { Start } from './starts.ts';
 import { startWindowProfile } from './window-profile.ts';
