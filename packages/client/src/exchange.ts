@@ -114,6 +114,6 @@ export class Exchange {
   }
 }
 
-export function asError(reason: unknown): Error {
+function asError(reason: unknown): Error {
   return reason instanceof Error ? reason : new Error(String(reason));
 }

@@ -25,7 +25,7 @@ export function loadTestKubeConfig(): KubeConfig {
 }
 
 /** Retries `assertion` until it passes, then returns its result; after `timeoutMs`, its last failure. */
-export async function eventually<T>(assertion: () => T | Promise<T>, timeoutMs = 10_000): Promise<T> {
+async function eventually<T>(assertion: () => T | Promise<T>, timeoutMs = 10_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {
