@@ -54,7 +54,11 @@ const DEV_ONLY_SCOPES = [
   '@loopwright/envtest',
   '@loopwright/fakes',
   '@loopwright/cluster',
-  '@eslint/', '@typescript-eslint/', '@nx/', '@esbuild/'];
+  '@eslint/',
+  '@typescript-eslint/',
+  '@nx/',
+  '@esbuild/',
+];
 
 async function readSourceMap(path: string): Promise<SourceMapPayload> {
   return JSON.parse(await readFile(path, 'utf8')) as SourceMapPayload;

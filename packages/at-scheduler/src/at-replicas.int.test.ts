@@ -15,14 +15,12 @@ import { installAtCrd } from './crd.test-support.ts';
 async function markSucceeded(client: KubeClient, namespace: string, pod: string): Promise<void> {
   const terminated = { exitCode: 0, reason: 'Completed' };
   const command = { name: 'command', image: 'busybox:1.37.0', imageID: '', ready: false, restartCount: 0 };
-  await client
-    .resource<Pod>(POD_RESOURCE)
-    .status.patch(
-      { namespace, name: pod },
-      {
-        merge: { status: { phase: 'Succeeded', containerStatuses: [{ ...command, state: { terminated } }] } },
-      },
-    );
+  await client.resource<Pod>(POD_RESOURCE).status.patch(
+    { namespace, name: pod },
+    {
+      merge: { status: { phase: 'Succeeded', containerStatuses: [{ ...command, state: { terminated } }] } },
+    },
+  );
 }
 
 describe('at-scheduler restarted mid-run', () => {
