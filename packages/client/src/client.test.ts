@@ -254,7 +254,7 @@ describe('KubeClient', () => {
     const last = received.at(-1);
     assert.deepEqual([last?.method, last?.headers['x-extra'], last?.body], ['POST', 'yes', '{"a":1}']);
     // Discovery is no resource: the group and version lists stay reachable.
-    for (const path of ['/api', '/apis', '/api/v1', '/apis/apps/v1', '/version']) {
+    for (const path of ['/api', '/apis', '/api/v1', '/apis/apps/v1', '/version', '/debug/api/v1/pods/x']) {
       assert.equal((await client.fetch(path)).status, 200, path);
     }
     await client.close();

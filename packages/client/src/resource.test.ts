@@ -148,6 +148,18 @@ describe('Resource paths and names', () => {
     });
     await assert.rejects(widgets.apply({ metadata: { namespace: 'ns', name: '' } }), { name: 'TypeError' });
     await assert.rejects(widgets.create({ metadata: { name: 'w' } }), { name: 'TypeError' });
+    await assert.rejects(widgets.create({}), {
+      name: 'TypeError',
+      message: 'widgets.example.com is namespaced: the object key needs a namespace',
+    });
+    await assert.rejects(widgets.update({}), {
+      name: 'TypeError',
+      message: 'the object has no metadata.name',
+    });
+    await assert.rejects(widgets.update({ metadata: { namespace: 'ns', name: '' } }), {
+      name: 'TypeError',
+      message: 'the object has no metadata.name',
+    });
     assert.equal(peer.received.length, 1, 'only the cluster-scoped get with an empty namespace');
     assert.equal(sent().url, '/apis/example.com/v2/clusterwidgets/c');
   });
@@ -396,7 +408,10 @@ describe('Resource.watch', () => {
         );
       })(),
     );
-    assert.deepEqual([bad.failure, bad.status, bad.path], ['decode', 200, '/api/v1/namespaces/ns/pods']);
+    assert.deepEqual(
+      [bad.failure, bad.status, bad.method, bad.path],
+      ['decode', 200, 'GET', '/api/v1/namespaces/ns/pods'],
+    );
     await assert.rejects(
       (async () => {
         await collect(
@@ -424,6 +439,7 @@ describe('Resource writes', () => {
       { fieldManager: 'other', dryRun: true },
     );
     await widgets.create({ kind: 'Widget', metadata: { namespace: 'ns', name: 'w' } }, { dryRun: false });
+    await widgets.create({ apiVersion: 'example.com/v1', metadata: { namespace: 'ns', name: 'w' } });
     assert.deepEqual(sent(0), {
       method: 'POST',
       url: '/apis/example.com/v2/namespaces/ns/widgets?fieldManager=default-manager',
@@ -447,10 +463,15 @@ describe('Resource writes', () => {
       metadata: { namespace: 'ns', name: 'w' },
       apiVersion: 'example.com/v2',
     });
+    assert.deepEqual(sent(3).body, {
+      apiVersion: 'example.com/v1',
+      kind: 'Widget',
+      metadata: { namespace: 'ns', name: 'w' },
+    });
     await client()
       .resource(CLUSTER_WIDGETS)
       .create({ metadata: { name: 'c' } });
-    assert.equal(sent(3).url, '/apis/example.com/v2/clusterwidgets');
+    assert.equal(sent(4).url, '/apis/example.com/v2/clusterwidgets');
   });
 
   it("answer 'none' asks for the metadata in protobuf and resolves with nothing", async () => {
@@ -773,6 +794,20 @@ describe('Resource collections, options and derived handles', () => {
     await clock.advance(BACKGROUND_QUIET_MS);
     await background;
     assert.equal(peer.received.at(-1)?.url.replace(/^.*\//, ''), 'later');
+    await kube.close();
+  });
+
+  it('close drops the kept-alive connections: the next call opens a new one', async () => {
+    const kube = client();
+    const configMaps = kube.resource(CONFIG_MAPS);
+    answer(200, {});
+    const opened = peer.connections;
+    await configMaps.get({ namespace: 'ns', name: 'a' });
+    await configMaps.get({ namespace: 'ns', name: 'a' });
+    assert.equal(peer.connections - opened, 1, 'kept alive');
+    await kube.close();
+    await configMaps.get({ namespace: 'ns', name: 'a' });
+    assert.equal(peer.connections - opened, 2);
     await kube.close();
   });
 });

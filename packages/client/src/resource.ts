@@ -273,7 +273,7 @@ export class Resource<K extends KubeObject> {
       const documents = this.#context.transport.watch({
         path,
         signal: options.signal,
-        ...(options.idleTimeoutMs === undefined ? {} : { idleTimeoutMs: options.idleTimeoutMs }),
+        idleTimeoutMs: options.idleTimeoutMs,
         protobuf: decode !== undefined,
       });
       if (decode === undefined) {
@@ -385,13 +385,8 @@ export class Resource<K extends KubeObject> {
    * Conflict when a precondition fails.
    */
   async delete(key: ObjectKey, options: DeleteOptions = {}): Promise<boolean> {
-    const body: Record<string, unknown> = { apiVersion: 'v1', kind: 'DeleteOptions' };
-    if (options.preconditions !== undefined) body.preconditions = options.preconditions;
-    if (options.propagationPolicy !== undefined) body.propagationPolicy = options.propagationPolicy;
-    if (options.gracePeriodSeconds !== undefined) body.gracePeriodSeconds = options.gracePeriodSeconds;
-    if (options.dryRun === true) body.dryRun = ['All'];
     try {
-      await this.#json('DELETE', this.#objectPath(key), options, { body });
+      await this.#json('DELETE', this.#objectPath(key), options, { body: deleteOptions(options) });
       return true;
     } catch (error) {
       if (isNotFound(error)) return false;
@@ -407,12 +402,8 @@ export class Resource<K extends KubeObject> {
     options: Pick<ListOptions, 'namespace' | 'labelSelector' | 'fieldSelector'> &
       Omit<DeleteOptions, 'preconditions'> = {},
   ): Promise<void> {
-    const body: Record<string, unknown> = { apiVersion: 'v1', kind: 'DeleteOptions' };
-    if (options.propagationPolicy !== undefined) body.propagationPolicy = options.propagationPolicy;
-    if (options.gracePeriodSeconds !== undefined) body.gracePeriodSeconds = options.gracePeriodSeconds;
-    if (options.dryRun === true) body.dryRun = ['All'];
     const path = withQuery(this.#collectionPath(options.namespace), selectors(options));
-    await this.#json('DELETE', path, options, { body });
+    await this.#json('DELETE', path, options, { body: deleteOptions(options) });
   }
 
   /**
@@ -444,7 +435,7 @@ export class Resource<K extends KubeObject> {
         path: withQuery(this.#objectPath(key), textQuery(options.query)),
         signal: options.signal,
         text: true,
-        ...(options.idleTimeoutMs === undefined ? {} : { idleTimeoutMs: options.idleTimeoutMs }),
+        idleTimeoutMs: options.idleTimeoutMs,
       });
       yield* pieces as AsyncIterable<string>;
     } catch (error) {
@@ -458,7 +449,6 @@ export class Resource<K extends KubeObject> {
    * the body of a custom resource's write (a built-in kind's it takes from the path).
    */
   #typed(object: K): K {
-    if (object.apiVersion !== undefined && object.kind !== undefined) return object;
     return {
       ...object,
       apiVersion: object.apiVersion ?? apiVersionOf(this.type),
@@ -547,10 +537,9 @@ interface ListBody<K> {
 }
 
 function keyOf(object: KubeObject): ObjectKey {
-  const name = object.metadata?.name;
+  const { name, namespace } = object.metadata ?? {};
   if (name === undefined || name === '') throw new TypeError('the object has no metadata.name');
-  const namespace = object.metadata?.namespace;
-  return namespace === undefined ? { name } : { namespace, name };
+  return { namespace, name };
 }
 
 function withResourceVersion(object: object, resourceVersion: string): object {
@@ -577,11 +566,19 @@ function withQuery(path: string, query: URLSearchParams): string {
 }
 
 function callFields(options: CallOptions): Pick<KubeRequest, 'signal' | 'priority' | 'timeoutMs'> {
-  const fields: Pick<KubeRequest, 'signal' | 'priority' | 'timeoutMs'> = {};
-  if (options.signal !== undefined) fields.signal = options.signal;
-  if (options.priority !== undefined) fields.priority = options.priority;
-  if (options.timeoutMs !== undefined) fields.timeoutMs = options.timeoutMs;
-  return fields;
+  return { signal: options.signal, priority: options.priority, timeoutMs: options.timeoutMs };
+}
+
+/** The body of a delete: `metav1.DeleteOptions` (an option left undefined is absent from the JSON). */
+function deleteOptions(options: Omit<DeleteOptions, keyof CallOptions>): object {
+  return {
+    apiVersion: 'v1',
+    kind: 'DeleteOptions',
+    preconditions: options.preconditions,
+    propagationPolicy: options.propagationPolicy,
+    gracePeriodSeconds: options.gracePeriodSeconds,
+    dryRun: options.dryRun === true ? ['All'] : undefined,
+  };
 }
 
 /** An error's request line: the path without its query, as every KubeApiError has it. */
