@@ -13,6 +13,10 @@
  *
  * The same knowledge recognises the echo of a write: an update from a replaced version straight to a
  * version of ours. A reconcile already acted on that object (it wrote it), so the echo enqueues nothing.
+ * Only a conditional write (a resourceVersion precondition) is known to have replaced exactly the
+ * version it names: an unconditional one may have landed on someone else's newer version, whose own
+ * event a relist can skip (an update from the version we decided from straight to ours). So after an
+ * unconditional write the overlay still serves the written object, but no update counts as its echo.
  */
 import type { KubeObject } from '@loopwright/client';
 
@@ -20,22 +24,28 @@ interface Entry<K> {
   uid: string | undefined;
   /** Versions a write of this controller replaced since the cache last caught up. */
   replaced: Set<string>;
+  /** Every write since the cache last caught up was conditional: each replaced exactly its version. */
+  exact: boolean;
   written: K;
 }
 
 export class OwnWrites<K extends KubeObject> {
   readonly #entries = new Map<string, Entry<K>>();
 
-  /** Records that `written` replaced version `replacedVersion` of the object under `key`. */
-  wrote(key: string, replacedVersion: string, written: K): void {
+  /**
+   * Records that `written` replaced version `replacedVersion` of the object under `key`: exactly that
+   * version when the write was conditional on it (`exact`), else the version the writer last knew.
+   */
+  wrote(key: string, replacedVersion: string, written: K, { exact }: { exact: boolean }): void {
     const uid = written.metadata?.uid;
     const entry = this.#entries.get(key);
     if (entry !== undefined && entry.uid === uid) {
       entry.replaced.add(replacedVersion);
+      entry.exact &&= exact;
       entry.written = written;
       return;
     }
-    this.#entries.set(key, { uid, replaced: new Set([replacedVersion]), written });
+    this.#entries.set(key, { uid, replaced: new Set([replacedVersion]), exact, written });
   }
 
   /**
@@ -52,7 +62,7 @@ export class OwnWrites<K extends KubeObject> {
 
   /**
    * Judges a cache update of the object under `key`: true when it is only the echo of our own writes
-   * (from a version a write replaced to one we wrote, the same object), which needs no reconcile. Any
+   * (from a version a conditional write replaced to one we wrote, the same object), which needs no reconcile. Any
    * other update is someone else's change (or a relist that skipped versions) and reconciles as usual.
    * Once the cache shows the last write, or anything not ours, the entry is dropped.
    */
@@ -64,7 +74,7 @@ export class OwnWrites<K extends KubeObject> {
       newObj.metadata?.resourceVersion === entry.written.metadata?.resourceVersion;
     const ours = caughtUp || this.#replaced(entry, newObj);
     if (!ours || caughtUp) this.#entries.delete(key);
-    return ours && oldObj !== newObj && this.#replaced(entry, oldObj);
+    return entry.exact && ours && oldObj !== newObj && this.#replaced(entry, oldObj);
   }
 
   /** The object is gone: nothing of it is worth remembering. */

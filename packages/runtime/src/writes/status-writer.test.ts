@@ -12,6 +12,7 @@ import { OwnWrites } from './own-writes.ts';
 import { ownStatusWriter } from './status-writer.ts';
 
 const KEY = 'ns/a';
+const EXACT = { exact: true };
 const OBJECT_KEY = { namespace: 'ns', name: 'a' };
 const at = (resourceVersion: string): KubeObject => ({
   metadata: { namespace: 'ns', name: 'a', uid: 'uid-1', resourceVersion },
@@ -63,7 +64,7 @@ describe('ownStatusWriter', () => {
   it('remembers nothing when the cache already shows the write (its event came first)', async () => {
     const { resource } = fakeResource(1);
     const writes = new OwnWrites();
-    writes.wrote(KEY, '0', at('1'));
+    writes.wrote(KEY, '0', at('1'), EXACT);
     const writer = ownStatusWriter(resource, writes, KEY, OBJECT_KEY, at('1'), () => '2');
     await writer.patch({ merge: {} }, { resourceVersion: '1' });
     assert.equal(writes.size, 0, 'an earlier write is forgotten too: the cache is past it');
@@ -86,5 +87,24 @@ describe('ownStatusWriter', () => {
       (error) => error === conflict,
     );
     assert.equal(writes.size, 0);
+  });
+  it("a conditional write's echo is recognised; an unconditional write's is not (it may have landed on another version)", async () => {
+    const conditional = new OwnWrites();
+    await ownStatusWriter(fakeResource(1).resource, conditional, KEY, OBJECT_KEY, at('1'), () => '1').patch(
+      { merge: {} },
+      { resourceVersion: '1' },
+    );
+    assert.equal(conditional.isEcho(KEY, at('1'), at('2')), true);
+    const unconditional = new OwnWrites();
+    const written = await ownStatusWriter(
+      fakeResource(1).resource,
+      unconditional,
+      KEY,
+      OBJECT_KEY,
+      at('1'),
+      () => '1',
+    ).patch({ merge: {} });
+    assert.equal(unconditional.latest(KEY, at('1')), written, 'the overlay still serves it');
+    assert.equal(unconditional.isEcho(KEY, at('1'), at('2')), false);
   });
 });

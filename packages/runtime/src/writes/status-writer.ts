@@ -13,9 +13,10 @@ export interface StatusWriter<K extends KubeObject> {
    * `resourceVersion`, only if the object is still at that version (409 Conflict otherwise).
    *
    * The written object is what the next reconcile of this key reads until the cache shows it (or
-   * something newer), and its watch event (the echo of this write, with nothing else changed) does not
-   * reconcile the object again: a reconcile that writes status decides its next step itself (returns
-   * `requeueAfterMs`, or relies on the events of what it acts on), since no reconcile follows the write.
+   * something newer). With `resourceVersion`, its watch event (the echo of this write, with nothing else
+   * changed) does not reconcile the object again: a reconcile that writes status decides its next step
+   * itself (returns `requeueAfterMs`, or relies on the events of what it acts on), since no reconcile
+   * follows the write. An unconditional write's event reconciles as any other (see `OwnWrites`).
    */
   patch(patch: Patch, options?: PatchOptions): Promise<K>;
 }
@@ -41,7 +42,9 @@ export function ownStatusWriter<K extends KubeObject>(
       current = written;
       // The write's event may have beaten its answer here: then the cache has caught up already.
       if (cachedVersion() === written.metadata?.resourceVersion) writes.forget(key);
-      else if (replacedVersion !== undefined) writes.wrote(key, replacedVersion, written);
+      else if (replacedVersion !== undefined) {
+        writes.wrote(key, replacedVersion, written, { exact: options.resourceVersion !== undefined });
+      }
       return written;
     },
   };
