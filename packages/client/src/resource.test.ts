@@ -253,6 +253,9 @@ describe('Resource.list', () => {
     });
     answer(200, { kind: 'Nonsense', metadata: {} });
     assert.deepEqual(await widgets.list(), { items: [], resourceVersion: '', continue: '' });
+    // A list kind without the List suffix names no item kind: the handle's is taken.
+    answer(200, { kind: 'Widgets', items: [{}] });
+    assert.deepEqual((await widgets.list()).items, [{ apiVersion: 'example.com/v2', kind: 'Widget' }]);
     answer(200, { kind: 'ConfigMapList', items: [{}] });
     assert.deepEqual(await client().resource(CONFIG_MAPS).list(), {
       items: [{ apiVersion: 'v1', kind: 'ConfigMap' }],
