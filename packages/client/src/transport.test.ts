@@ -1,5 +1,8 @@
 // KubeTransport's requests, rate limit and retries, against a local peer.
 import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { describe, it } from 'node:test';
 import { FakeClock } from '@loopwright/core/testing';
 import { KubeApiFailure } from './api-error.ts';
@@ -16,7 +19,7 @@ import {
   unlimitedTransport,
   wirePeer,
 } from './wire-peer.test-support.ts';
-import type { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig } from '@kubernetes/client-node';
 
 const peer = wirePeer();
 
@@ -481,5 +484,67 @@ describe('KubeTransport retries (client-go checkWait)', () => {
     await clock.advance(10_000);
     assert.equal(peer.received.length, 1);
     client.close();
+  });
+});
+
+describe('KubeTransport targets', () => {
+  it('needs a current cluster with a server', () => {
+    const empty = new KubeConfig();
+    assert.throws(() => new KubeTransport(empty), {
+      message: 'KubeTransport: the KubeConfig has no current cluster with a server',
+    });
+    const serverless = new KubeConfig();
+    serverless.loadFromOptions({
+      clusters: [{ name: 'c', server: '' }],
+      users: [{ name: 'u' }],
+      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+      currentContext: 'x',
+    });
+    assert.throws(() => new KubeTransport(serverless), { message: /no current cluster with a server/ });
+  });
+
+  it('names the server without its trailing slashes, and reaches an IPv6 literal', async () => {
+    const server = http.createServer((_req, res) => res.writeHead(200).end('ok'));
+    await new Promise<void>((resolve) => server.listen(0, '::1', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const client = unlimitedTransport(kubeConfig(`http://[::1]:${port}//`));
+      assert.equal(client.server, `http://[::1]:${port}`);
+      assert.equal(client.host, `[::1]:${port}`);
+      const response = await client.request({ path: '/x' });
+      assert.equal(response.body.toString(), 'ok');
+      client.close();
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+  });
+
+  it("a proxied cluster's requests go through the KubeConfig's proxy, not the transport's agent", async () => {
+    const tunnels: string[] = [];
+    const proxy = http.createServer();
+    proxy.on('connect', (request: http.IncomingMessage, socket: Duplex) => {
+      tunnels.push(request.url ?? '');
+      socket.end('HTTP/1.1 502 Bad Gateway\r\n\r\n');
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = proxy.address() as AddressInfo;
+      const config = new KubeConfig();
+      config.loadFromOptions({
+        clusters: [{ name: 'far', server: 'http://kube.invalid:6443', proxyUrl: `http://127.0.0.1:${port}` }],
+        users: [{ name: 'u', token: 't' }],
+        contexts: [{ name: 'x', cluster: 'far', user: 'u' }],
+        currentContext: 'x',
+      });
+      const client = unlimitedTransport(config);
+      const failure = await rejection(client.request({ path: '/version' }));
+      assert.equal(failure.failure, 'network');
+      assert.deepEqual(tunnels, ['kube.invalid:6443'], 'the proxy was asked for a tunnel to the server');
+      client.close();
+    } finally {
+      proxy.closeAllConnections();
+      proxy.close();
+    }
   });
 });
