@@ -17,4 +17,12 @@ describe('LineDecoder', () => {
     decoder.push('{"a":1}\n{"trunc');
     assert.equal(decoder.end(), '{"trunc');
   });
+
+  it('takes the remainder away with it: after end() the decoder starts a new stream empty', () => {
+    const decoder = new LineDecoder();
+    decoder.push('{"trunc');
+    decoder.end();
+    assert.deepEqual(decoder.push('{"a":1}\n'), ['{"a":1}']);
+    assert.equal(decoder.end(), '');
+  });
 });
