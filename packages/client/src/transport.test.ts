@@ -1,9 +1,16 @@
 // KubeTransport's requests, rate limit and retries, against a local peer.
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
-import { describe, it } from 'node:test';
+import type { TLSSocket } from 'node:tls';
+import { after, before, describe, it } from 'node:test';
+import { promisify } from 'node:util';
 import { FakeClock } from '@loopwright/core/testing';
 import { KubeApiFailure } from './api-error.ts';
 import { isConflict, isNotFound, isTooManyRequests } from './classify.ts';
@@ -299,6 +306,40 @@ describe('KubeTransport requests', () => {
     throwing.close();
     client.close();
   });
+  it("reports each request's duration in seconds, from its sending to its response headers", async () => {
+    const requests: RestRequestObservation[] = [];
+    const client = unlimitedTransport(peer.kc, { observer: { observeRequest: (r) => requests.push(r) } });
+    const started = performance.now();
+    await client.request({ path: '/a' });
+    const elapsedSeconds = (performance.now() - started) / 1000;
+    assert.equal(requests.length, 1);
+    const { durationSeconds } = requests[0] ?? assert.fail();
+    assert.ok(
+      durationSeconds > 0 && durationSeconds <= elapsedSeconds,
+      `${durationSeconds} s of ${elapsedSeconds} s`,
+    );
+    client.close();
+  });
+
+  it('any 2xx is a success, 299 included; 300 is an error status', async () => {
+    const client = unlimitedTransport(peer.kc);
+    peer.route = (_req, res) => res.writeHead(299).end('{"kind":"Unusual"}');
+    const response = await client.request({ path: '/a' });
+    assert.deepEqual([response.status, response.body.toString()], [299, '{"kind":"Unusual"}']);
+    peer.route = (_req, res) => res.writeHead(300).end('multiple choices');
+    assert.equal((await rejection(client.request({ path: '/b' }))).status, 300);
+    client.close();
+  });
+
+  it('close() ends the kept-alive connections: the next request opens a new one', async () => {
+    const client = unlimitedTransport(peer.kc);
+    const opened = peer.connections;
+    await client.request({ path: '/a' });
+    client.close();
+    await client.request({ path: '/b' });
+    assert.equal(peer.connections - opened, 2);
+    client.close();
+  });
 });
 
 describe('KubeTransport rate limit', () => {
@@ -504,7 +545,7 @@ describe('KubeTransport targets', () => {
   });
 
   it('names the server without its trailing slashes, and reaches an IPv6 literal', async () => {
-    const server = http.createServer((_req, res) => res.writeHead(200).end('ok'));
+    const server = http.createServer((req, res) => res.writeHead(200).end(`ok ${req.url}`));
     await new Promise<void>((resolve) => server.listen(0, '::1', resolve));
     try {
       const { port } = server.address() as AddressInfo;
@@ -512,7 +553,7 @@ describe('KubeTransport targets', () => {
       assert.equal(client.server, `http://[::1]:${port}`);
       assert.equal(client.host, `[::1]:${port}`);
       const response = await client.request({ path: '/x' });
-      assert.equal(response.body.toString(), 'ok');
+      assert.equal(response.body.toString(), 'ok /x', 'the trailing slashes are no path prefix');
       client.close();
     } finally {
       server.closeAllConnections();
@@ -545,6 +586,60 @@ describe('KubeTransport targets', () => {
     } finally {
       proxy.closeAllConnections();
       proxy.close();
+    }
+  });
+});
+
+describe('KubeTransport over HTTPS', () => {
+  let dir = '';
+  let key: Buffer;
+  let cert: Buffer;
+
+  before(async () => {
+    // A self-signed certificate made for this run: the KubeConfig skips its verification.
+    dir = await mkdtemp(join(tmpdir(), 'transport-test-'));
+    await promisify(execFile)('openssl', [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-subj',
+      '/CN=127.0.0.1',
+      '-days',
+      '1',
+      '-keyout',
+      join(dir, 'key.pem'),
+      '-out',
+      join(dir, 'cert.pem'),
+    ]);
+    [key, cert] = await Promise.all([readFile(join(dir, 'key.pem')), readFile(join(dir, 'cert.pem'))]);
+  });
+
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('speaks TLS to an https server and keeps the connection alive between requests', async () => {
+    let connections = 0;
+    const server = https.createServer({ key, cert }, (req, res) => {
+      res.writeHead(200).end(`${req.url} encrypted=${String((req.socket as TLSSocket).encrypted)}`);
+    });
+    server.on('secureConnection', () => connections++);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const client = unlimitedTransport(kubeConfig(`https://127.0.0.1:${port}/prefix`));
+      const bodies = [];
+      for (const path of ['/a', '/b']) bodies.push((await client.request({ path })).body.toString());
+      assert.deepEqual(bodies, ['/prefix/a encrypted=true', '/prefix/b encrypted=true']);
+      assert.equal(connections, 1);
+      client.close();
+    } finally {
+      server.closeAllConnections();
+      server.close();
     }
   });
 });

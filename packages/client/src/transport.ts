@@ -70,12 +70,12 @@ export class KubeTransport {
       throw new Error('KubeTransport: the KubeConfig has no current cluster with a server');
     this.kubeConfig = kubeConfig;
     this.server = cluster.server.replace(/\/+$/, '');
-    const url = new URL(this.server);
+    const url = new URL(cluster.server);
     this.host = url.host;
     this.#target = {
       protocol: url.protocol,
-      // An IPv6 literal is bracketed in a URL, not in a socket address.
-      hostname: url.hostname.replace(/^\[(.*)\]$/, '$1'),
+      // An IPv6 literal is bracketed in a URL, not in a socket address (as Node's urlToHttpOptions).
+      hostname: url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname,
       port: url.port,
       pathPrefix: url.pathname.replace(/\/+$/, ''),
     };
@@ -194,7 +194,7 @@ export class KubeTransport {
       throw new TypeError(`KubeTransport: path must start with "/", got "${request.path}"`);
     }
     const path = requestPath(this.#target.pathPrefix, request.path);
-    const exchange = new Exchange(this.#clock, { method, path: path.replace(/\?.*$/, '') }, request);
+    const exchange = new Exchange(this.#clock, { method, path: path.replace(/\?.*/, '') }, request);
     const priority = request.priority ?? 'normal';
     if (priority !== 'background') this.#background.busied();
     try {
