@@ -67,4 +67,52 @@ describe('KubeHttpsAgent connection pools', () => {
     assert.equal(agent.getName(options('ca', 'cert')), names[0]);
     agent.destroy();
   });
+
+  it('compares credentials in arrays item by item, and any other kind of value by identity', () => {
+    const agent = new KubeHttpsAgent();
+    const twoCas = agent.getName({ ...options('ca', 'cert'), ca: [pem('ca'), pem('second ca')] });
+    assert.equal(agent.getName({ ...options('ca', 'cert'), ca: [pem('ca'), pem('second ca')] }), twoCas);
+    const others = [
+      agent.getName({ ...options('ca', 'cert'), ca: [pem('ca'), pem('other second ca')] }),
+      agent.getName({ ...options('ca', 'cert'), ca: [pem('ca')] }),
+      agent.getName({ ...options('ca', 'cert'), ca: undefined }),
+    ];
+    assert.equal(new Set([twoCas, ...others]).size, 4, [twoCas, ...others].join('\n'));
+
+    // A key with its passphrase: the same object is the same key, an equal one is not known to be.
+    const keyWithPassphrase = { pem: pem('key'), passphrase: 'secret' };
+    const withPassphrase = agent.getName({ ...options('ca', 'cert'), key: [keyWithPassphrase] });
+    assert.equal(agent.getName({ ...options('ca', 'cert'), key: [keyWithPassphrase] }), withPassphrase);
+    const equalKey = agent.getName({ ...options('ca', 'cert'), key: [{ ...keyWithPassphrase }] });
+    const pemKey = agent.getName({ ...options('ca', 'cert'), key: [pem('key')] });
+    assert.equal(new Set([withPassphrase, equalKey, pemKey]).size, 3);
+    agent.destroy();
+  });
+
+  it('remembers the last 16 credentials: older ones get a new pool when they come back', () => {
+    const agent = new KubeHttpsAgent();
+    const first = agent.getName(options('ca', 'cert 0'));
+    for (let i = 1; i < 16; i++) agent.getName(options('ca', `cert ${String(i)}`));
+    assert.equal(agent.getName(options('ca', 'cert 0')), first, 'the 16th credentials still know the first');
+    agent.getName(options('ca', 'cert 16'));
+    assert.notEqual(agent.getName(options('ca', 'cert 0')), first, 'the 17th pushed the first out');
+    agent.destroy();
+  });
+
+  it('names the options it is given in place, without copying them', () => {
+    // A copy per call costs microseconds, several times per request; Node never reads `method` to name a pool.
+    const agent = new KubeHttpsAgent();
+    let reads = 0;
+    const given = options('ca', 'cert');
+    Object.defineProperty(given, 'method', {
+      enumerable: true,
+      get: () => {
+        reads += 1;
+        return 'GET';
+      },
+    });
+    assert.equal(agent.getName(given), agent.getName(options('ca', 'cert')));
+    assert.equal(reads, 0);
+    agent.destroy();
+  });
 });

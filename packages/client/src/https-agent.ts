@@ -38,7 +38,6 @@ export class KubeHttpsAgent extends https.Agent {
    */
   #nameWithoutCredentials(options: https.RequestOptions): string {
     const hidden = CREDENTIAL_OPTIONS.filter((name) => options[name] !== undefined);
-    if (hidden.length === 0) return super.getName(options);
     if (Object.isFrozen(options)) {
       return super.getName({ ...options, ca: undefined, cert: undefined, key: undefined });
     }
