@@ -159,8 +159,8 @@ export class KubeApiError extends Error {
     return new KubeApiError(message, {
       status: code,
       reason,
-      ...(statusMessage === undefined ? {} : { statusMessage }),
-      ...(status.details === undefined ? {} : { details: status.details }),
+      statusMessage,
+      details: status.details,
       ...retryAfter(status.details, context.retryAfterHeader),
       ...context.request,
     });
@@ -219,13 +219,11 @@ function describe(request: KubeRequestLine): string {
 }
 
 function parseStatus(body: string): KubeStatus | undefined {
-  if (body === '') return undefined;
   try {
-    const value: unknown = JSON.parse(body);
-    if (typeof value !== 'object' || value === null) return undefined;
-    const status = value as KubeStatus;
-    // Only a Status carries reason/code; any other JSON (an object echoed by a proxy) does not.
-    return status.kind === 'Status' || typeof status.reason === 'string' ? status : undefined;
+    // Any JSON may come back (`null`, a number, an object echoed by a proxy): only a Status carries
+    // reason/code.
+    const status = JSON.parse(body) as KubeStatus | null;
+    return status?.kind === 'Status' || typeof status?.reason === 'string' ? status : undefined;
   } catch {
     return undefined;
   }
@@ -235,15 +233,11 @@ function retryAfter(
   details: KubeStatusDetails | undefined,
   header: string | undefined,
 ): { retryAfterMs?: number } {
-  const fromDetails = details?.retryAfterSeconds;
-  if (typeof fromDetails === 'number' && Number.isFinite(fromDetails) && fromDetails > 0) {
-    return { retryAfterMs: fromDetails * 1000 };
-  }
+  const fromDetails = details?.retryAfterSeconds ?? 0;
+  if (Number.isFinite(fromDetails) && fromDetails > 0) return { retryAfterMs: fromDetails * 1000 };
   // Only the delta-seconds form: the API server never sends an HTTP date here.
-  const trimmed = header?.trim();
-  if (trimmed !== undefined && /^\d+$/.test(trimmed) && Number(trimmed) > 0) {
-    return { retryAfterMs: Number(trimmed) * 1000 };
-  }
+  const trimmed = header?.trim() ?? '';
+  if (/^\d+$/.test(trimmed) && Number(trimmed) > 0) return { retryAfterMs: Number(trimmed) * 1000 };
   return {};
 }
 
