@@ -3,6 +3,7 @@ import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { KubeConfig } from '@kubernetes/client-node';
 import {
   KubeConfigError,
   describeContext,
@@ -345,5 +346,177 @@ describe('loadKubeConfig: what it refuses, and which input is wrong', () => {
       'kubeconfig',
       `"${noKey}": context "x" names user "u", whose client-key "${key}" cannot be read: ENOENT`,
     );
+  });
+});
+
+describe('loadKubeConfig: which source applies', () => {
+  it('an empty --kubeconfig or KUBECONFIG entries that are all empty count as not given', () => {
+    const kc = loadKubeConfig({
+      kubeconfig: '',
+      env: { KUBECONFIG: `${delimiter}${delimiter}`, HOME: home },
+    });
+    assert.deepEqual(describeContext(kc).source, { kind: 'home', paths: [join(home, '.kube', 'config')] });
+    const list = ['', envFile, ''].join(delimiter);
+    assert.deepEqual(describeContext(loadKubeConfig({ env: { KUBECONFIG: list } })).source?.paths, [envFile]);
+  });
+
+  it('in-cluster needs both service variables and the token file', () => {
+    const onlyHost = { KUBERNETES_SERVICE_HOST: '10.0.0.1', HOME: home };
+    assert.equal(
+      describeContext(loadKubeConfig({ env: onlyHost, serviceAccountDir: serviceAccount })).source?.kind,
+      'home',
+    );
+    const onlyPort = { KUBERNETES_SERVICE_PORT: '443', HOME: home };
+    assert.equal(
+      describeContext(loadKubeConfig({ env: onlyPort, serviceAccountDir: serviceAccount })).source?.kind,
+      'home',
+    );
+    const noToken = join(dir, 'sa-without-token');
+    mkdirSync(noToken, { recursive: true });
+    assert.throws(
+      () => loadKubeConfig({ env: { HOME: join(dir, 'nohome'), ...inCluster }, serviceAccountDir: noToken }),
+      (error: unknown) => {
+        assert.ok(error instanceof KubeConfigError);
+        assert.equal(error.tried[2], `in-cluster (${join(noToken, 'token')} does not exist)`);
+        assert.deepEqual(error.tried.slice(0, 2), ['--kubeconfig (not given)', 'KUBECONFIG (not set)']);
+        return true;
+      },
+    );
+  });
+
+  it('in-cluster: the mounted CA, verified, the token file provider, and namespace default without its file', () => {
+    const bare = join(dir, 'sa-bare');
+    mkdirSync(bare, { recursive: true });
+    writeFileSync(join(bare, 'token'), 'sa-token');
+    writeFileSync(join(bare, 'ca.crt'), '');
+    const kc = loadKubeConfig({ env: inCluster, serviceAccountDir: bare });
+    assert.deepEqual(describeContext(kc), {
+      context: 'inClusterContext',
+      cluster: 'inCluster',
+      server: 'https://10.0.0.1:443',
+      user: 'inClusterUser',
+      namespace: 'default',
+      source: { kind: 'in-cluster', paths: [bare] },
+    });
+    assert.equal(kc.getCurrentCluster()?.caFile, join(bare, 'ca.crt'));
+    assert.equal(kc.getCurrentCluster()?.skipTLSVerify, false);
+    assert.deepEqual(kc.getCurrentUser()?.authProvider, {
+      name: 'tokenFile',
+      config: { tokenFile: join(bare, 'token') },
+    });
+  });
+
+  it('in-cluster: a Pod namespace that is no DNS-1123 label is refused', () => {
+    const odd = join(dir, 'sa-odd');
+    mkdirSync(odd, { recursive: true });
+    writeFileSync(join(odd, 'token'), 'sa-token');
+    writeFileSync(join(odd, 'ca.crt'), '');
+    writeFileSync(join(odd, 'namespace'), 'Team_A\n');
+    refuses(
+      { env: inCluster, serviceAccountDir: odd },
+      'kubeconfig',
+      'the in-cluster configuration: context "inClusterContext" has namespace "Team_A", which is not a DNS-1123 label',
+    );
+  });
+});
+
+describe('loadKubeConfig: merging a KUBECONFIG list (clientcmd)', () => {
+  it('the first definition of a cluster, user or context wins; the first current-context wins', () => {
+    const first = file(
+      'merge-first',
+      'clusters: [{ name: shared, cluster: { server: "https://first.example" } }]',
+      'users: [{ name: shared-user, user: { token: first-token } }]',
+      'contexts: [{ name: shared, context: { cluster: shared, user: shared-user, namespace: first } }]',
+    );
+    const second = file(
+      'merge-second',
+      'clusters: [{ name: shared, cluster: { server: "https://second.example" } }]',
+      'users: [{ name: shared-user, user: { token: second-token } }]',
+      'contexts: [{ name: shared, context: { cluster: shared, user: shared-user, namespace: second } }]',
+      'current-context: shared',
+    );
+    const kc = loadKubeConfig({ env: { KUBECONFIG: [first, second].join(delimiter) } });
+    const description = describeContext(kc);
+    assert.deepEqual(
+      [description.context, description.server, description.namespace],
+      ['shared', 'https://first.example', 'first'],
+    );
+    assert.equal(kc.getCurrentUser()?.token, 'first-token');
+    assert.equal(kc.getClusters().length, 1);
+  });
+});
+
+describe('loadKubeConfig: what a usable context is', () => {
+  it('a namespace must be a DNS-1123 label of at most 63 characters', () => {
+    const good = ['a', '1', 'a-b', 'team-a1', 'x'.repeat(63)];
+    const bad = ['A', 'a_b', '-a', 'a-', 'a.b', ' a', 'x'.repeat(64)];
+    const path = file(
+      'namespaces',
+      'clusters: [{ name: c, cluster: { server: "https://c.example" } }]',
+      'users: [{ name: u, user: {} }]',
+      `contexts: [${[...good, ...bad].map((ns, i) => `{ name: "n${i}", context: { cluster: c, user: u, namespace: "${ns}" } }`).join(', ')}]`,
+    );
+    [...good, ...bad].forEach((namespace, i) => {
+      const load = () => loadKubeConfig({ kubeconfig: path, context: `n${i}` });
+      if (good.includes(namespace)) assert.equal(describeContext(load()).namespace, namespace);
+      else assert.throws(load, /which is not a DNS-1123 label/, namespace);
+    });
+  });
+
+  it('a server may be http or https; a proxy http, https or socks5', () => {
+    for (const [server, proxy] of [
+      ['http://localhost:8080', undefined],
+      ['https://c.example', 'http://proxy:3128'],
+      ['https://c.example', 'https://proxy:3128'],
+      ['https://c.example', 'socks5://proxy:1080'],
+    ] as const) {
+      const path = file(
+        'schemes',
+        `clusters: [{ name: c, cluster: { server: "${server}"${proxy ? `, proxy-url: "${proxy}"` : ''} } }]`,
+        'users: [{ name: u, user: {} }]',
+        'contexts: [{ name: x, context: { cluster: c, user: u } }]',
+        'current-context: x',
+      );
+      assert.equal(describeContext(loadKubeConfig({ kubeconfig: path })).server, server);
+    }
+  });
+
+  it("a user's client certificate must be readable", () => {
+    const cert = join(dir, 'missing.crt');
+    const noCert = file(
+      'no-cert',
+      'clusters: [{ name: c, cluster: { server: "https://c.example" } }]',
+      `users: [{ name: u, user: { client-certificate: "${cert}", client-key: "${flagFile}" } }]`,
+      'contexts: [{ name: x, context: { cluster: c, user: u } }]',
+      'current-context: x',
+    );
+    refuses(
+      { kubeconfig: noCert },
+      'kubeconfig',
+      `"${noCert}": context "x" names user "u", whose client-certificate "${cert}" cannot be read: ENOENT`,
+    );
+  });
+});
+
+describe('describeContext of a KubeConfig loaded elsewhere', () => {
+  it('has no source, and empty names where the KubeConfig has none', () => {
+    assert.deepEqual(describeContext(new KubeConfig()), {
+      context: undefined,
+      cluster: '',
+      server: '',
+      user: '',
+      namespace: 'default',
+    });
+  });
+
+  it('a blank namespace is the default one', () => {
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'c', server: 'https://c.example' }],
+      users: [{ name: 'u' }],
+      contexts: [{ name: 'x', cluster: 'c', user: 'u', namespace: '  ' }],
+      currentContext: 'x',
+    });
+    assert.equal(describeContext(kc).namespace, 'default');
   });
 });

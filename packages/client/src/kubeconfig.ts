@@ -272,11 +272,11 @@ function contextProblem(kc: KubeConfig, context: Context): string | undefined {
   // client-node lets a context name no user (no credentials; its type says otherwise); one it names
   // must exist.
   const userName = context.user as string | undefined;
-  const user = userName === undefined ? undefined : kc.getUser(userName);
+  const user = kc.getUser(context.user);
   if (userName !== undefined && !user) return `names user "${userName}", which is not defined`;
   if (context.namespace !== undefined && !DNS_LABEL.test(context.namespace))
     return `has namespace "${context.namespace}", which is not a DNS-1123 label`;
-  if (!cluster.server) return `names cluster "${cluster.name}", which has no server`;
+  // Every cluster has a server: client-node refuses to load one without.
   if (!isUrl(cluster.server, ['http:', 'https:']))
     return `names cluster "${cluster.name}", whose server "${cluster.server}" is not an http(s) URL`;
   // A proxy URL may hold a password: it is not quoted.
