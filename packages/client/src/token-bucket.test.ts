@@ -128,3 +128,91 @@ describe('TokenBucket', () => {
     assert.throws(() => new TokenBucket({ qps: 1, burst: 1.5 }), RangeError);
   });
 });
+
+describe('TokenBucket timers and settings', () => {
+  it('one unref timer for the whole queue, none once the queue is empty', async () => {
+    const clock = new FakeClock();
+    const bucket = new TokenBucket({ qps: 10, burst: 1, clock });
+    await bucket.wait();
+    const waits = [bucket.wait(), bucket.wait(), bucket.wait(undefined, 'critical')];
+    assert.equal(clock.pendingTimers(), 1);
+    assert.equal(clock.pendingTimers({ includeUnref: false }), 0, 'waiting does not keep the process alive');
+    assert.deepEqual(clock.armedDelays, [100]);
+    await clock.advance(100);
+    assert.equal(clock.pendingTimers(), 1);
+    await clock.advance(200);
+    assert.deepEqual(await Promise.all(waits), [200, 300, 100]);
+    assert.equal(clock.pendingTimers(), 0);
+    assert.deepEqual(clock.armedDelays, [100, 100, 100]);
+  });
+
+  it('the last aborted waiter cancels the timer; the next one arms a new one', async () => {
+    const clock = new FakeClock();
+    const bucket = new TokenBucket({ qps: 10, burst: 1, clock });
+    await bucket.wait();
+    const first = new AbortController();
+    const second = new AbortController();
+    const waits = [bucket.wait(first.signal), bucket.wait(second.signal)];
+    first.abort(new Error('first gone'));
+    await assert.rejects(waits[0] as Promise<number>, /first gone/);
+    assert.equal(clock.pendingTimers(), 1, 'another waiter still waits');
+    second.abort(new Error('second gone'));
+    await assert.rejects(waits[1] as Promise<number>, /second gone/);
+    assert.equal(clock.pendingTimers(), 0);
+    await clock.advance(30);
+    const next = bucket.wait();
+    // 0.3 tokens left after 30 ms: 70 ms to a whole one, give or take floating point.
+    assert.deepEqual(clock.armedDelays.map(Math.round), [100, 70]);
+    await clock.advance(70);
+    assert.equal(Math.round(await next), 70);
+    assert.deepEqual(
+      clock.armedDelays.length,
+      2,
+      'released on the first timer, not re-armed for a remainder',
+    );
+  });
+
+  it('a released waiter no longer listens to its signal', async () => {
+    const clock = new FakeClock();
+    const bucket = new TokenBucket({ qps: 10, burst: 1, clock });
+    await bucket.wait();
+    const controller = new AbortController();
+    const waiting = bucket.wait(controller.signal);
+    await clock.advance(100);
+    assert.equal(await waiting, 100);
+    controller.abort(new Error('too late'));
+    const next = bucket.wait();
+    await clock.advance(100);
+    assert.equal(await next, 100, 'the late abort did not disturb the queue');
+  });
+
+  it('a token refills at qps between waits, as a fraction', async () => {
+    const clock = new FakeClock();
+    const bucket = new TokenBucket({ qps: 4, burst: 2, clock });
+    assert.equal(bucket.tryTake(), true);
+    assert.equal(bucket.tryTake(), true);
+    await clock.advance(125);
+    assert.equal(bucket.tokens, 0.5);
+    assert.equal(bucket.tryTake(), false);
+    const waiting = bucket.wait();
+    assert.deepEqual(clock.armedDelays, [125]);
+    await clock.advance(125);
+    assert.equal(await waiting, 125);
+  });
+
+  it('works on the real clock by default', () => {
+    const bucket = new TokenBucket({ qps: 1, burst: 2 });
+    assert.deepEqual([bucket.qps, bucket.burst], [1, 2]);
+    assert.equal(bucket.tryTake(), true);
+  });
+
+  it('says which setting is invalid', () => {
+    assert.throws(() => new TokenBucket({ qps: -1, burst: 1 }), /^RangeError: qps must be > 0, got -1$/);
+    assert.throws(() => new TokenBucket({ qps: NaN, burst: 1 }), /qps must be > 0, got NaN/);
+    assert.throws(
+      () => new TokenBucket({ qps: 1, burst: 2.5 }),
+      /^RangeError: burst must be an integer >= 1, got 2.5$/,
+    );
+    assert.equal(new TokenBucket({ qps: 0.5, burst: 1 }).burst, 1);
+  });
+});

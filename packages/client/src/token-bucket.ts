@@ -108,7 +108,8 @@ export class TokenBucket {
         resolve,
         detach: () => signal?.removeEventListener('abort', onAbort),
       };
-      signal?.addEventListener('abort', onAbort, { once: true });
+      // A signal aborts once; a released waiter's listener is removed by `detach`.
+      signal?.addEventListener('abort', onAbort);
       queue.push(waiter);
       this.#waiting += 1;
       this.#arm();
