@@ -1,9 +1,10 @@
 // The priorities of requests waiting for a token, and background requests waiting for quiet.
 import assert from 'node:assert/strict';
+import { getEventListeners } from 'node:events';
 import { describe, it } from 'node:test';
 import { FakeClock } from '@loopwright/core/testing';
 import { KubeApiFailure } from './api-error.ts';
-import { BACKGROUND_MAX_WAIT_MS, BACKGROUND_QUIET_MS } from './background-priority.ts';
+import { BACKGROUND_MAX_WAIT_MS, BACKGROUND_QUIET_MS, BackgroundScheduler } from './background-priority.ts';
 import { rejection, unlimitedTransport, wirePeer } from './wire-peer.test-support.ts';
 
 const peer = wirePeer();
@@ -133,5 +134,85 @@ describe('KubeTransport background requests on a transport that is never quiet',
     );
     assert.equal(clock.pendingTimers(), 0);
     client.close();
+  });
+});
+
+describe('BackgroundScheduler', () => {
+  /** Whether `promise` has settled once pending continuations ran, without time passing. */
+  const settledYet = async (promise: Promise<unknown>): Promise<boolean> => {
+    let settled = false;
+    promise.then(
+      () => (settled = true),
+      () => (settled = true),
+    );
+    await new Promise((resolve) => setImmediate(resolve));
+    return settled;
+  };
+
+  it('lets a background request go at once on a transport that has been quiet, unless it is aborted', async () => {
+    const clock = new FakeClock({ nowMs: 1_000 });
+    const scheduler = new BackgroundScheduler(clock);
+    assert.equal(await settledYet(scheduler.whenQuiet(new AbortController().signal)), true);
+    scheduler.busied();
+    await clock.advance(5);
+    scheduler.settled();
+    await clock.advance(BACKGROUND_QUIET_MS);
+    assert.equal(await settledYet(scheduler.whenQuiet(new AbortController().signal)), true);
+    const reason = new Error('shutting down');
+    assert.throws(
+      () => scheduler.whenQuiet(AbortSignal.abort(reason)),
+      (error) => error === reason,
+    );
+    assert.equal(clock.pendingTimers(), 0);
+  });
+
+  it('counts the quiet period from the last request to settle, whatever the time', async () => {
+    const clock = new FakeClock({ nowMs: 1_000 });
+    const scheduler = new BackgroundScheduler(clock);
+    scheduler.busied();
+    scheduler.busied();
+    scheduler.settled();
+    const signal = new AbortController().signal;
+    const waiting = scheduler.whenQuiet(signal);
+    assert.equal(clock.pendingTimers(), 1, 'only the longest wait: no quiet period while one is on its way');
+    await clock.advance(10);
+    scheduler.settled();
+    await clock.advance(BACKGROUND_QUIET_MS - 1);
+    assert.equal(await settledYet(waiting), false);
+    // A second waiter during the quiet period shares its timer.
+    const second = scheduler.whenQuiet(signal);
+    assert.equal(clock.pendingTimers(), 3, 'two longest waits and one quiet period');
+    await clock.advance(1);
+    assert.deepEqual([await settledYet(waiting), await settledYet(second)], [true, true]);
+    assert.equal(clock.pendingTimers(), 0);
+    assert.deepEqual(getEventListeners(signal, 'abort'), [], 'no listener left on the caller signal');
+  });
+
+  it('an abort while waiting rejects at once and leaves no timer or listener behind', async () => {
+    const clock = new FakeClock({ nowMs: 1_000 });
+    const scheduler = new BackgroundScheduler(clock);
+    scheduler.busied();
+    const abort = new AbortController();
+    const waiting = scheduler.whenQuiet(abort.signal);
+    const reason = new Error('shutting down');
+    abort.abort(reason);
+    await assert.rejects(waiting, (error) => error === reason);
+    assert.equal(clock.pendingTimers(), 0);
+    assert.deepEqual(getEventListeners(abort.signal, 'abort'), []);
+    scheduler.settled();
+    await clock.advance(BACKGROUND_QUIET_MS);
+    assert.equal(clock.pendingTimers(), 0, 'nobody left to wake');
+  });
+
+  it('keeps no process alive: its timers are unref’d', async () => {
+    const clock = new FakeClock({ nowMs: 1_000 });
+    const scheduler = new BackgroundScheduler(clock);
+    scheduler.busied();
+    scheduler.settled();
+    const waiting = scheduler.whenQuiet(new AbortController().signal);
+    assert.equal(clock.pendingTimers(), 2);
+    assert.equal(clock.pendingTimers({ includeUnref: false }), 0);
+    await clock.advance(BACKGROUND_QUIET_MS);
+    await waiting;
   });
 });

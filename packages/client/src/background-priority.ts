@@ -62,7 +62,7 @@ export class BackgroundScheduler {
         resolve();
       };
       const longest = this.#clock.setTimer(wake, BACKGROUND_MAX_WAIT_MS, { unref: true });
-      signal.addEventListener('abort', onAbort, { once: true });
+      signal.addEventListener('abort', onAbort);
       this.#idleWaiters.add(wake);
       this.#armQuietTimer();
     });
@@ -82,7 +82,7 @@ export class BackgroundScheduler {
   /** A request of {@link busied} has its response headers, or failed. */
   settled(): void {
     this.#busy -= 1;
-    if (this.#busy > 0) return;
+    // Set by every settled request, so it is the last one's once none is left on its way.
     this.#quietSince = this.#clock.now();
     this.#armQuietTimer();
   }
@@ -93,13 +93,8 @@ export class BackgroundScheduler {
     this.#quietTimer = this.#clock.setTimer(
       () => {
         this.#quietTimer = undefined;
-        if (!this.#quiet()) {
-          this.#armQuietTimer();
-          return;
-        }
-        const waiters = [...this.#idleWaiters];
-        this.#idleWaiters.clear();
-        for (const wake of waiters) wake();
+        // Quiet: any request started since the timer was armed cancelled it. Each waiter leaves the set as it wakes.
+        for (const wake of [...this.#idleWaiters]) wake();
       },
       delayMs,
       { unref: true },
