@@ -18,7 +18,8 @@ export const MAX_RETRIES = 10;
  */
 export function serverRetryAfterMs(status: number, response: http.IncomingMessage): number | undefined {
   if (status !== 429 && status < 500) return undefined;
-  const value = header(response, 'retry-after')?.trim();
+  // Node trims the whitespace around a header's value.
+  const value = header(response, 'retry-after');
   if (value === undefined || !/^\d+$/.test(value)) return undefined;
   return Number(value) * 1000;
 }

@@ -511,6 +511,39 @@ describe('KubeTransport retries (client-go checkWait)', () => {
     client.close();
   });
 
+  it('a 500 with Retry-After is sent again too, after as many whole seconds as it says', async () => {
+    const clock = new FakeClock();
+    const answers = [500];
+    peer.route = (_req, res) => {
+      const status = answers.shift();
+      if (status === undefined) res.writeHead(200).end('{}');
+      else res.writeHead(status, { 'retry-after': '10' }).end(statusBody(status, 'InternalError'));
+    };
+    const client = unlimitedTransport(peer.kc, { clock });
+    const call = client.request({ path: '/a' });
+    await peer.requestsArrived(1);
+    await clock.advance(9_999);
+    assert.equal(peer.received.length, 1, 'waits the whole ten seconds');
+    await clock.advance(1);
+    assert.equal((await call).status, 200);
+    assert.equal(peer.received.length, 2);
+    client.close();
+  });
+
+  it('a Retry-After that is not whole seconds is no request to retry: the answer is returned as it is', async () => {
+    // Time runs by itself: a retry would be quick to see, not a test that hangs.
+    const clock = new FakeClock({ autoAdvance: true });
+    const client = unlimitedTransport(peer.kc, { clock });
+    for (const retryAfter of ['1.5', '-1', 'soon 1', 'Fri, 07 Nov 2025 10:00:00 GMT']) {
+      peer.route = (_req, res) =>
+        res.writeHead(503, { 'retry-after': retryAfter }).end(statusBody(503, 'ServiceUnavailable'));
+      const error = await rejection(client.request({ path: `/${retryAfter}` }));
+      assert.equal(error.status, 503, retryAfter);
+    }
+    assert.equal(peer.received.length, 4, 'each sent once');
+    client.close();
+  });
+
   it('aborting while waiting to retry fails the request as aborted, without sending it again', async () => {
     const clock = new FakeClock();
     peer.route = (_req, res) =>

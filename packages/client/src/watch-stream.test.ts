@@ -148,6 +148,13 @@ describe('KubeTransport watch', () => {
     client.close();
   });
 
+  it('lines of whitespace are no documents, and whitespace after the last line is no unfinished one', async () => {
+    peer.route = (_req, res) => res.writeHead(200).end('{"type":"ADDED"}\n  \t\n{"type":"DELETED"}\n \r');
+    const client = unlimitedTransport(peer.kc);
+    assert.deepEqual(await collect(client.watch({ path: '/w' })), [{ type: 'ADDED' }, { type: 'DELETED' }]);
+    client.close();
+  });
+
   it('a line that is not JSON is a decode failure', async () => {
     peer.route = (_req, res) => res.writeHead(200).end('{"type":"ADDED"}\nnot json\n');
     const client = unlimitedTransport(peer.kc);
