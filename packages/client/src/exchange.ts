@@ -30,14 +30,14 @@ export class Exchange {
       this.#tearDown(this.#controller.signal.reason);
     });
     if (request.signal?.aborted === true) this.#onCallerAbort();
-    else request.signal?.addEventListener('abort', this.#onCallerAbort, { once: true });
+    else request.signal?.addEventListener('abort', this.#onCallerAbort);
     this.#timeoutMs = request.timeoutMs;
   }
 
   /** Starts the request's `timeoutMs`, once: when it first has its token. Retries run on the same one. */
   startDeadline(): void {
     const timeoutMs = this.#timeoutMs;
-    if (timeoutMs === undefined || this.#deadline !== undefined || this.#controller.signal.aborted) return;
+    if (timeoutMs === undefined || this.#deadline !== undefined) return;
     this.#deadline = this.#clock.setTimer(() => {
       this.#controller.abort(new DOMException(`no complete response within ${timeoutMs} ms`, 'TimeoutError'));
     }, timeoutMs);
@@ -67,9 +67,9 @@ export class Exchange {
     this.#idle.timer = this.#armIdle(this.#idle.ms);
   }
 
+  /** The request as sent: the transport sends none once aborted, so only a later abort tears it down. */
   sent(request: http.ClientRequest): void {
     this.#request = request;
-    if (this.#controller.signal.aborted) request.destroy(asError(this.#controller.signal.reason));
   }
 
   responded(response: http.IncomingMessage): void {

@@ -1,6 +1,7 @@
 // KubeTransport's requests, rate limit and retries, against a local peer.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { getEventListeners } from 'node:events';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import http from 'node:http';
 import https from 'node:https';
@@ -328,6 +329,29 @@ describe('KubeTransport requests', () => {
     assert.deepEqual([response.status, response.body.toString()], [299, '{"kind":"Unusual"}']);
     peer.route = (_req, res) => res.writeHead(300).end('multiple choices');
     assert.equal((await rejection(client.request({ path: '/b' }))).status, 300);
+    client.close();
+  });
+
+  it('leaves no timer and no listener on the caller signal behind once done: retried, failed or watched', async () => {
+    const clock = new FakeClock();
+    const client = unlimitedTransport(peer.kc, { clock });
+    const signal = new AbortController().signal;
+    const answers = [429];
+    peer.route = (_req, res) => {
+      const status = answers.shift();
+      if (status === undefined) res.writeHead(200).end('{"type":"ADDED"}\n');
+      else res.writeHead(status, { 'retry-after': '1' }).end('{}');
+    };
+    const retried = client.request({ path: '/a', timeoutMs: 5_000, signal });
+    await peer.requestsArrived(1);
+    await clock.advance(1_000);
+    await retried;
+    const watched = collect(client.watch({ path: '/w', timeoutMs: 5_000, idleTimeoutMs: 1_000, signal }));
+    assert.deepEqual(await watched, [{ type: 'ADDED' }]);
+    peer.route = (_req, res) => res.writeHead(404).end(statusBody(404, 'NotFound'));
+    await rejection(client.request({ path: '/missing', timeoutMs: 5_000, signal }));
+    assert.equal(clock.pendingTimers(), 0);
+    assert.deepEqual(getEventListeners(signal, 'abort'), []);
     client.close();
   });
 
