@@ -75,9 +75,11 @@ describe('KubeHttpsAgent connection pools', () => {
     const others = [
       agent.getName({ ...options('ca', 'cert'), ca: [pem('ca'), pem('other second ca')] }),
       agent.getName({ ...options('ca', 'cert'), ca: [pem('ca')] }),
+      // Longer than the one-item array known before it, which it begins with.
+      agent.getName({ ...options('ca', 'cert'), ca: [pem('ca'), pem('third ca')] }),
       agent.getName({ ...options('ca', 'cert'), ca: undefined }),
     ];
-    assert.equal(new Set([twoCas, ...others]).size, 4, [twoCas, ...others].join('\n'));
+    assert.equal(new Set([twoCas, ...others]).size, 5, [twoCas, ...others].join('\n'));
 
     // A key with its passphrase: the same object is the same key, an equal one is not known to be.
     const keyWithPassphrase = { pem: pem('key'), passphrase: 'secret' };
