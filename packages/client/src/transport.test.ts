@@ -202,6 +202,18 @@ describe('KubeTransport requests', () => {
     client.close();
   });
 
+  it('an error body of exactly MAX_ERROR_BODY_BYTES is read whole, without waiting for its end', async () => {
+    peer.route = (_req, res) => {
+      res.writeHead(500, { 'content-type': 'text/plain' });
+      res.write('x'.repeat(MAX_ERROR_BODY_BYTES)); // ...and the response stays open
+    };
+    const client = unlimitedTransport(peer.kc);
+    const error = await rejection(client.request({ path: '/exact' }));
+    assert.equal(error.status, 500);
+    assert.ok(error.message.includes('x'.repeat(100)));
+    client.close();
+  });
+
   it('a body cut off before its last byte is a network failure, not a short answer', async () => {
     peer.route = (_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': '100' });
