@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import type http from 'node:http';
 import type https from 'node:https';
 import { describe, it } from 'node:test';
-import { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig, type Context } from '@kubernetes/client-node';
 import { FakeClock } from '@loopwright/core/testing';
 import { AppliedKubeConfig, REAPPLY_MS } from './applied-config.ts';
 
@@ -116,5 +116,22 @@ describe('AppliedKubeConfig', () => {
     await assert.rejects(first, /exec plugin timed out/);
     assert.equal(await authorization(applied), 'Bearer token');
     assert.equal(applications(), 2, 'the newer application is still in use');
+  });
+});
+
+describe('AppliedKubeConfig without a user', () => {
+  it("keeps the request's headers and sets no credentials", async () => {
+    const config = new KubeConfig();
+    config.loadFromOptions({
+      clusters: [{ name: 'c', server: 'https://c.example' }],
+      users: [],
+      // client-node lets a context name no user, whatever its type says.
+      contexts: [{ name: 'ctx', cluster: 'c' } as Context],
+      currentContext: 'ctx',
+    });
+    const options: https.RequestOptions = { headers: { 'X-Caller': 'kept' } };
+    await new AppliedKubeConfig(config, new FakeClock()).applyTo(options);
+    assert.deepEqual(options.headers, { 'X-Caller': 'kept' });
+    assert.ok(options.agent);
   });
 });

@@ -48,7 +48,8 @@ export class AppliedKubeConfig {
   }
 
   async #apply(): Promise<Applied> {
-    const options: https.RequestOptions = { headers: {} };
+    // client-node creates the headers when it has a user to set them for; without one there are none.
+    const options: https.RequestOptions = {};
     await this.#kubeConfig.applyToHTTPSOptions(options);
     const { headers, ...rest } = options;
     return { headers: (headers ?? {}) as http.OutgoingHttpHeaders, rest };
