@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { getEventListeners } from 'node:events';
 import { describe, it } from 'node:test';
 import { FakeClock } from '@loopwright/core/testing';
 import { TokenBucket } from './token-bucket.ts';
@@ -180,6 +181,11 @@ describe('TokenBucket timers and settings', () => {
     const waiting = bucket.wait(controller.signal);
     await clock.advance(100);
     assert.equal(await waiting, 100);
+    assert.equal(
+      getEventListeners(controller.signal, 'abort').length,
+      0,
+      'a long-lived signal collects no listeners',
+    );
     controller.abort(new Error('too late'));
     const next = bucket.wait();
     await clock.advance(100);
@@ -214,5 +220,61 @@ describe('TokenBucket timers and settings', () => {
       /^RangeError: burst must be an integer >= 1, got 2.5$/,
     );
     assert.equal(new TokenBucket({ qps: 0.5, burst: 1 }).burst, 1);
+  });
+});
+
+describe('TokenBucket: who gets a token that is due', () => {
+  it('a caller arriving as the token falls due does not overtake the queued waiter', async () => {
+    const clock = new FakeClock();
+    const bucket = new TokenBucket({ qps: 10, burst: 1, clock });
+    await bucket.wait();
+    const released: string[] = [];
+    let tookAtOnce: boolean | undefined;
+    let late: Promise<number> | undefined;
+    // Armed before the bucket's timer, so it runs first at the same instant.
+    clock.setTimer(() => {
+      tookAtOnce = bucket.tryTake();
+      late = bucket.wait().then((waitedMs) => {
+        released.push('late');
+        return waitedMs;
+      });
+    }, 100);
+    const queued = bucket.wait().then((waitedMs) => {
+      released.push('queued');
+      return waitedMs;
+    });
+    await clock.advance(100);
+    assert.equal(tookAtOnce, false);
+    assert.deepEqual(released, ['queued']);
+    await clock.advance(100);
+    assert.deepEqual([await queued, await late], [100, 100]);
+    assert.deepEqual(released, ['queued', 'late']);
+  });
+
+  it('a refill a hair short of a whole token counts as whole', async () => {
+    const clock = new FakeClock();
+    // One second at this rate refills exactly 1 - 1e-9 tokens.
+    const rate = { qps: 1 - 1e-9, burst: 1, clock };
+    const taking = new TokenBucket(rate);
+    const waiting = new TokenBucket(rate);
+    assert.equal(taking.tryTake(), true);
+    assert.equal(await waiting.wait(), 0);
+    await clock.advance(1000);
+    assert.equal(taking.tryTake(), true);
+    const next = waiting.wait();
+    assert.equal(waiting.waiting('normal'), 0, 'taken at once');
+    assert.equal(await next, 0);
+    assert.deepEqual(clock.armedDelays, []);
+  });
+
+  it('a wait after a quiet period takes the refilled token at once', async () => {
+    const clock = new FakeClock();
+    const bucket = new TokenBucket({ qps: 10, burst: 1, clock });
+    await bucket.wait();
+    await clock.advance(100);
+    const waiting = bucket.wait();
+    assert.equal(bucket.waiting('normal'), 0);
+    assert.equal(await waiting, 0);
+    assert.deepEqual(clock.armedDelays, []);
   });
 });

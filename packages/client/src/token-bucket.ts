@@ -130,11 +130,14 @@ export class TokenBucket {
     return queue;
   }
 
-  /** One timer, due when the next whole token will have refilled. */
+  /**
+   * One timer, due when the next whole token will have refilled. Both callers have just refilled, and
+   * left less than a whole token: {@link wait} takes one itself when nobody waits (and the timer is
+   * armed whenever somebody does), `#release` hands out every whole one.
+   */
   #arm(): void {
     if (this.#timer !== undefined || this.#waiting === 0) return;
-    this.#refill();
-    const delayMs = this.#tokens >= WHOLE_TOKEN ? 0 : ((1 - this.#tokens) / this.qps) * 1000;
+    const delayMs = ((1 - this.#tokens) / this.qps) * 1000;
     this.#timer = this.#clock.setTimer(
       () => {
         this.#release();
