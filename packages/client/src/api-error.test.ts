@@ -248,7 +248,8 @@ describe('KubeApiError.noResponse and undecodable: any cause', () => {
     );
   });
 
-  it('an error without a cause has no cause property', () => {
+  it('is named KubeApiError, and one without a cause has no cause property', () => {
+    assert.equal(new KubeApiError('conflict').name, 'KubeApiError');
     assert.equal('cause' in new KubeApiError('conflict', { status: 409 }), false);
   });
 });

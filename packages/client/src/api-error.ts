@@ -220,10 +220,10 @@ function describe(request: KubeRequestLine): string {
 
 function parseStatus(body: string): KubeStatus | undefined {
   try {
-    // Any JSON may come back (`null`, a number, an object echoed by a proxy): only a Status carries
-    // reason/code.
-    const status = JSON.parse(body) as KubeStatus | null;
-    return status?.kind === 'Status' || typeof status?.reason === 'string' ? status : undefined;
+    // Any JSON may come back (an object echoed by a proxy, a number; `null`, whose fields throw): only a
+    // Status carries reason/code.
+    const status = JSON.parse(body) as KubeStatus;
+    return status.kind === 'Status' || typeof status.reason === 'string' ? status : undefined;
   } catch {
     return undefined;
   }
@@ -236,8 +236,9 @@ function retryAfter(
   const fromDetails = details?.retryAfterSeconds ?? 0;
   if (Number.isFinite(fromDetails) && fromDetails > 0) return { retryAfterMs: fromDetails * 1000 };
   // Only the delta-seconds form: the API server never sends an HTTP date here.
-  const trimmed = header?.trim() ?? '';
-  if (/^\d+$/.test(trimmed) && Number(trimmed) > 0) return { retryAfterMs: Number(trimmed) * 1000 };
+  if (header !== undefined && /^\d+$/.test(header.trim()) && Number(header) > 0) {
+    return { retryAfterMs: Number(header) * 1000 };
+  }
   return {};
 }
 
