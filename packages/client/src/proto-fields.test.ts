@@ -1,7 +1,14 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { coreV1Fields, MAGIC, metaV1Fields, resourceFields, runtimeFields } from './proto-fields.ts';
+import {
+  coreV1Fields,
+  MAGIC,
+  MAP_ENTRY,
+  metaV1Fields,
+  resourceFields,
+  runtimeFields,
+} from './proto-fields.ts';
 
 /** The vendored generated.proto of each table (see vendor/README.md). */
 const PROTO_FILES = {
@@ -82,6 +89,16 @@ describe('the protobuf field table', () => {
         name,
       );
     }
+  });
+
+  it('names at least one message in every table, and at least one field in every message', () => {
+    for (const [table, messages] of Object.entries({ ...TABLES, MAP_ENTRY: { MAP_ENTRY } })) {
+      assert.ok(Object.keys(messages).length > 0, table);
+      for (const [message, fields] of Object.entries(messages)) {
+        assert.ok(Object.keys(fields).length > 0, `${table}.${message}`);
+      }
+    }
+    assert.deepEqual(MAP_ENTRY, { key: 1, value: 2 });
   });
 
   it('MAGIC is k8s and a NUL', () => {

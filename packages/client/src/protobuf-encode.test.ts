@@ -64,9 +64,9 @@ describe('encodeObject', () => {
     assert.equal(messageHex(quantity, { q: 2 }), hex('0a 03 0a 01', text('2')));
   });
 
-  it('writes a map as one entry per key (key 1, value 2), skipping null values', () => {
+  it('writes a map as one entry per key (key 1, value 2), skipping null and undefined values', () => {
     assert.equal(
-      messageHex({ labels: [11, { map: 'string' }] }, { labels: { a: '1', b: '', c: null } }),
+      messageHex({ labels: [11, { map: 'string' }] }, { labels: { a: '1', b: '', c: null, d: undefined } }),
       hex('5a 06 0a 01', text('a'), '12 01', text('1'), '5a 05 0a 01', text('b'), '12 00'),
     );
     assert.equal(
@@ -141,6 +141,16 @@ describe('encodeObject', () => {
     );
     refused({ size: true }, 'Thing.size: expected a quantity (a string or a finite number), got a boolean');
     refused({ labels: ['a'] }, 'Thing.labels: expected an object, got an array');
+    refused({ labels: 'a' }, 'Thing.labels: expected an object, got a string');
+    refused(
+      { size: Number.POSITIVE_INFINITY },
+      'Thing.size: expected a quantity (a string or a finite number), got a number',
+    );
+    refused({ items: [[]] }, 'Thing.items[0]: expected an object, got an array');
+    refused(
+      { on: undefined, name: 'a', meta: { name: false } },
+      'Thing.meta.name: expected a string, got a boolean',
+    );
     refused({ labels: { 'a.b/c': 1 } }, 'Thing.labels["a.b/c"]: expected a string, got a number');
     refused({ meta: [] }, 'Thing.meta: expected an object, got an array');
     refused({ meta: 'x' }, 'Thing.meta: expected an object, got a string');

@@ -68,6 +68,19 @@ function watchFrame(type: string | undefined, object: Uint8Array | undefined): U
   return writer.finish();
 }
 
+/**
+ * Field `field` written twice as a varint, a wire type its decoder skips: 300 read as a length would
+ * run past the message, and a 0 left unread would be read as an illegal tag.
+ */
+function skippedVarints(writer: BinaryWriter, field: number): void {
+  writer.tag(field, WireType.Varint).int32(300).tag(field, WireType.Varint).int32(0);
+}
+
+/** A bytes field its decoder skips: a single 0, an illegal tag if it were read as fields. */
+function skippedBytes(writer: BinaryWriter, field: number): void {
+  writer.tag(field, WireType.LengthDelimited).bytes(Uint8Array.of(0));
+}
+
 describe('decodeListPage', () => {
   it("gives the items, typed as the list's kind without List, and where the list stands", () => {
     const list = new BinaryWriter();
@@ -106,6 +119,36 @@ describe('decodeListPage', () => {
       .finish();
     assert.deepStrictEqual(decodeListPage(wrap('apps/v1', 'DeploymentList', withItem), decodeMetaOnly), {
       items: [{ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd' } }],
+      resourceVersion: '',
+      continue: '',
+    });
+  });
+
+  it('skips list and list-meta fields that come with another wire type', () => {
+    const list = new BinaryWriter();
+    skippedVarints(list, 1);
+    skippedVarints(list, 2);
+    list.tag(1, LD).fork();
+    skippedVarints(list, 2);
+    skippedVarints(list, 3);
+    list.tag(2, LD).string('12');
+    list.tag(3, LD).string('token');
+    list.tag(1, LD).string('/api/v1/pods'); // selfLink, after the fields read
+    list.join();
+    assert.deepStrictEqual(decodeListPage(wrap('v1', 'PodList', list.finish()), decodeMetaOnly), {
+      items: [],
+      resourceVersion: '12',
+      continue: 'token',
+    });
+  });
+
+  it('leaves the type of an item to the caller when the list kind does not end in List', () => {
+    const list = new BinaryWriter()
+      .tag(2, LD)
+      .bytes(objectMessage(named('x')))
+      .finish();
+    assert.deepStrictEqual(decodeListPage(wrap('v1', 'Table', list), decodeMetaOnly), {
+      items: [{ metadata: { name: 'x' } }],
       resourceVersion: '',
       continue: '',
     });
@@ -172,6 +215,24 @@ describe('decodeWatchEvent', () => {
         reason: 'Expired',
         code: 410,
       },
+    });
+  });
+
+  it('skips event and raw-extension fields it does not read, or of another wire type', () => {
+    const pod = wrap('v1', 'Pod', objectMessage(named('p')));
+    const writer = new BinaryWriter();
+    skippedVarints(writer, 1);
+    skippedVarints(writer, 2);
+    writer.tag(3, LD).string('a field of a newer API');
+    writer.tag(1, LD).string('DELETED');
+    writer.tag(2, LD).fork();
+    skippedVarints(writer, 1);
+    writer.tag(1, LD).bytes(pod);
+    writer.tag(2, LD).string('not the raw bytes');
+    writer.join();
+    assert.deepStrictEqual(decodeWatchEvent(writer.finish(), decodeMetaOnly), {
+      type: 'DELETED',
+      object: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' } },
     });
   });
 
@@ -330,6 +391,50 @@ describe('readObjectMeta', () => {
     });
     const first = decoded.ownerReferences[0];
     assert.ok(first !== undefined && !('controller' in first) && !('blockOwnerDeletion' in first));
+  });
+
+  it('skips fields it does not read, or of another wire type, at every level', () => {
+    const decoded = meta((writer) => {
+      writer.tag(1, WireType.Bit32).fixed32(300);
+      skippedVarints(writer, 1);
+      writer.tag(1, LD).string('kept');
+      writer.tag(16, WireType.Bit64).fixed64(300n);
+      skippedBytes(writer, 15);
+      writer.tag(11, LD).fork();
+      skippedVarints(writer, 1);
+      writer.tag(1, LD).string('app').tag(2, LD).string('web');
+      writer.tag(3, LD).string('not a key or a value');
+      writer.join();
+      writer.tag(11, LD).fork().tag(1, LD).string('no-value').join();
+      writer.tag(11, LD).fork().tag(2, LD).string('no key').join();
+      writer.tag(13, LD).fork();
+      writer.tag(1, WireType.Bit32).fixed32(300);
+      skippedVarints(writer, 8);
+      writer.tag(2, LD).string('not a field of an owner reference');
+      writer.tag(1, LD).string('Job');
+      writer.tag(6, WireType.Varint).bool(true);
+      writer.join();
+      writer.tag(13, LD).fork().tag(7, WireType.Varint).bool(true).join();
+      writer.tag(17, LD).fork();
+      skippedVarints(writer, 1);
+      writer.tag(5, LD).string('not a field of a managed fields entry');
+      writer.tag(7, LD).fork();
+      skippedVarints(writer, 1);
+      writer.tag(2, LD).string('not the raw bytes');
+      writer.tag(1, LD).bytes(new TextEncoder().encode('{"f:spec":{}}'));
+      writer.join();
+      writer.tag(1, LD).string('kubectl');
+      writer.join();
+    });
+    assert.deepStrictEqual(decoded, {
+      name: 'kept',
+      labels: { app: 'web', 'no-value': '', '': 'no key' },
+      ownerReferences: [
+        { apiVersion: '', kind: 'Job', name: '', uid: '', controller: true },
+        { apiVersion: '', kind: '', name: '', uid: '', blockOwnerDeletion: true },
+      ],
+      managedFields: [{ fieldsV1: { 'f:spec': {} }, manager: 'kubectl' }],
+    });
   });
 
   it('leaves the reader after the metadata, on the next field of the object', () => {

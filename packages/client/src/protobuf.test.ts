@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { describe, it, mock } from 'node:test';
 import { BinaryWriter } from '@bufbuild/protobuf/wire';
 import {
   appended,
   BinaryReader,
   decodeStatus,
   FrameDecoder,
+  isProtobufMediaType,
   readFields,
   readMessage,
   readTime,
@@ -28,7 +29,47 @@ function timeReader(write: (writer: BinaryWriter) => void): BinaryReader {
   return reader;
 }
 
+/**
+ * Field `field` written twice as a varint, a wire type its decoder skips: 300 read as a length would
+ * run past the message, and a 0 left unread would be read as an illegal tag.
+ */
+function skippedVarints(writer: BinaryWriter, field: number): void {
+  writer.tag(field, WireType.Varint).int32(300).tag(field, WireType.Varint).int32(0);
+}
+
+/** A bytes field its decoder skips: a single 0, an illegal tag if it were read as fields. */
+function skippedBytes(writer: BinaryWriter, field: number): void {
+  writer.tag(field, WireType.LengthDelimited).bytes(Uint8Array.of(0));
+}
+
+describe('isProtobufMediaType', () => {
+  it('recognises the protobuf media type, with parameters and spaces, and nothing else', () => {
+    assert.equal(isProtobufMediaType('application/vnd.kubernetes.protobuf'), true);
+    assert.equal(isProtobufMediaType('application/vnd.kubernetes.protobuf;stream=watch'), true);
+    assert.equal(isProtobufMediaType(' application/vnd.kubernetes.protobuf ; stream=watch'), true);
+    assert.equal(isProtobufMediaType('application/json'), false);
+    assert.equal(isProtobufMediaType('application/vnd.kubernetes.protobuf+json'), false);
+    assert.equal(isProtobufMediaType(''), false);
+    assert.equal(isProtobufMediaType(undefined), false);
+  });
+});
+
 describe('unwrapObject', () => {
+  it('reads the prefix alone as an object of no type and an empty message', () => {
+    assert.deepEqual(unwrapObject(MAGIC), { apiVersion: '', kind: '', raw: new Uint8Array() });
+  });
+
+  it('skips its known fields when they come with another wire type', () => {
+    const bytes = protobufObject('v1', 'Pod', Uint8Array.of(1, 2), (writer) => {
+      skippedVarints(writer, 1);
+      skippedVarints(writer, 2);
+      skippedVarints(writer, 3);
+      writer.tag(4, WireType.Bit32).fixed32(300);
+      skippedBytes(writer, 5);
+    });
+    assert.deepEqual(unwrapObject(bytes), { apiVersion: 'v1', kind: 'Pod', raw: Uint8Array.of(1, 2) });
+  });
+
   it('reads the type and the raw message of an object', () => {
     const raw = Uint8Array.of(0x0a, 0x01, 0x61);
     const object = unwrapObject(protobufObject('apps/v1', 'Deployment', raw));
@@ -54,6 +95,7 @@ describe('unwrapObject', () => {
     writer.tag(3, WireType.LengthDelimited).string('unknown');
     writer.tag(1, WireType.Varint).int32(5);
     writer.tag(2, WireType.LengthDelimited).string('ConfigMap');
+    writer.tag(4, WireType.LengthDelimited).string('unknown, after the kind');
     writer.join();
     const unknown = writer.finish();
     const bytes = new Uint8Array([...MAGIC, ...unknown]);
@@ -121,6 +163,32 @@ describe('readTime', () => {
         '2026-11-25T15:03:00Z',
       ],
     );
+  });
+
+  it('skips a seconds field of another wire type, and unknown fields', () => {
+    const reader = timeReader((writer) => {
+      writer.tag(1, WireType.LengthDelimited).string('not seconds');
+      writer.tag(3, WireType.Varint).int64(99);
+      writer.tag(1, WireType.Varint).int64(120);
+    });
+    assert.equal(readTime(reader), '1970-01-01T00:02:00Z');
+  });
+
+  it('formats a time once while the same second repeats', () => {
+    const second = Date.UTC(2031, 0, 2, 3, 4, 5) / 1000;
+    const readers = [second, second, second + 1].map((s) =>
+      timeReader((writer) => writer.tag(1, WireType.Varint).int64(s)),
+    );
+    const toISOString = mock.method(Date.prototype, 'toISOString');
+    try {
+      assert.deepEqual(
+        readers.map((reader) => readTime(reader)),
+        ['2031-01-02T03:04:05Z', '2031-01-02T03:04:05Z', '2031-01-02T03:04:06Z'],
+      );
+      assert.equal(toISOString.mock.callCount(), 2);
+    } finally {
+      toISOString.mock.restore();
+    }
   });
 
   it('leaves the reader after the time, on the next field of the parent', () => {
@@ -234,9 +302,33 @@ describe('decodeStatus', () => {
     });
   });
 
+  it('skips fields of details and causes that come with another wire type', () => {
+    const writer = new BinaryWriter();
+    skippedVarints(writer, 5);
+    writer.tag(5, WireType.LengthDelimited).fork();
+    skippedVarints(writer, 1);
+    skippedVarints(writer, 4);
+    // retryAfterSeconds as bytes: a 0, an illegal tag if the bytes were not skipped whole.
+    writer.tag(5, WireType.LengthDelimited).bytes(Uint8Array.of(0));
+    skippedVarints(writer, 9);
+    skippedBytes(writer, 9);
+    writer.tag(4, WireType.LengthDelimited).fork();
+    skippedVarints(writer, 1);
+    writer.tag(3, WireType.LengthDelimited).string('spec');
+    writer.join();
+    writer.join();
+    skippedBytes(writer, 7);
+    assert.deepStrictEqual(decodeStatus({ apiVersion: 'v1', kind: 'Status', raw: writer.finish() }), {
+      kind: 'Status',
+      apiVersion: 'v1',
+      details: { causes: [{ field: 'spec' }] },
+    });
+  });
+
   it('skips a field of an unexpected wire type, and unknown fields', () => {
     const writer = new BinaryWriter();
     writer.tag(2, WireType.Varint).int32(1);
+    skippedVarints(writer, 9);
     writer.tag(6, WireType.LengthDelimited).string('not a code');
     writer.tag(7, WireType.LengthDelimited).string('unknown');
     writer.tag(3, WireType.LengthDelimited).string('kept');
@@ -382,6 +474,37 @@ describe('FrameDecoder', () => {
       [0],
     );
     assert.equal(decoder.pendingBytes(), 0);
+  });
+});
+
+describe('FrameDecoder, copying', () => {
+  it('joins the chunks of a frame once, when it is complete, and hands out a frame of one chunk uncopied', () => {
+    const decoder = new FrameDecoder();
+    const first = watchFrame('a frame cut into many chunks');
+    const second = watchFrame('a frame in one chunk');
+    const third = watchFrame('another one');
+    const concat = mock.method(Buffer, 'concat');
+    try {
+      const frames: Buffer[] = [];
+      // Its length prefix whole, then the rest 3 bytes at a time.
+      frames.push(...decoder.push(first.subarray(0, 4)));
+      for (let i = 4; i < first.length; i += 3) frames.push(...decoder.push(first.subarray(i, i + 3)));
+      assert.equal(concat.mock.callCount(), 1);
+      const [whole] = decoder.push(second);
+      assert.ok(whole);
+      assert.equal(whole.toString(), 'a frame in one chunk');
+      assert.equal(whole.buffer, second.buffer, 'a view of the chunk');
+      const [next] = decoder.push(third);
+      assert.ok(next);
+      assert.equal(next.buffer, third.buffer);
+      assert.equal(concat.mock.callCount(), 1);
+      assert.deepEqual(
+        frames.map((f) => f.toString()),
+        ['a frame cut into many chunks'],
+      );
+    } finally {
+      concat.mock.restore();
+    }
   });
 });
 
