@@ -69,10 +69,7 @@ export function encodeObject(
 }
 
 function writeMessage(writer: BinaryWriter, schema: MessageSchema, value: unknown, path: string): void {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new TypeError(`${path}: expected an object, got ${describe(value)}`);
-  }
-  for (const [name, field] of Object.entries(value)) {
+  for (const [name, field] of Object.entries(expectObject(value, path))) {
     if (field === undefined || field === null) continue;
     const entry = Object.hasOwn(schema, name) ? schema[name] : undefined;
     if (entry === undefined)
@@ -113,10 +110,7 @@ function writeField(
       return;
   }
   if ('map' in encoding) {
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-      throw new TypeError(`${path}: expected an object, got ${describe(value)}`);
-    }
-    for (const [key, item] of Object.entries(value)) {
+    for (const [key, item] of Object.entries(expectObject(value, path))) {
       if (item === undefined || item === null) continue;
       writer.tag(number, WireType.LengthDelimited).fork();
       writer.tag(MAP_ENTRY.key, WireType.LengthDelimited).string(key);
@@ -141,7 +135,8 @@ function writeField(
 /** A quantity's text: a string as it is; a number as JSON writes it, which the server parses alike. */
 function quantityText(value: unknown, path: string): string {
   if (typeof value === 'string') return value;
-  if (typeof value === 'number' && Number.isFinite(value)) return JSON.stringify(value);
+  // Only a number is finite.
+  if (Number.isFinite(value)) return JSON.stringify(value);
   throw new TypeError(`${path}: expected a quantity (a string or a finite number), got ${describe(value)}`);
 }
 
@@ -152,6 +147,13 @@ function expect<T extends 'string' | 'boolean' | 'number'>(
 ): T extends 'string' ? string : T extends 'boolean' ? boolean : number {
   if (typeof value !== type) throw new TypeError(`${path}: expected a ${type}, got ${describe(value)}`);
   return value as T extends 'string' ? string : T extends 'boolean' ? boolean : number;
+}
+
+function expectObject(value: unknown, path: string): object {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new TypeError(`${path}: expected an object, got ${describe(value)}`);
+  }
+  return value;
 }
 
 function expectArray(value: unknown, path: string): readonly unknown[] {

@@ -160,9 +160,8 @@ export function readObjectMeta(reader: BinaryReader): ObjectMeta {
         case ObjectMetaFields.managedFields:
           meta.managedFields = appended(meta.managedFields, readManagedFieldsEntry(reader));
           return true;
-        default:
-          return false;
       }
+      return false;
     });
     return meta;
   });

@@ -41,7 +41,8 @@ export interface ProtobufObject {
  * are not such an object, or that are compressed (`contentEncoding`, which the API server never sets).
  */
 export function unwrapObject(bytes: Uint8Array): ProtobufObject {
-  if (bytes.length < MAGIC.length || MAGIC.some((byte, i) => bytes[i] !== byte)) {
+  // A shorter array reads undefined past its end, which no byte equals.
+  if (MAGIC.some((byte, i) => bytes[i] !== byte)) {
     throw new Error('not a Kubernetes protobuf object (no k8s\\0 prefix)');
   }
   const reader = new BinaryReader(bytes.subarray(MAGIC.length));
@@ -68,9 +69,8 @@ export function unwrapObject(bytes: Uint8Array): ProtobufObject {
         if (encoding !== '') throw new Error(`unsupported protobuf contentEncoding "${encoding}"`);
         return true;
       }
-      default:
-        return false;
     }
+    return false;
   });
   return object;
 }
@@ -115,8 +115,8 @@ export function readTime(reader: BinaryReader): string | null {
   });
 }
 
-let lastSeconds = Number.NaN;
-let lastRfc3339 = '';
+let lastSeconds: number | undefined;
+let lastRfc3339: string;
 
 /**
  * The time as the JSON has it, e.g. `2026-11-25T14:03:00Z`. The last one is kept: the pods of one burst
@@ -127,7 +127,7 @@ let lastRfc3339 = '';
 function rfc3339(seconds: number): string {
   if (seconds !== lastSeconds) {
     const text = `${new Date(seconds * 1000).toISOString().slice(0, 19)}Z`;
-    lastRfc3339 = Buffer.from(text, 'latin1').toString('latin1');
+    lastRfc3339 = Buffer.from(text).toString('latin1');
     lastSeconds = seconds;
   }
   return lastRfc3339;
@@ -199,9 +199,8 @@ export function decodeStatus(object: ProtobufObject): KubeStatus {
         if (code !== 0) status.code = code;
         return true;
       }
-      default:
-        return false;
     }
+    return false;
   });
   return status;
 }
@@ -223,9 +222,8 @@ function decodeStatusDetails(reader: BinaryReader, end: number): KubeStatusDetai
         details.retryAfterSeconds = reader.int32();
         if (details.retryAfterSeconds === 0) delete details.retryAfterSeconds;
         return true;
-      default:
-        return false;
     }
+    return false;
   });
   return details;
 }
