@@ -367,6 +367,16 @@ describe('KubeTransport requests', () => {
     client.close();
   });
 
+  it('refuses a path that does not start with "/" before sending anything', async () => {
+    const client = unlimitedTransport(peer.kc);
+    await assert.rejects(client.request({ path: 'api/v1/pods' }), {
+      name: 'TypeError',
+      message: 'KubeTransport: path must start with "/", got "api/v1/pods"',
+    });
+    assert.equal(peer.received.length, 0);
+    client.close();
+  });
+
   it('close() ends the kept-alive connections: the next request opens a new one', async () => {
     const client = unlimitedTransport(peer.kc);
     const opened = peer.connections;
