@@ -132,6 +132,8 @@ describe('what the predicates look at', () => {
 
   it('a watch ERROR event classifies like the response it stands for', () => {
     assert.deepEqual(matching(KubeApiError.fromStatus({ code: 410, reason: 'Expired' })), ['isGone']);
+    // Without a code the event counts as a 500: the reason alone says TooManyRequests.
+    assert.deepEqual(matching(KubeApiError.fromStatus({ reason: 'TooManyRequests' })), ['isTooManyRequests']);
   });
 
   it('failures without a response, and anything that is not a KubeApiError, match nothing', () => {

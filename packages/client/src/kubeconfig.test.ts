@@ -520,3 +520,42 @@ describe('describeContext of a KubeConfig loaded elsewhere', () => {
     assert.equal(describeContext(kc).namespace, 'default');
   });
 });
+
+describe('KubeConfigError', () => {
+  it('is named, and lists what it tried only when nothing applied', () => {
+    const home = join(dir, 'nohome');
+    assert.throws(
+      () => loadKubeConfig({ env: { HOME: home } }),
+      (error: unknown) => {
+        assert.ok(error instanceof KubeConfigError);
+        assert.equal(error.name, 'KubeConfigError');
+        assert.equal(
+          error.message,
+          'no Kubernetes configuration found; tried: --kubeconfig (not given); KUBECONFIG (not set); ' +
+            'in-cluster (KUBERNETES_SERVICE_HOST/KUBERNETES_SERVICE_PORT not set); ' +
+            `${join(home, '.kube', 'config')} (does not exist)`,
+        );
+        return true;
+      },
+    );
+    assert.throws(
+      () => loadKubeConfig({ kubeconfig: join(dir, 'nope.yaml') }),
+      (error: unknown) => error instanceof KubeConfigError && error.tried.length === 0,
+    );
+  });
+
+  it('a server that does not parse as a URL is refused', () => {
+    const path = file(
+      'unparsable',
+      'clusters: [{ name: c, cluster: { server: "not a url" } }]',
+      'users: [{ name: u, user: {} }]',
+      'contexts: [{ name: x, context: { cluster: c, user: u } }]',
+      'current-context: x',
+    );
+    refuses(
+      { kubeconfig: path },
+      'kubeconfig',
+      `"${path}": context "x" names cluster "c", whose server "not a url" is not an http(s) URL`,
+    );
+  });
+});
