@@ -77,6 +77,11 @@ const EXPECTED: Record<string, Expected> = {
     help: 'Total number of reconciliation panics per controller',
     labels: ['controller'],
   },
+  controller_runtime_reconcile_timeouts_total: {
+    type: 'counter',
+    help: 'Total number of reconciliation timeouts per controller',
+    labels: ['controller'],
+  },
   controller_runtime_reconcile_time_seconds: {
     type: 'histogram',
     help: 'Length of time per reconciliation per controller',

@@ -21,10 +21,20 @@ function countersOf(exposition: Exposition, controller: string) {
     errors: valueOf(exposition, 'controller_runtime_reconcile_errors_total', { controller }),
     terminal: valueOf(exposition, 'controller_runtime_terminal_reconcile_errors_total', { controller }),
     panics: valueOf(exposition, 'controller_runtime_reconcile_panics_total', { controller }),
+    timeouts: valueOf(exposition, 'controller_runtime_reconcile_timeouts_total', { controller }),
   };
 }
 
-const ZERO = { success: 0, error: 0, requeue: 0, requeue_after: 0, errors: 0, terminal: 0, panics: 0 };
+const ZERO = {
+  success: 0,
+  error: 0,
+  requeue: 0,
+  requeue_after: 0,
+  errors: 0,
+  terminal: 0,
+  panics: 0,
+  timeouts: 0,
+};
 
 describe('reconcile metrics', () => {
   it('pre-initialises a controller like controller-runtime: every result at 0, workers set', async () => {
@@ -66,6 +76,17 @@ describe('reconcile metrics', () => {
       );
     });
   }
+
+  it('counts a timeout when it passes, apart from how the reconcile ends', async () => {
+    const { reconcile, scrapeNow } = setup();
+    const controller = reconcile.forController('at', 2);
+    controller.reconcileStarted();
+    controller.reconcileTimedOut();
+    assert.deepEqual(countersOf(await scrapeNow(), 'at'), { ...ZERO, timeouts: 1 }, 'still running');
+    assert.equal(valueOf(await scrapeNow(), 'controller_runtime_active_workers', { controller: 'at' }), 1);
+    controller.reconcileFinished('error', 31);
+    assert.deepEqual(countersOf(await scrapeNow(), 'at'), { ...ZERO, timeouts: 1, error: 1, errors: 1 });
+  });
 
   it('tracks active workers between start and finish', async () => {
     const { reconcile, scrapeNow } = setup();

@@ -30,12 +30,18 @@ export interface ControllerReconcileMetrics {
    * - `panic`: the same as `error` plus reconcile_panics_total
    */
   reconcileFinished(outcome: ReconcileOutcome, durationSeconds: number): void;
+  /**
+   * A reconcile outlived its timeout and its signal was aborted: `controller_runtime_reconcile_timeouts_total`
+   * + 1, counted when the timeout passes (a reconcile that ignores its signal and never returns is
+   * counted too). How the reconcile then ends is counted by `reconcileFinished` as usual.
+   */
+  reconcileTimedOut(): void;
 }
 
 export interface ReconcileMetrics {
   /**
    * Creates the series of `controller` the way controller-runtime's `initMetrics` does when a controller
-   * starts: reconcile_total for all four results, errors, terminal errors and panics at 0, active
+   * starts: reconcile_total for all four results, errors, terminal errors, panics and timeouts at 0, active
    * workers at 0 and max_concurrent_reconciles at `maxConcurrentReconciles`. Counters are never reset
    * when called again for the same controller.
    */
@@ -68,6 +74,12 @@ export function createReconcileMetrics(registry: Registry): ReconcileMetrics {
     labelNames: ['controller'] as const,
     registers,
   });
+  const timeouts = new Counter({
+    name: 'controller_runtime_reconcile_timeouts_total',
+    help: 'Total number of reconciliation timeouts per controller',
+    labelNames: ['controller'] as const,
+    registers,
+  });
   const time = new Histogram({
     name: 'controller_runtime_reconcile_time_seconds',
     help: 'Length of time per reconciliation per controller',
@@ -95,6 +107,7 @@ export function createReconcileMetrics(registry: Registry): ReconcileMetrics {
       errors.inc(labels, 0);
       terminalErrors.inc(labels, 0);
       panics.inc(labels, 0);
+      timeouts.inc(labels, 0);
       maxConcurrent.set(labels, maxConcurrentReconciles);
       // inc(0), not set(0): a second forController() for a running controller must not lose its workers.
       activeWorkers.inc(labels, 0);
@@ -102,6 +115,9 @@ export function createReconcileMetrics(registry: Registry): ReconcileMetrics {
 
       const active = activeWorkers.labels(labels);
       return {
+        reconcileTimedOut: () => {
+          timeouts.inc(labels);
+        },
         reconcileStarted: () => {
           active.inc();
         },
