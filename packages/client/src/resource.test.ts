@@ -298,7 +298,7 @@ function podMessage(name: string): Uint8Array {
 }
 
 describe('Resource.watch', () => {
-  it('sends watch=1, bookmarks unless refused, and the options; yields each event', async () => {
+  it('sends watch=1, bookmarks unless refused, and the options (a streaming list with its match); yields each event', async () => {
     const widgets = client().resource<Widget>(WIDGETS);
     peer.route = (_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json' });
@@ -329,11 +329,26 @@ describe('Resource.watch', () => {
         signal: new AbortController().signal,
       }),
     );
+    await collect(
+      widgets.watch({
+        resourceVersion: '',
+        sendInitialEvents: true,
+        signal: new AbortController().signal,
+      }),
+    );
+    await collect(
+      widgets.watch({
+        sendInitialEvents: false,
+        signal: new AbortController().signal,
+      }),
+    );
     assert.deepEqual(
       peer.received.map(({ url }) => url.replace(/^\/prefix/, '')),
       [
         '/apis/example.com/v2/namespaces/ns/widgets?labelSelector=a%3Db&fieldSelector=f%3Dg&watch=1&allowWatchBookmarks=true&resourceVersion=9&timeoutSeconds=30',
         '/apis/example.com/v2/widgets?watch=1',
+        '/apis/example.com/v2/widgets?watch=1&allowWatchBookmarks=true',
+        '/apis/example.com/v2/widgets?watch=1&allowWatchBookmarks=true&resourceVersion=&sendInitialEvents=true&resourceVersionMatch=NotOlderThan',
         '/apis/example.com/v2/widgets?watch=1&allowWatchBookmarks=true',
       ],
     );

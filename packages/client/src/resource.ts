@@ -124,6 +124,13 @@ export interface WatchOptions {
   idleTimeoutMs?: number;
   /** Default true: the server sends BOOKMARK events, so a re-watch resumes from a recent version. */
   allowWatchBookmarks?: boolean;
+  /**
+   * A streaming list (WatchList, KEP-3157): the watch first sends the collection's state at
+   * `resourceVersion` or newer (`''`: the newest, a consistent read) as ADDED events, then a BOOKMARK
+   * annotated `k8s.io/initial-events-end: "true"`, then changes. Sends `resourceVersionMatch=NotOlderThan`
+   * with it, which the API server requires. A server with the WatchList feature off answers 422 Invalid.
+   */
+  sendInitialEvents?: boolean;
   /** Read events in protobuf, each object decoded by the handle's `protobuf.decode`. */
   encoding?: 'json' | 'protobuf';
 }
@@ -266,6 +273,10 @@ export class Resource<K extends KubeObject> {
     query.set('watch', '1');
     if (options.allowWatchBookmarks !== false) query.set('allowWatchBookmarks', 'true');
     if (options.resourceVersion !== undefined) query.set('resourceVersion', options.resourceVersion);
+    if (options.sendInitialEvents === true) {
+      query.set('sendInitialEvents', 'true');
+      query.set('resourceVersionMatch', 'NotOlderThan');
+    }
     if (options.timeoutSeconds !== undefined) query.set('timeoutSeconds', String(options.timeoutSeconds));
     const path = withQuery(this.#collectionPath(options.namespace), query);
     const decode = options.encoding === 'protobuf' ? this.#decoder() : undefined;
