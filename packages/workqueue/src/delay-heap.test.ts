@@ -4,7 +4,7 @@ import { DelayHeap } from './delay-heap.ts';
 
 function popAll(heap: DelayHeap<string>, now = Infinity): string[] {
   const keys: string[] = [];
-  for (let key = heap.popDue(now); key !== undefined; key = heap.popDue(now)) keys.push(key);
+  for (let due = heap.popDue(now); due !== undefined; due = heap.popDue(now)) keys.push(due.key);
   return keys;
 }
 

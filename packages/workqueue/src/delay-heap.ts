@@ -1,5 +1,13 @@
-interface Entry<K> {
+import { NORMAL_PRIORITY } from './priority.ts';
+
+/** A key whose delay ended, and the priority it is to be added with. */
+export interface DueKey<K> {
   readonly key: K;
+  readonly priority: number;
+}
+
+interface Entry<K> extends DueKey<K> {
+  priority: number;
   readyAt: number;
   /** Tie-breaker: keys due at the same instant come out in the order they were scheduled. */
   seq: number;
@@ -13,7 +21,8 @@ function less<K>(a: Entry<K>, b: Entry<K>): boolean {
 
 /**
  * A binary min-heap of keys by ready time with an index map: one entry per key, so rescheduling a waiting
- * key to an earlier time is a decrease-key instead of a second entry.
+ * key to an earlier time is a decrease-key instead of a second entry. Each key also carries the highest
+ * priority it was scheduled with.
  */
 export class DelayHeap<K> {
   readonly #heap: Entry<K>[] = [];
@@ -25,19 +34,21 @@ export class DelayHeap<K> {
   }
 
   /**
-   * Schedules `key` at `readyAt`. A key already waiting keeps the earlier of its current and the new time.
+   * Schedules `key` at `readyAt` with `priority`. A key already waiting keeps the earlier of its current and
+   * the new time, and the higher of its current and the new priority.
    * @returns true when `key` changed position (inserted or moved earlier).
    */
-  schedule(key: K, readyAt: number): boolean {
+  schedule(key: K, readyAt: number, priority = NORMAL_PRIORITY): boolean {
     const existing = this.#byKey.get(key);
     if (existing !== undefined) {
+      if (priority > existing.priority) existing.priority = priority;
       if (readyAt >= existing.readyAt) return false;
       existing.readyAt = readyAt;
       existing.seq = this.#seq++;
       this.#up(existing.index);
       return true;
     }
-    const entry: Entry<K> = { key, readyAt, seq: this.#seq++, index: this.#heap.length };
+    const entry: Entry<K> = { key, priority, readyAt, seq: this.#seq++, index: this.#heap.length };
     this.#heap.push(entry);
     this.#byKey.set(key, entry);
     this.#up(entry.index);
@@ -50,7 +61,7 @@ export class DelayHeap<K> {
   }
 
   /** Removes and returns the earliest key if it is ready at `now`, else `undefined`. */
-  popDue(now: number): K | undefined {
+  popDue(now: number): DueKey<K> | undefined {
     const top = this.#heap[0];
     if (top === undefined || top.readyAt > now) return undefined;
     const last = this.#heap.pop() as Entry<K>;
@@ -60,7 +71,7 @@ export class DelayHeap<K> {
       this.#down(0);
     }
     this.#byKey.delete(top.key);
-    return top.key;
+    return top;
   }
 
   clear(): void {

@@ -58,7 +58,7 @@ describe('delaying queue: addAfter', () => {
     const got = queue.get();
     queue.addAfter('a', 10);
     clock.step(10);
-    assert.deepEqual(await got, { key: 'a', shutdown: false });
+    assert.deepEqual(await got, { key: 'a', priority: 0, shutdown: false });
   });
 
   it('keeps the earliest ready time: a shorter delay moves a waiting key earlier, and it runs once', () => {
@@ -104,7 +104,7 @@ describe('delaying queue: addAfter', () => {
     const { clock, queue } = setup();
     queue.add('a');
     const item = queue.tryGet();
-    assert.deepEqual(item, { key: 'a', shutdown: false });
+    assert.deepEqual(item, { key: 'a', priority: 0, shutdown: false });
     queue.addAfter('a', 10);
     clock.step(10);
     assert.equal(queue.len(), 0, 'still processing');

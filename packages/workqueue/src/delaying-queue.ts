@@ -1,19 +1,21 @@
 import type { Clock, Timer } from '@loopwright/core';
 import { DelayHeap } from './delay-heap.ts';
 import type { QueueMetrics } from './metrics.ts';
+import { checkPriority, NORMAL_PRIORITY, type Ordering } from './priority.ts';
 import { Queue, type WorkQueue } from './queue.ts';
 
 /** client-go's `DelayingInterface`: a {@link WorkQueue} that can add a key later. */
 export interface DelayingQueue<K extends string> extends WorkQueue<K> {
   /**
-   * Adds `key` once `delayMs` milliseconds have passed. `delayMs <= 0` is a plain `add`. A key already
-   * waiting keeps the earliest ready time: a shorter delay moves it earlier, a longer one is ignored.
+   * Adds `key` at `priority` (default {@link NORMAL_PRIORITY}) once `delayMs` milliseconds have passed.
+   * `delayMs <= 0` is a plain `add`. A key already waiting keeps the earliest ready time (a shorter delay
+   * moves it earlier, a longer one is ignored) and the highest priority.
    * Waiting is independent of the queue state: a key added directly meanwhile is processed now AND added
-   * again when its delay ends (that add dedups if the key is still dirty then).
+   * again when its delay ends (that add dedups if the key is still dirty then, keeping the higher priority).
    * No-op after shutdown; shutdown drops all waiting keys. Counts in the retries metric.
-   * @throws RangeError if `delayMs` is NaN.
+   * @throws RangeError if `delayMs` is NaN or `priority` is not a safe integer.
    */
-  addAfter(key: K, delayMs: number): void;
+  addAfter(key: K, delayMs: number, priority?: number): void;
 }
 
 /**
@@ -27,21 +29,22 @@ export class DelayingQueueImpl<K extends string> extends Queue<K> implements Del
   #timer: Timer | undefined;
   #timerReadyAt = Infinity;
 
-  constructor(clock: Clock, metrics: QueueMetrics<K> | undefined) {
-    super(metrics);
+  constructor(clock: Clock, metrics: QueueMetrics<K> | undefined, ordering: Ordering) {
+    super(metrics, ordering);
     this.clock = clock;
   }
 
-  addAfter(key: K, delayMs: number): void {
+  addAfter(key: K, delayMs: number, priority: number = NORMAL_PRIORITY): void {
     if (Number.isNaN(delayMs)) throw new RangeError(`addAfter(${JSON.stringify(key)}): delayMs is NaN`);
+    checkPriority(priority, key);
     if (this.shuttingDown()) return;
     this.metrics?.retry();
     if (delayMs <= 0) {
-      this.add(key);
+      this.add(key, priority);
       return;
     }
     const readyAt = this.clock.now() + delayMs;
-    if (this.#waiting.schedule(key, readyAt) && readyAt < this.#timerReadyAt) this.#arm(readyAt);
+    if (this.#waiting.schedule(key, readyAt, priority) && readyAt < this.#timerReadyAt) this.#arm(readyAt);
   }
 
   // A hook rather than a shutDown() override, which would also have to let a second shutDown() through
@@ -63,8 +66,8 @@ export class DelayingQueueImpl<K extends string> extends Queue<K> implements Del
     this.#timer = undefined;
     this.#timerReadyAt = Infinity;
     const now = this.clock.now();
-    for (let key = this.#waiting.popDue(now); key !== undefined; key = this.#waiting.popDue(now)) {
-      this.add(key);
+    for (let due = this.#waiting.popDue(now); due !== undefined; due = this.#waiting.popDue(now)) {
+      this.add(due.key, due.priority);
     }
     // Also re-arms when the timer fired before the earliest key was due (millisecond rounding).
     // A key delayed by Infinity never fires, so it gets no timer that would hold the process open.

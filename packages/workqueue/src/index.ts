@@ -6,6 +6,8 @@ export { newRateLimitingQueue } from './rate-limiting-queue.ts';
 export type { RateLimitingQueue, RateLimitingQueueOptions } from './rate-limiting-queue.ts';
 export type { DelayingQueue } from './delaying-queue.ts';
 export type { QueueItem, WorkQueue } from './queue.ts';
+export { LOW_PRIORITY, NORMAL_PRIORITY } from './priority.ts';
+export type { Ordering } from './priority.ts';
 export {
   bucketRateLimiter,
   defaultControllerRateLimiter,

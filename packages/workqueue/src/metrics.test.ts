@@ -1,14 +1,22 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { FakeClock } from '@loopwright/core/testing';
-import { newRateLimitingQueue, type WorkqueueMetricsProvider } from './index.ts';
+import { LOW_PRIORITY, newRateLimitingQueue, type Ordering, type WorkqueueMetricsProvider } from './index.ts';
 
-/** Records every metric call as `metric:method(value)`; creation calls as `new metric(name)`. */
-function recordingProvider(): { provider: WorkqueueMetricsProvider; calls: string[]; take: () => string[] } {
+/**
+ * Records every metric call as `metric:method(value)` (`depth:inc` without an argument); creation calls as
+ * `new metric(name)`. With `byPriority` the provider also creates depth by priority (`depthByPriority`).
+ */
+function recordingProvider({ byPriority = false } = {}): {
+  provider: WorkqueueMetricsProvider;
+  calls: string[];
+  take: () => string[];
+} {
   const calls: string[] = [];
+  const withArgument = (args: unknown[]) => (args.length === 0 ? '' : `(${args.join(', ')})`);
   const instrument = (metric: string) => ({
-    inc: () => calls.push(`${metric}:inc`),
-    dec: () => calls.push(`${metric}:dec`),
+    inc: (...args: unknown[]) => calls.push(`${metric}:inc${withArgument(args)}`),
+    dec: (...args: unknown[]) => calls.push(`${metric}:dec${withArgument(args)}`),
     observe: (seconds: number) => calls.push(`${metric}:observe(${seconds})`),
     set: (seconds: number) => calls.push(`${metric}:set(${seconds})`),
   });
@@ -24,6 +32,7 @@ function recordingProvider(): { provider: WorkqueueMetricsProvider; calls: strin
     newUnfinishedWorkSecondsMetric: factory('unfinished'),
     newLongestRunningProcessorSecondsMetric: factory('longest'),
     newRetriesMetric: factory('retries'),
+    ...(byPriority && { newDepthMetricWithPriority: factory('depthByPriority') }),
   };
   return { provider, calls, take: () => calls.splice(0) };
 }
@@ -159,5 +168,107 @@ describe('queue metrics', () => {
     assert.equal(clock.pendingTimers(), 0);
     clock.step(5000);
     assert.deepEqual(take(), []);
+  });
+});
+
+describe('queue metrics: depth by priority', () => {
+  function prioritySetup(ordering: Ordering = 'priority') {
+    const clock = new FakeClock();
+    const recording = recordingProvider({ byPriority: true });
+    const queue = newRateLimitingQueue({
+      name: 'pods',
+      metricsProvider: recording.provider,
+      clock,
+      ordering,
+    });
+    return { clock, queue, ...recording };
+  }
+
+  it('a priority queue creates depth by priority instead of the plain depth', () => {
+    const { take } = prioritySetup();
+    assert.deepEqual(take().slice(0, 2), ['new depthByPriority(pods)', 'new adds(pods)']);
+  });
+
+  it('counts an add at its priority and the hand-out at the priority handed out', () => {
+    const { queue, take } = prioritySetup();
+    take();
+    queue.add('a', LOW_PRIORITY);
+    queue.add('b');
+    assert.deepEqual(take(), ['adds:inc', 'depthByPriority:inc(-100)', 'adds:inc', 'depthByPriority:inc(0)']);
+    queue.tryGet();
+    queue.tryGet();
+    assert.deepEqual(withoutGauges(take()), [
+      'depthByPriority:dec(0)',
+      'latency:observe(0)',
+      'depthByPriority:dec(-100)',
+      'latency:observe(0)',
+    ]);
+  });
+
+  it('moves a raised waiting key from its old priority to the new one, without counting an add', () => {
+    const { queue, take } = prioritySetup();
+    queue.add('a', LOW_PRIORITY);
+    take();
+    queue.add('a', 5);
+    queue.add('a', 1);
+    queue.add('a', 5);
+    assert.deepEqual(take(), ['depthByPriority:dec(-100)', 'depthByPriority:inc(5)']);
+    queue.tryGet();
+    assert.deepEqual(take().slice(0, 1), ['depthByPriority:dec(5)']);
+  });
+
+  it('moves a key raised during processing too: it counts in depth from its add, as in client-go', () => {
+    const { queue, take } = prioritySetup();
+    queue.add('a');
+    queue.tryGet();
+    take();
+    queue.add('a', LOW_PRIORITY);
+    queue.add('a', 2);
+    assert.deepEqual(take(), [
+      'adds:inc',
+      'depthByPriority:inc(-100)',
+      'depthByPriority:dec(-100)',
+      'depthByPriority:inc(2)',
+    ]);
+    queue.done('a');
+    queue.tryGet();
+    assert.deepEqual(
+      withoutGauges(take()).filter((call) => call.startsWith('depth')),
+      ['depthByPriority:dec(2)'],
+    );
+  });
+
+  it('counts a delayed key at its priority when its delay ends', () => {
+    const { clock, queue, take } = prioritySetup();
+    queue.addAfter('a', 10, 3);
+    assert.deepEqual(take().slice(-1), ['retries:inc']);
+    clock.step(10);
+    assert.deepEqual(take(), ['adds:inc', 'depthByPriority:inc(3)']);
+  });
+
+  it('a FIFO queue keeps the plain depth, called without priorities, and records no raise', () => {
+    const { queue, take } = prioritySetup('fifo');
+    assert.deepEqual(take()[0], 'new depth(pods)');
+    queue.add('a', LOW_PRIORITY);
+    queue.add('a', 5);
+    queue.tryGet();
+    assert.deepEqual(withoutGauges(take()), ['adds:inc', 'depth:inc', 'depth:dec', 'latency:observe(0)']);
+  });
+
+  it('a priority queue falls back to the plain depth, without priorities, when the provider has no depth by priority', () => {
+    const clock = new FakeClock();
+    const { provider, take } = recordingProvider();
+    const queue = newRateLimitingQueue({
+      name: 'pods',
+      metricsProvider: provider,
+      clock,
+      ordering: 'priority',
+    });
+    assert.deepEqual(take()[0], 'new depth(pods)');
+    // prom-client's inc(value) would take a priority for the amount: the depth must see no argument.
+    queue.add('a', LOW_PRIORITY);
+    queue.add('a', 5);
+    queue.tryGet();
+    assert.deepEqual(withoutGauges(take()), ['adds:inc', 'depth:inc', 'depth:dec', 'latency:observe(0)']);
   });
 });

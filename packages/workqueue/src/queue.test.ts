@@ -43,7 +43,7 @@ describe('queue: add / get / done', () => {
   it('accepts the empty string as a key', () => {
     const queue = newQueue();
     queue.add('');
-    assert.deepEqual(queue.tryGet(), { key: '', shutdown: false });
+    assert.deepEqual(queue.tryGet(), { key: '', priority: 0, shutdown: false });
   });
 
   it('does not hand out a key that is being processed, even when added again', async () => {

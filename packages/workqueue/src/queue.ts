@@ -1,26 +1,39 @@
 import { Fifo } from './fifo.ts';
 import type { QueueMetrics } from './metrics.ts';
-
-/** What `get()` hands out: a key to process, or the news that the queue is shut down and drained. */
-export type QueueItem<K extends string> =
-  { readonly key: K; readonly shutdown: false } | { readonly key: undefined; readonly shutdown: true };
+import { PriorityOrder } from './priority-order.ts';
+import { checkPriority, NORMAL_PRIORITY, type Ordering } from './priority.ts';
+import { FifoOrder, type ReadyOrder } from './ready-order.ts';
 
 /**
- * client-go's `workqueue.Interface`: a FIFO of keys that deduplicates waiting keys and never hands one key
- * to two workers at once.
+ * What `get()` hands out: a key to process with the priority it was handed out with (the highest of the
+ * adds that queued it, so a worker can re-add the key at the priority it had), or the news that the queue
+ * is shut down and drained.
+ */
+export type QueueItem<K extends string> =
+  | { readonly key: K; readonly priority: number; readonly shutdown: false }
+  | { readonly key: undefined; readonly shutdown: true };
+
+/**
+ * client-go's `workqueue.Interface`: a line of keys that deduplicates waiting keys and never hands one key
+ * to two workers at once, in FIFO or priority order (the queue's `ordering` option).
  *
  * A key is *dirty* from `add` until a worker gets it, and *processing* from `get` until `done`. Adds of a
- * dirty key are dropped; an add during processing marks the key dirty again, and `done` puts it back in
- * line: any number of adds during processing collapse into exactly one re-run, by a single worker.
+ * dirty key only raise its priority; an add during processing marks the key dirty again, and `done` puts
+ * it back in line: any number of adds during processing collapse into exactly one re-run, by a single
+ * worker, at the highest priority among them.
  */
 export interface WorkQueue<K extends string> {
   /**
-   * Marks `key` dirty. No-op after shutdown and when `key` is already dirty (the adds metric is not
-   * incremented). A key being processed is not queued now but when its worker calls `done`.
+   * Marks `key` dirty at `priority` (an integer, default {@link NORMAL_PRIORITY}). No-op after shutdown.
+   * When `key` is already dirty the adds metric is not incremented and the key keeps the higher priority:
+   * a higher one moves it to the back of that priority's line (priority order), an equal or lower one
+   * changes nothing. A key being processed is not queued now but when its worker calls `done`.
+   * @throws RangeError if `priority` is not a safe integer.
    */
-  add(key: K): void;
+  add(key: K, priority?: number): void;
   /**
-   * Hands out the oldest ready key and marks it processing; waits while none is ready. Waiting getters are
+   * Hands out the next ready key (the oldest; in priority order the oldest of the highest priority) and
+   * marks it processing; waits while none is ready. Waiting getters are
    * served in call order. Resolves `{ shutdown: true }` once the queue is shut down and has no ready keys
    * (keys queued before shutdown are still handed out first). Never rejects.
    */
@@ -32,7 +45,8 @@ export interface WorkQueue<K extends string> {
    */
   tryGet(): QueueItem<K> | undefined;
   /**
-   * Ends processing of `key`. If it was added meanwhile it goes to the back of the queue (also after
+   * Ends processing of `key`. If it was added meanwhile it goes to the back of the line, at the highest
+   * priority of those adds (also after
    * shutdown, so it is not lost to a draining worker). No-op for a key that is not processing.
    */
   done(key: K): void;
@@ -56,27 +70,38 @@ export interface WorkQueue<K extends string> {
 
 const shutdownItem: QueueItem<never> = Object.freeze({ key: undefined, shutdown: true });
 
-/** The basic queue: `queue` (ready FIFO), `dirty` and `processing` sets, as in client-go. */
+/**
+ * The basic queue: `queue` (the ready line), `dirty` and `processing` sets, as in client-go; `dirty` also
+ * holds each dirty key's priority.
+ */
 export class Queue<K extends string> implements WorkQueue<K> {
   protected readonly metrics: QueueMetrics<K> | undefined;
-  readonly #ready = new Fifo<K>();
-  readonly #dirty = new Set<K>();
+  readonly #ready: ReadyOrder<K>;
+  /** Dirty keys and the highest priority each was added with since it was last handed out. */
+  readonly #dirty = new Map<K, number>();
   readonly #processing = new Set<K>();
   /** Pending `get()` calls; only non-empty while `#ready` is empty. */
   readonly #getters = new Fifo<(item: QueueItem<K>) => void>();
   #drainWaiters: (() => void)[] = [];
   #shuttingDown = false;
 
-  constructor(metrics: QueueMetrics<K> | undefined) {
+  constructor(metrics: QueueMetrics<K> | undefined, ordering: Ordering) {
     this.metrics = metrics;
+    this.#ready = ordering === 'priority' ? new PriorityOrder<K>() : new FifoOrder<K>();
   }
 
-  add(key: K): void {
-    if (this.#shuttingDown || this.#dirty.has(key)) return;
-    this.#dirty.add(key);
-    this.metrics?.add(key);
+  add(key: K, priority: number = NORMAL_PRIORITY): void {
+    checkPriority(priority, key);
+    if (this.#shuttingDown) return;
+    const dirtyAt = this.#dirty.get(key);
+    if (dirtyAt !== undefined) {
+      if (priority > dirtyAt) this.#raise(key, dirtyAt, priority);
+      return;
+    }
+    this.#dirty.set(key, priority);
+    this.metrics?.add(key, priority);
     if (this.#processing.has(key)) return;
-    this.#enqueue(key);
+    this.#enqueue(key, priority);
   }
 
   get(): Promise<QueueItem<K>> {
@@ -97,7 +122,8 @@ export class Queue<K extends string> implements WorkQueue<K> {
     // client-go would re-queue a dirty key on a stray done() and so queue it twice; ignore it instead.
     if (!this.#processing.delete(key)) return;
     this.metrics?.done(key);
-    if (this.#dirty.has(key)) this.#enqueue(key);
+    const dirtyAt = this.#dirty.get(key);
+    if (dirtyAt !== undefined) this.#enqueue(key, dirtyAt);
     if (this.#processing.size === 0) this.#endDrain();
   }
 
@@ -152,16 +178,24 @@ export class Queue<K extends string> implements WorkQueue<K> {
   }
 
   /** Puts a dirty, not processing key in line, or straight into the hands of the longest waiting getter. */
-  #enqueue(key: K): void {
+  #enqueue(key: K, priority: number): void {
     const getter = this.#getters.shift();
-    if (getter === undefined) this.#ready.push(key);
+    if (getter === undefined) this.#ready.push(key, priority);
     else getter(this.#handOut(key));
   }
 
+  /** A dirty key added again with a higher priority: in line, it moves; processing, `done` will use it. */
+  #raise(key: K, from: number, to: number): void {
+    this.#dirty.set(key, to);
+    this.metrics?.raise(from, to);
+    if (!this.#processing.has(key)) this.#ready.raise(key, to);
+  }
+
   #handOut(key: K): QueueItem<K> {
+    const priority = this.#dirty.get(key) as number;
     this.#dirty.delete(key);
     this.#processing.add(key);
-    this.metrics?.get(key);
-    return { key, shutdown: false };
+    this.metrics?.get(key, priority);
+    return { key, priority, shutdown: false };
   }
 }

@@ -11,7 +11,7 @@ describe('rate limiting queue', () => {
     clock.step(4);
     assert.equal(queue.len(), 0);
     clock.step(1);
-    assert.deepEqual(queue.tryGet(), { key: 'a', shutdown: false });
+    assert.deepEqual(queue.tryGet(), { key: 'a', priority: 0, shutdown: false });
     queue.done('a');
     assert.equal(queue.numRequeues('a'), 1);
 
