@@ -18,6 +18,9 @@ export const program = defineProgram({
   // the limit's against 1.03x). Also the bound on the starts a crash can catch in flight. README,
   // Benchmark.
   workers: 16,
+  // A reconcile is a few API calls (read, create a Pod, write status), each bounded by the client's own
+  // timeouts: a minute is far past any healthy one and cuts only one stuck on a connection that hangs.
+  reconcileTimeout: '1m',
   namespaced: true,
   options: {
     defaultImage: option(

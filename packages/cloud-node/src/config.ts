@@ -22,6 +22,9 @@ export const program = defineProgram({
   packageJson: new URL('../package.json', import.meta.url),
   // Per controller; most reconciles wait on one shared sweep of the servers.
   workers: 16,
+  // A reconcile makes a few Hetzner calls (15 s timeout each, retried with backoff across reconciles, not
+  // within one) and one Node patch: two minutes leave room for a slow page of servers.
+  reconcileTimeout: '2m',
   // Nodes are cluster-scoped.
   namespaced: false,
   options: {

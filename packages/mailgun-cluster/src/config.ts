@@ -35,6 +35,10 @@ export const program = defineProgram({
   packageJson: new URL('../package.json', import.meta.url),
   // Per controller: sends are slow and rare; one at a time keeps the Mailgun quota predictable.
   workers: 1,
+  // Room for the slowest healthy reconcile: a few API calls and one send bounded by --mailgun-timeout
+  // (30 s). A send cut short is safe: the claim recorded before it makes the next reconcile look the
+  // mail up in Mailgun's events before it sends again, so nothing is sent twice.
+  reconcileTimeout: '3m',
   namespaced: true,
   options: {
     mailgunDomain: option(

@@ -13,7 +13,7 @@ import type { KubeConfigError, LoadKubeConfigOptions } from '@loopwright/client'
 type KubeOptions = Pick<StandardOptions, 'kubeconfig' | 'context'>;
 
 // Their flags and variables do not depend on the program.
-const kubeOptions: KubeOptions = standardOptions({ name: 'any', workers: 1 });
+const kubeOptions: KubeOptions = standardOptions({ name: 'any', workers: 1, reconcileTimeout: '0' });
 
 /**
  * The flag's file as the explicit path; else `KUBECONFIG` as the option resolved it (trimmed, and an

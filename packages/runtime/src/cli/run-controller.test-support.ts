@@ -12,6 +12,7 @@ const program = defineProgram({
   name: 'fixture',
   packageJson: new URL('../../package.json', import.meta.url),
   workers: 2,
+  reconcileTimeout: '0',
   namespaced: true,
   options: {
     greeting: option(text(), { flag: '--greeting', description: 'logged at start', default: 'hello' }),

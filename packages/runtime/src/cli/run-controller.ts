@@ -122,6 +122,8 @@ export async function runController<O extends OptionSet>(
     ...servers,
     rateLimit: clientRateLimit(standard),
     fieldManager: program.name,
+    reconcileTimeoutMs: standard.reconcileTimeout,
+    warmStandby: standard.warmStandby,
     ...(standard.podName ? { identity: standard.podName } : {}),
     ...(standard.leaderElect
       ? {

@@ -9,6 +9,7 @@ const program = defineProgram({
   name: 'example',
   packageJson: new URL('file:///unused/package.json'),
   workers: 3,
+  reconcileTimeout: '0',
   namespaced: true,
   options: {
     greeting: option(text(), { flag: '--greeting', description: 'what to say', default: 'hello' }),

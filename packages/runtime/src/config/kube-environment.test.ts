@@ -26,7 +26,7 @@ describe('the environment loadKubeConfig reads, as --help lists it', () => {
       { HOME: join(dir, 'home') },
       { HOME: join(dir, 'home'), KUBERNETES_SERVICE_HOST: '10.0.0.1', KUBERNETES_SERVICE_PORT: '443' },
     ).filter((name) => name !== 'HOME');
-    const kubeconfig = standardOptions({ name: 'x', workers: 1 }).kubeconfig.variable;
+    const kubeconfig = standardOptions({ name: 'x', workers: 1, reconcileTimeout: '0' }).kubeconfig.variable;
     assert.deepEqual(read, [kubeconfig, ...IN_CLUSTER_VARIABLES].sort());
   });
 });

@@ -9,6 +9,7 @@ const program = defineProgram({
   name: 'example',
   packageJson: new URL('file:///unused/package.json'),
   workers: 3,
+  reconcileTimeout: '0',
   namespaced: false,
   options: {
     period: option(duration('1s', '1h'), { flag: '--period', description: 'how often | why', default: '5s' }),

@@ -20,6 +20,7 @@ const program = defineProgram({
   name: 'example',
   packageJson: new URL('file:///unused/package.json'),
   workers: 4,
+  reconcileTimeout: '90s',
   namespaced: true,
   options: {
     greeting: option(text(), { flag: '--greeting', description: 'what to say', default: 'hello' }),
@@ -164,6 +165,7 @@ describe('parseProgram: secrets', () => {
       name: 'replacing',
       packageJson: new URL('file:///unused/package.json'),
       workers: 1,
+      reconcileTimeout: '0',
       namespaced: true,
       options: {
         token: secret({
@@ -227,7 +229,7 @@ describe('parseProgram: secrets', () => {
 });
 
 describe('parseProgram: standard options', () => {
-  it("defaults: controller-runtime's, with the program's Lease name and workers", () => {
+  it("defaults: controller-runtime's, with the program's Lease name, workers and reconcile timeout", () => {
     const { standard, setBy } = parse([]);
     assert.deepEqual(standard, {
       kubeconfig: undefined,
@@ -245,6 +247,8 @@ describe('parseProgram: standard options', () => {
       logLevel: 'info',
       logFormat: undefined,
       workers: 4,
+      reconcileTimeout: 90_000,
+      warmStandby: true,
       podName: undefined,
       podNamespace: undefined,
       watchNamespace: undefined,
@@ -274,6 +278,8 @@ describe('parseProgram: standard options', () => {
       LOG_LEVEL: 'debug',
       LOG_FORMAT: 'console',
       WORKERS: '7',
+      RECONCILE_TIMEOUT: '0',
+      WARM_STANDBY: 'false',
       POD_NAME: 'example-7d9f-x2',
       POD_NAMESPACE: 'ops',
       WATCH_NAMESPACE: 'a,b',
@@ -295,6 +301,8 @@ describe('parseProgram: standard options', () => {
       logLevel: 'debug',
       logFormat: 'console',
       workers: 7,
+      reconcileTimeout: 0,
+      warmStandby: false,
       podName: 'example-7d9f-x2',
       podNamespace: 'ops',
       watchNamespace: ['a', 'b'],
@@ -324,6 +332,13 @@ describe('parseProgram: standard options', () => {
         /^POD_NAME: expected a DNS-1123 subdomain \(at most 128 characters\), got "p{129}"$/,
       ],
       [['--pod-name', 'Pod_1'], {}, /^--pod-name: expected a DNS-1123 subdomain/],
+      // Go has no day unit; a negative timeout means nothing.
+      [
+        [],
+        { RECONCILE_TIMEOUT: '1d' },
+        /^RECONCILE_TIMEOUT: expected a duration from 0s to 24h, like 1m30s, got "1d"$/,
+      ],
+      [['--reconcile-timeout=-1s'], {}, /^--reconcile-timeout: expected a duration from 0s to 24h/],
       // A Lease name: a DNS-1123 subdomain.
       [
         [],

@@ -27,12 +27,15 @@ export interface ControllerProgram<O extends OptionSet> {
   readonly check?: (values: OptionValues<O>, setBy: SetBy<O>) => void;
   /** The default of `--workers`. */
   readonly workers: number;
+  /** The default of `--reconcile-timeout`: a Go duration, `0` for none. */
+  readonly reconcileTimeout: string;
   /** Its resources are namespaced: it takes `--watch-namespace`. */
   readonly namespaced: boolean;
 }
 
 /** What the option lists, `--help` and the README tables need of a program, whatever its options. */
-export type ProgramShape = Pick<ControllerProgram<OptionSet>, 'name' | 'options' | 'workers' | 'namespaced'>;
+export type ProgramShape = Pick<ControllerProgram<OptionSet>, 'name' | 'options' | 'workers' | 'reconcileTimeout' | 'namespaced'
+>;
 
 /** Declares a program; fails at once when a flag or variable is declared twice (or shadows a standard one). */
 export function defineProgram<O extends OptionSet>(program: ControllerProgram<O>): ControllerProgram<O> {

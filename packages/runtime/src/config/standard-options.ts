@@ -27,9 +27,11 @@ export interface StandardDefaults {
   readonly name: string;
   /** The default of `--workers`. */
   readonly workers: number;
+  /** The default of `--reconcile-timeout`, a Go duration (`0`: none); each controller says why in its README. */
+  readonly reconcileTimeout: string;
 }
 
-export function standardOptions({ name, workers }: StandardDefaults) {
+export function standardOptions({ name, workers, reconcileTimeout }: StandardDefaults) {
   return {
     kubeconfig: option(text({ placeholder: '<path>', expected: 'a path' }), {
       flag: '--kubeconfig',
@@ -43,7 +45,13 @@ export function standardOptions({ name, workers }: StandardDefaults) {
     }),
     leaderElect: option(boolean, {
       flag: '--leader-elect',
-      description: 'elect one active replica, the others wait as warm standbys; false: run one replica only',
+      description: 'elect one active replica, the others wait as standbys; false: run one replica only',
+      default: 'true',
+    }),
+    warmStandby: option(boolean, {
+      flag: '--warm-standby',
+      description:
+        'a standby lists, watches and caches everything before it leads, so it takes over without a full list; false: it lists only once it wins (less memory while it waits)',
       default: 'true',
     }),
     leaderElectionNamespace: option(dnsLabel, {
@@ -111,6 +119,12 @@ export function standardOptions({ name, workers }: StandardDefaults) {
       flag: '--workers',
       description: 'concurrent reconciles per controller (never two of one object)',
       default: String(workers),
+    }),
+    reconcileTimeout: option(duration('0s', '24h'), {
+      flag: '--reconcile-timeout',
+      description:
+        "abort a reconcile's signal after this long and count it; the object is not reconciled again until that reconcile returns; 0: no limit",
+      default: reconcileTimeout,
     }),
     podName: option(dnsSubdomain(128), {
       flag: '--pod-name',

@@ -35,6 +35,7 @@ function runController<T extends KubeObject = V1ConfigMap>(
   kc: KubeConfig,
   options: Omit<ControllerOptions<T>, 'name'> & { name?: string },
   logger: Logger = silent,
+  managerOptions: { reconcileTimeoutMs?: number } = {},
 ) {
   const metrics = createMetrics();
   const manager = new Manager({
@@ -43,6 +44,7 @@ function runController<T extends KubeObject = V1ConfigMap>(
     metrics,
     health: false,
     gracefulShutdownTimeoutMs: 5000,
+    ...managerOptions,
   });
   manager.add(new Controller<T>({ name: options.name ?? 'test', ...options }));
   const abort = new AbortController();
@@ -482,6 +484,130 @@ describe('Controller on a real API server', () => {
       await counter(run.metrics, 'workqueue_retries_total', { name: 'requeue-true' }),
       2,
       'rate-limited adds',
+    );
+  });
+
+  it('times out a reconcile that ignores its signal: counted and logged when it passes, and the object waits until it returns', async () => {
+    const { logger, entries } = capturingLogger();
+    const calls: { data: string | undefined; signal: AbortSignal }[] = [];
+    let running = 0;
+    let mostAtOnce = 0;
+    let release: () => void = () => undefined;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const run = runController(
+      kc,
+      {
+        name: 'stuck',
+        reconcileTimeoutMs: 300,
+        for: {
+          group: '',
+          version: 'v1',
+          plural: 'configmaps',
+          kind: 'ConfigMap',
+          namespace: ns.name,
+          labelSelector: 'suite=timeout-ignored',
+        },
+        reconcile: async ({ object, signal }) => {
+          calls.push({ data: object?.data?.v, signal });
+          mostAtOnce = Math.max(mostAtOnce, ++running);
+          // The first reconcile ignores its signal, as a call without one would.
+          if (calls.length === 1) await released;
+          running--;
+        },
+      },
+      logger,
+    );
+    const witness = run.witness({ group: '', version: 'v1', plural: 'configmaps', namespace: ns.name });
+    const labels = { controller: 'stuck' };
+    try {
+      const metadata = { name: 'stuck', labels: { suite: 'timeout-ignored' } };
+      await core.createNamespacedConfigMap({ namespace: ns.name, body: { metadata, data: { v: '1' } } });
+      await eventually(async () => {
+        assert.equal(await counter(run.metrics, 'controller_runtime_reconcile_timeouts_total', labels), 1);
+      });
+      const [first] = calls;
+      assert.equal((first?.signal.reason as DOMException | undefined)?.name, 'TimeoutError');
+      assert.equal(running, 1, 'counted while the reconcile still runs');
+      // A change while the timed-out reconcile still runs: the object waits for it.
+      await core.replaceNamespacedConfigMap({
+        name: 'stuck',
+        namespace: ns.name,
+        body: { metadata, data: { v: '2' } },
+      });
+      await eventually(() => {
+        assert.ok(witness.some((e) => e.type === 'update' && (e.obj as V1ConfigMap).data?.v === '2'));
+      });
+      assert.equal(calls.length, 1, 'no second reconcile while the first runs');
+      release();
+      await eventually(() => {
+        assert.deepEqual(
+          calls.map((c) => c.data),
+          ['1', '2'],
+        );
+      });
+      assert.equal(calls[1]?.signal.aborted, false, 'the next reconcile has a fresh timeout');
+    } finally {
+      release();
+      await run.stop();
+    }
+    assert.equal(mostAtOnce, 1);
+    assert.equal(await counter(run.metrics, 'controller_runtime_reconcile_timeouts_total', labels), 1);
+    // It returned without an error after its timeout: a success, as controller-runtime counts it.
+    assert.equal(
+      await counter(run.metrics, 'controller_runtime_reconcile_total', { ...labels, result: 'success' }),
+      2,
+    );
+    const timedOut = entries.filter(
+      (e) => e.message === 'reconcile timed out: its signal is aborted; the object waits until it returns',
+    );
+    assert.equal(timedOut.length, 1);
+    assert.equal(timedOut[0]?.timeoutMs, 300);
+    assert.equal(timedOut[0]?.name, 'stuck');
+  });
+
+  it("takes the Manager's reconcile timeout: a reconcile that honours its signal fails with the abort and is retried", async () => {
+    const attempts: (string | undefined)[] = [];
+    const run = runController(
+      kc,
+      {
+        name: 'slow',
+        for: {
+          group: '',
+          version: 'v1',
+          plural: 'configmaps',
+          kind: 'ConfigMap',
+          namespace: ns.name,
+          labelSelector: 'suite=timeout-honoured',
+        },
+        reconcile: async ({ signal }) => {
+          attempts.push(undefined);
+          if (attempts.length > 1) return;
+          // A long call that takes the signal, as every client call does.
+          await new Promise((_resolve, reject) => {
+            signal.addEventListener('abort', () => reject(signal.reason as Error), { once: true });
+          });
+        },
+      },
+      silent,
+      { reconcileTimeoutMs: 200 },
+    );
+    const labels = { controller: 'slow' };
+    try {
+      await core.createNamespacedConfigMap({
+        namespace: ns.name,
+        body: { metadata: { name: 'slow', labels: { suite: 'timeout-honoured' } } },
+      });
+      await eventually(() => {
+        assert.equal(attempts.length, 2);
+      });
+    } finally {
+      await run.stop();
+    }
+    assert.equal(await counter(run.metrics, 'controller_runtime_reconcile_timeouts_total', labels), 1);
+    assert.equal(await counter(run.metrics, 'controller_runtime_reconcile_errors_total', labels), 1);
+    assert.equal(
+      await counter(run.metrics, 'controller_runtime_reconcile_total', { ...labels, result: 'success' }),
+      1,
     );
   });
 

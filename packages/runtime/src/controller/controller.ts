@@ -18,6 +18,7 @@ import { ownStatusWriter } from '../writes/status-writer.ts';
 import { enqueueFiltered } from './event-handler.ts';
 import { enqueueControllerOwner, splitKey } from './mappers.ts';
 import { isPanic } from './panic.ts';
+import { reconcileDeadline } from './reconcile-deadline.ts';
 import { and, type Predicate } from './predicates.ts';
 import type { OwnedResource, PrimaryResource, ReconcileResult, Reconciler, Watch } from './types.ts';
 
@@ -40,6 +41,11 @@ export interface ControllerOptions<T extends KubeObject> {
   maxConcurrentReconciles?: number;
   /** Retry backoff; default: max(per-key exponential 5 ms..1000 s, token bucket 10 qps burst 100). */
   rateLimiter?: RateLimiter;
+  /**
+   * How long one reconcile may take before its signal aborts (controller-runtime's
+   * `ReconciliationTimeout`); 0: no limit. Default: the Manager's (`--reconcile-timeout`).
+   */
+  reconcileTimeoutMs?: number;
 }
 
 /** What the Manager hands a controller when it starts it. */
@@ -51,6 +57,8 @@ export interface ControllerContext {
   metrics?: Metrics;
   /** Aborted on shutdown or lost leadership: stop taking keys, let in-flight reconciles finish. */
   signal: AbortSignal;
+  /** The reconcile timeout of a controller that sets none of its own; default 0: no limit. */
+  reconcileTimeoutMs?: number;
 }
 
 /**
@@ -62,6 +70,11 @@ export interface ControllerContext {
  * `requeueAfterMs` forgets it and adds the key after the delay; thrown errors, panics (see
  * `ReconcileResult`) and the deprecated `requeue` add it with backoff; a terminal error (see
  * `TerminalError`) is logged and counted but not retried.
+ *
+ * A reconcile timeout aborts the reconcile's signal when it passes and counts it
+ * (`controller_runtime_reconcile_timeouts_total`); the key stays processing until the reconcile returns,
+ * so one that ignores its signal is reported but never runs beside a second reconcile of its object.
+ * How it then ends (usually the abort's error: retried with backoff) is its outcome as any other.
  *
  * Status writes through `ReconcileRequest.status` are the controller's own (see `OwnWrites`): the next
  * reconcile reads the written object while the cache lags, and the write's echo enqueues nothing.
@@ -140,9 +153,10 @@ export class Controller<T extends KubeObject = KubeObject> {
     else signal.addEventListener('abort', stop, { once: true });
 
     log.info('starting workers', { workers });
+    const timeoutMs = this.#options.reconcileTimeoutMs ?? context.reconcileTimeoutMs ?? 0;
     await Promise.all(
       Array.from({ length: workers }, () =>
-        this.#worker({ queue, lister: primary.lister, resource, ownWrites, metrics, log, signal }),
+        this.#worker({ queue, lister: primary.lister, resource, ownWrites, metrics, log, signal, timeoutMs }),
       ),
     );
     log.info('all workers finished');
@@ -169,7 +183,7 @@ export class Controller<T extends KubeObject = KubeObject> {
 
   async #reconcileKey(
     key: string,
-    { queue, lister, resource, ownWrites, metrics, log: controllerLog, signal }: Worker<T>,
+    { queue, lister, resource, ownWrites, metrics, log: controllerLog, signal, timeoutMs }: Worker<T>,
   ): Promise<void> {
     const { namespace, name } = splitKey(key);
     const object = ownWrites.latest(key, lister.get(namespace, name));
@@ -185,6 +199,12 @@ export class Controller<T extends KubeObject = KubeObject> {
     const log = controllerLog.child({ namespace, name, reconcileID });
     const started = performance.now();
     metrics?.reconcileStarted();
+    const deadline = reconcileDeadline(signal, timeoutMs, () => {
+      metrics?.reconcileTimedOut();
+      log.error('reconcile timed out: its signal is aborted; the object waits until it returns', {
+        timeoutMs,
+      });
+    });
     let outcome: ReconcileOutcome;
     try {
       const result = (await this.#options.reconcile({
@@ -195,7 +215,7 @@ export class Controller<T extends KubeObject = KubeObject> {
         status,
         reconcileID,
         log,
-        signal,
+        signal: deadline.signal,
       })) as ReconcileResult;
       outcome = applyResult(queue, key, result);
     } catch (error) {
@@ -216,6 +236,8 @@ export class Controller<T extends KubeObject = KubeObject> {
         outcome = 'error';
         log.error('reconcile failed; retrying with backoff', { error, retries: queue.numRequeues(key) });
       }
+    } finally {
+      deadline.clear();
     }
     metrics?.reconcileFinished(outcome, (performance.now() - started) / 1000);
   }
@@ -229,6 +251,8 @@ interface Worker<T extends KubeObject> {
   metrics: ControllerReconcileMetrics | undefined;
   log: Logger;
   signal: AbortSignal;
+  /** Each reconcile's timeout; 0: none. */
+  timeoutMs: number;
 }
 
 /**

@@ -24,7 +24,10 @@ export interface ReconcileRequest<T extends KubeObject> {
   reconcileID: string;
   /** Carries `controller`, `namespace`, `name` and `reconcileID`. */
   log: Logger;
-  /** Aborted when the manager shuts down; pass it to long calls. */
+  /**
+   * Aborted when the manager shuts down, or when the reconcile timeout passes (its reason then a
+   * `TimeoutError` `DOMException`); pass it to long calls.
+   */
   signal: AbortSignal;
 }
 
