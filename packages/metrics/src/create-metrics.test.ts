@@ -21,7 +21,11 @@ interface Expected {
 }
 
 const EXPECTED: Record<string, Expected> = {
-  workqueue_depth: { type: 'gauge', help: 'Current depth of workqueue', labels: ['controller', 'name'] },
+  workqueue_depth: {
+    type: 'gauge',
+    help: 'Current depth of workqueue by workqueue and priority',
+    labels: ['controller', 'name', 'priority'],
+  },
   workqueue_adds_total: {
     type: 'counter',
     help: 'Total number of adds handled by workqueue',
@@ -192,6 +196,7 @@ describe('createMetrics', () => {
     assert.deepEqual(exposition.families.get('workqueue_depth')?.samples[0]?.labels, {
       name: 'at-scheduler',
       controller: 'at-scheduler',
+      priority: '',
     });
   });
 

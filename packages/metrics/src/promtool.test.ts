@@ -40,6 +40,7 @@ describe('promtool check metrics', () => {
     const metrics = createMetrics();
     const provider = metrics.workqueueProvider;
     provider.newDepthMetric('at-scheduler').inc();
+    provider.newDepthMetricWithPriority('cloud-node').inc(-100);
     provider.newAddsMetric('at-scheduler').inc();
     provider.newRetriesMetric('at-scheduler').inc();
     provider.newLatencyMetric('at-scheduler').observe(0.004);

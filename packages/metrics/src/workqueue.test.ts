@@ -1,12 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createMetrics } from './create-metrics.ts';
+import { MAX_PRIORITY_SERIES, PRIORITY_OVER_LIMIT } from './workqueue.ts';
 import { bucketsOf, scrape, valueOf } from './exposition.test-support.ts';
 
 // Verbatim copy of the interface in @loopwright/workqueue: the assignment below fails to compile if the
 // provider drifts from it.
 interface WorkqueueMetricsProvider {
   newDepthMetric(name: string): { inc(): void; dec(): void };
+  newDepthMetricWithPriority?(name: string): { inc(priority: number): void; dec(priority: number): void };
   newAddsMetric(name: string): { inc(): void };
   newLatencyMetric(name: string): { observe(seconds: number): void };
   newWorkDurationMetric(name: string): { observe(seconds: number): void };
@@ -18,10 +20,16 @@ interface WorkqueueMetricsProvider {
 function setup() {
   const metrics = createMetrics({ defaultMetrics: false });
   const provider: WorkqueueMetricsProvider = metrics.workqueueProvider;
-  return { provider, scrapeNow: () => scrape(metrics.registry) };
+  return {
+    provider,
+    depthByPriority: (name: string) => metrics.workqueueProvider.newDepthMetricWithPriority(name),
+    scrapeNow: () => scrape(metrics.registry),
+  };
 }
 
 const queue = (name: string) => ({ name, controller: name });
+/** The depth series of a queue: FIFO queues have the empty priority, as in controller-runtime. */
+const depthOf = (name: string, priority = '') => ({ ...queue(name), priority });
 
 describe('workqueueProvider', () => {
   it('exports every series of a queue at 0 as soon as the queue asks for it', async () => {
@@ -34,8 +42,8 @@ describe('workqueueProvider', () => {
     provider.newUnfinishedWorkSecondsMetric('q');
     provider.newLongestRunningProcessorSecondsMetric('q');
     const exposition = await scrapeNow();
+    assert.equal(valueOf(exposition, 'workqueue_depth', depthOf('q')), 0);
     for (const name of [
-      'workqueue_depth',
       'workqueue_adds_total',
       'workqueue_retries_total',
       'workqueue_queue_duration_seconds_count',
@@ -56,7 +64,64 @@ describe('workqueueProvider', () => {
     depth.inc();
     depth.inc();
     depth.dec();
-    assert.equal(valueOf(await scrapeNow(), 'workqueue_depth', queue('q')), 2);
+    assert.equal(valueOf(await scrapeNow(), 'workqueue_depth', depthOf('q')), 2);
+  });
+
+  it('tracks depth by priority, each priority in its own series, which returns to 0 and stays', async () => {
+    const { depthByPriority, scrapeNow } = setup();
+    const depth = depthByPriority('q');
+    depth.inc(-100);
+    depth.inc(-100);
+    depth.inc(5);
+    depth.dec(-100);
+    let exposition = await scrapeNow();
+    assert.equal(valueOf(exposition, 'workqueue_depth', depthOf('q', '-100')), 1, 'counts, not amounts');
+    assert.equal(valueOf(exposition, 'workqueue_depth', depthOf('q', '5')), 1);
+    assert.equal(valueOf(exposition, 'workqueue_depth', depthOf('q', '0')), 0, 'the default priority, at 0');
+    assert.equal(valueOf(exposition, 'workqueue_depth', depthOf('q')), undefined, 'no empty priority');
+
+    depth.dec(-100);
+    depth.dec(5);
+    exposition = await scrapeNow();
+    assert.equal(valueOf(exposition, 'workqueue_depth', depthOf('q', '-100')), 0);
+    assert.equal(valueOf(exposition, 'workqueue_depth', depthOf('q', '5')), 0);
+  });
+
+  it(`gives a queue's first ${MAX_PRIORITY_SERIES} priorities their own series, later ones share "${PRIORITY_OVER_LIMIT}"`, async () => {
+    const { depthByPriority, scrapeNow } = setup();
+    const depth = depthByPriority('q');
+    // 0 is the first priority (created with the metric), then 1..24; 25 and 26 are over the limit.
+    for (let priority = 1; priority <= MAX_PRIORITY_SERIES + 1; priority++) depth.inc(priority);
+    depth.inc(0);
+    depth.inc(24);
+    let exposition = await scrapeNow();
+    assert.equal(
+      valueOf(exposition, 'workqueue_depth', depthOf('q', '0')),
+      1,
+      'an early priority keeps its series',
+    );
+    assert.equal(valueOf(exposition, 'workqueue_depth', depthOf('q', '24')), 2);
+    assert.equal(valueOf(exposition, 'workqueue_depth', depthOf('q', '25')), undefined);
+    assert.equal(valueOf(exposition, 'workqueue_depth', depthOf('q', PRIORITY_OVER_LIMIT)), 2);
+    const series = exposition.samples.filter((sample) => sample.name === 'workqueue_depth');
+    assert.equal(series.length, MAX_PRIORITY_SERIES + 1);
+
+    depth.dec(25);
+    depth.dec(26);
+    depth.dec(24);
+    exposition = await scrapeNow();
+    assert.equal(valueOf(exposition, 'workqueue_depth', depthOf('q', PRIORITY_OVER_LIMIT)), 0);
+    assert.equal(valueOf(exposition, 'workqueue_depth', depthOf('q', '24')), 1);
+  });
+
+  it('counts the limit per queue', async () => {
+    const { depthByPriority, scrapeNow } = setup();
+    const a = depthByPriority('a');
+    for (let priority = 1; priority <= MAX_PRIORITY_SERIES; priority++) a.inc(priority);
+    depthByPriority('b').inc(MAX_PRIORITY_SERIES);
+    const exposition = await scrapeNow();
+    assert.equal(valueOf(exposition, 'workqueue_depth', depthOf('a', PRIORITY_OVER_LIMIT)), 1);
+    assert.equal(valueOf(exposition, 'workqueue_depth', depthOf('b', String(MAX_PRIORITY_SERIES))), 1);
   });
 
   it('counts adds and retries separately', async () => {
@@ -113,7 +178,7 @@ describe('workqueueProvider', () => {
   });
 
   it('never resets a series when a second queue with the same name asks for it', async () => {
-    const { provider, scrapeNow } = setup();
+    const { provider, depthByPriority, scrapeNow } = setup();
     provider.newDepthMetric('q').inc();
     provider.newAddsMetric('q').inc();
     provider.newLatencyMetric('q').observe(0.5);
@@ -121,12 +186,15 @@ describe('workqueueProvider', () => {
     provider.newUnfinishedWorkSecondsMetric('q').set(4);
 
     provider.newDepthMetric('q');
+    depthByPriority('q').inc(-100);
+    depthByPriority('q');
     provider.newAddsMetric('q');
     provider.newLatencyMetric('q');
     provider.newWorkDurationMetric('q');
     provider.newUnfinishedWorkSecondsMetric('q');
     const exposition = await scrapeNow();
-    assert.equal(valueOf(exposition, 'workqueue_depth', queue('q')), 1);
+    assert.equal(valueOf(exposition, 'workqueue_depth', depthOf('q')), 1);
+    assert.equal(valueOf(exposition, 'workqueue_depth', depthOf('q', '-100')), 1);
     assert.equal(valueOf(exposition, 'workqueue_adds_total', queue('q')), 1);
     assert.equal(valueOf(exposition, 'workqueue_queue_duration_seconds_count', queue('q')), 1);
     assert.equal(valueOf(exposition, 'workqueue_work_duration_seconds_count', queue('q')), 1);

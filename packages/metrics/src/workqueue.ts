@@ -6,6 +6,7 @@ import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
  */
 export interface WorkqueueMetricsProvider {
   newDepthMetric(name: string): { inc(): void; dec(): void };
+  newDepthMetricWithPriority(name: string): { inc(priority: number): void; dec(priority: number): void };
   newAddsMetric(name: string): { inc(): void };
   newLatencyMetric(name: string): { observe(seconds: number): void };
   newWorkDurationMetric(name: string): { observe(seconds: number): void };
@@ -23,17 +24,27 @@ export const WORKQUEUE_DURATION_BUCKETS: readonly number[] = [
 ];
 
 /**
+ * controller-runtime's `maxRecommendedUniquePriorities`: a queue's first 25 distinct priorities get their
+ * own `workqueue_depth` series, later ones share {@link PRIORITY_OVER_LIMIT}.
+ */
+export const MAX_PRIORITY_SERIES = 25;
+/** The `priority` label of depth at priorities beyond {@link MAX_PRIORITY_SERIES} (controller-runtime's). */
+export const PRIORITY_OVER_LIMIT = 'exceeded_cardinality_limit';
+
+/**
  * Registers the seven `workqueue_*` families on `registry` and returns a provider that hands out one
  * series per queue. Like controller-runtime, both labels carry the queue name, and every series is
  * created (at 0) when the queue asks for it, so dashboards see a queue before its first add.
+ * `workqueue_depth` also has controller-runtime's `priority` label: empty for a FIFO queue, the priority
+ * for a priority queue.
  */
 export function createWorkqueueMetricsProvider(registry: Registry): WorkqueueMetricsProvider {
   const labelNames = ['name', 'controller'] as const;
   const registers = [registry];
   const depth = new Gauge({
     name: 'workqueue_depth',
-    help: 'Current depth of workqueue',
-    labelNames,
+    help: 'Current depth of workqueue by workqueue and priority',
+    labelNames: [...labelNames, 'priority'],
     registers,
   });
   const adds = new Counter({
@@ -100,8 +111,45 @@ export function createWorkqueueMetricsProvider(registry: Registry): WorkqueueMet
     };
   };
 
+  /** A depth series, created at 0 if new. */
+  const depthSeries = (queue: string, priority: string) => {
+    const labels = { ...labelsOf(queue), priority };
+    depth.inc(labels, 0);
+    return depth.labels(labels);
+  };
+  /**
+   * Depth by priority. A priority's series stays (at 0) when its keys are gone, so a rate or a graph
+   * over it has no gaps. Unlike controller-runtime, which moves every later change to the over-limit
+   * series once a 26th priority shows up (leaving the others stuck at their last value), a priority
+   * keeps the series it first got: every inc and its dec meet in the same series, which returns to 0.
+   */
+  const depthByPriority = (queue: string) => {
+    type Series = ReturnType<typeof depthSeries>;
+    const series = new Map<number, Series>();
+    let overLimit: Series | undefined;
+    const seriesOf = (priority: number): Series => {
+      const known = series.get(priority);
+      if (known !== undefined) return known;
+      if (series.size >= MAX_PRIORITY_SERIES) return (overLimit ??= depthSeries(queue, PRIORITY_OVER_LIMIT));
+      const created = depthSeries(queue, String(priority));
+      series.set(priority, created);
+      return created;
+    };
+    // The priority of every add that names none, so a queue's depth shows before its first add.
+    seriesOf(0);
+    return {
+      inc: (priority: number) => {
+        seriesOf(priority).inc();
+      },
+      dec: (priority: number) => {
+        seriesOf(priority).dec();
+      },
+    };
+  };
+
   return {
-    newDepthMetric: gaugeSeries(depth),
+    newDepthMetric: (queue) => depthSeries(queue, ''),
+    newDepthMetricWithPriority: depthByPriority,
     newAddsMetric: counterSeries(adds),
     newLatencyMetric: histogramSeries(latency),
     newWorkDurationMetric: histogramSeries(workDuration),
