@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { KubeClient, describeContext, type KubeClientOptions } from '@loopwright/client';
 import { SharedInformerFactory, stripManagedFields, type KubeObject } from '@loopwright/informer';
-import { LeaderElector, LeaseLock } from '@loopwright/leader-election';
+import { LeaderElector, LeaderWorkError, LeaseLock } from '@loopwright/leader-election';
 import { createMetrics, type Metrics } from '@loopwright/metrics';
 import type { Logger } from 'winston';
 import type { Controller } from '../controller/controller.ts';
@@ -31,7 +31,9 @@ export interface ManagerOptions {
   metrics?: Metrics;
   /**
    * Serves /healthz and /readyz, and /metrics unless `metricsServer` is given. Port 0 picks a free one;
-   * `false` serves nothing (tests).
+   * `false` serves nothing (tests). /readyz answers 200 once this replica has done what its role needs
+   * before it could work: its caches synced (no leader election, a warm standby, a leader), or nothing
+   * at all for a cold standby waiting for the Lease (see {@link Manager}).
    */
   health?: ServerAddress;
   /** Serves /metrics on an address of its own (controller-runtime's default), or nowhere (`false`). */
@@ -39,10 +41,22 @@ export interface ManagerOptions {
   /** Omit to run without leader election (one replica, or tests). */
   leaderElection?: LeaderElectionOptions;
   /**
+   * With leader election: whether a standby starts its informers and fills its caches while it waits
+   * (warm: it takes over without a full list), or only once it wins (cold: less memory while waiting).
+   * Default true. Without leader election it changes nothing: the one replica starts its informers at once.
+   */
+  warmStandby?: boolean;
+  /**
    * How long informers may take to list everything before start-up fails. Default 2 min. Time spent
    * waiting only for resources the API server does not serve (a CRD not installed yet) does not count.
+   * A cold standby's informers start when it wins the election, and the timeout counts from then.
    */
   cacheSyncTimeoutMs?: number;
+  /**
+   * Each controller's reconcile timeout unless the controller sets its own (`ControllerOptions`): the
+   * reconcile's signal aborts after this long (see `Controller`). Default 0: none.
+   */
+  reconcileTimeoutMs?: number;
   /** On shutdown, how long in-flight reconciles may take before the manager gives up on them. Default 30 s. */
   gracefulShutdownTimeoutMs?: number;
   /**
@@ -70,6 +84,9 @@ export interface ManagerOptions {
   cacheTransform?: (obj: KubeObject) => KubeObject;
 }
 
+/** How a standby waits for the Lease: informers running (warm) or not started yet (cold). */
+type Standby = 'warm' | 'cold';
+
 /** How {@link Manager.start} ended; `lost-leadership` must end the process with a non-zero status. */
 export type ManagerExit = 'stopped' | 'lost-leadership';
 
@@ -90,9 +107,23 @@ export class GracefulShutdownTimeoutError extends Error {
 }
 
 /**
- * Runs a process's controllers, as controller-runtime's Manager:
- * informers start on every replica (so a standby is warm and ready), controllers run only while this
+ * Runs a process's controllers, as controller-runtime's Manager: controllers run only while this
  * replica leads; health and metrics are served throughout.
+ *
+ * Standbys (with leader election) are warm by default: their informers list and watch from the start,
+ * so a new leader reconciles from a full cache without a list (controller-runtime's `EnableWarmup`).
+ * A cold standby (`warmStandby: false`) sends no list or watch while it waits: when it wins, it starts
+ * its informers, waits for them to sync within `cacheSyncTimeoutMs` (counted from the win), and only
+ * then runs its controllers, so it never reconciles from an empty cache. If that sync fails, it
+ * releases the Lease at once (it has reconciled nothing, so no work can overlap the next leader's) and
+ * `start` rejects {@link CacheSyncTimeoutError}: `runManager` exits 1 and Kubernetes restarts the pod,
+ * as after a failed sync at start-up.
+ *
+ * Readiness (/readyz) says whether this replica is ready for its role, not whether it leads (as
+ * controller-runtime's, which never waits for the election): a warm standby once its caches synced; a
+ * cold standby at once, since waiting is all it has to do, so its probes never hold a rollout or a
+ * PodDisruptionBudget on it; a cold standby that wins turns unready until its caches have synced, as
+ * a replica starting without leader election is.
  *
  * Shutdown (the signal given to `start` aborts, e.g. on SIGTERM): controllers stop taking keys,
  * in-flight reconciles get `gracefulShutdownTimeoutMs` to finish, the Lease is released so a standby
@@ -115,7 +146,8 @@ export class Manager {
    * own clients), so a burst of writes never waits behind a relist or the other way round.
    */
   readonly #informerClient: KubeClient;
-  #synced = false;
+  /** What /readyz answers; see the class documentation. */
+  #ready = false;
   #servers: StartedServers | undefined;
 
   constructor(options: ManagerOptions) {
@@ -189,14 +221,14 @@ export class Manager {
     let exit: ManagerExit | undefined;
     try {
       for (const controller of this.#controllers) controller.requestInformers(this.factory);
-      this.factory.start();
-      await this.#waitForCacheSync(signal);
-      if (signal.aborted) return 'stopped';
-      this.#synced = true;
-      log.info('caches synced');
       const election = this.#options.leaderElection;
+      const standby: Standby = this.#options.warmStandby === false ? 'cold' : 'warm';
+      if (election === undefined || standby === 'warm') {
+        if (!(await this.#syncCaches(signal))) return 'stopped';
+        this.#ready = true;
+      }
       const outcome: ManagerExit = election
-        ? await this.#runElected(election, signal)
+        ? await this.#runElected(election, standby, signal)
         : await this.#runControllers(signal).then(() => 'stopped' as const);
       exit = outcome;
       return outcome;
@@ -218,7 +250,7 @@ export class Manager {
     const { health = { port: 8080 }, metricsServer } = this.#options;
     const servers = await startServers(
       { health, metricsServer },
-      { registry: this.metrics.registry, isReady: () => this.#synced },
+      { registry: this.metrics.registry, isReady: () => this.#ready },
     );
     this.#servers = servers;
     if (servers.probes) {
@@ -227,6 +259,15 @@ export class Manager {
       });
     }
     if (servers.metrics) log.info('serving /metrics', { port: servers.metrics.port });
+  }
+
+  /** Starts the informers and waits for them to sync; false when `signal` aborted first. */
+  async #syncCaches(signal: AbortSignal): Promise<boolean> {
+    this.factory.start();
+    await this.#waitForCacheSync(signal);
+    if (signal.aborted) return false;
+    this.#options.logger.info('caches synced');
+    return true;
   }
 
   /**
@@ -255,9 +296,14 @@ export class Manager {
     }
   }
 
-  async #runElected(election: LeaderElectionOptions, signal: AbortSignal): Promise<ManagerExit> {
+  async #runElected(
+    election: LeaderElectionOptions,
+    standby: Standby,
+    signal: AbortSignal,
+  ): Promise<ManagerExit> {
     const log = this.#options.logger;
     const identity = this.identity;
+    const lease = `${election.namespace}/${election.leaseName}`;
     // Set from the elector's callback, which the compiler cannot follow.
     const leadership = { started: false };
     let abandonWork: ((error: unknown) => void) | undefined;
@@ -285,9 +331,16 @@ export class Manager {
       metrics: this.metrics.leaderElection,
       logger: log.child({ component: 'leader-election' }),
       callbacks: {
-        onStartedLeading: (leading) => {
+        onStartedLeading: async (leading) => {
           leadership.started = true;
-          log.info('started leading', { lease: `${election.namespace}/${election.leaseName}`, identity });
+          log.info('started leading', { lease, identity, standby });
+          if (standby === 'cold') {
+            this.#ready = false;
+            log.info('starting informers now that this cold standby leads');
+            // A failed sync rejects this work: the elector releases the Lease and `run` rejects.
+            if (!(await this.#syncCaches(leading))) return;
+            this.#ready = true;
+          }
           return this.#runControllers(leading).catch((error: unknown) => {
             // Reconciles are still running: the elector must not see the work as settled, since it
             // would then release the Lease and a standby would start while they still write.
@@ -299,9 +352,27 @@ export class Manager {
         onNewLeader: (leader) => log.info('new leader observed', { leader }),
       },
     });
-    log.info('waiting for leadership', { lease: `${election.namespace}/${election.leaseName}`, identity });
+    if (standby === 'cold') {
+      // Nothing to sync before it leads: see the class documentation on readiness.
+      this.#ready = true;
+      log.info('waiting for leadership as a cold standby: informers start only once this replica leads', {
+        lease,
+        identity,
+        standby,
+      });
+    } else {
+      log.info('waiting for leadership as a warm standby: caches synced and kept current', {
+        lease,
+        identity,
+        standby,
+      });
+    }
     try {
       await Promise.race([elector.run(signal), shutdownTimedOut]);
+    } catch (error) {
+      // The elector has released the Lease; the caller learns why, not only that the work failed.
+      if (error instanceof LeaderWorkError && error.cause instanceof CacheSyncTimeoutError) throw error.cause;
+      throw error;
     } finally {
       await leaseClient.close();
     }
@@ -325,7 +396,14 @@ export class Manager {
     const { logger, metrics } = { logger: this.#options.logger, metrics: this.metrics };
     const running = Promise.all(
       this.#controllers.map((c) =>
-        c.run({ factory: this.factory, client: this.client, logger, metrics, signal }),
+        c.run({
+          factory: this.factory,
+          client: this.client,
+          logger,
+          metrics,
+          signal,
+          reconcileTimeoutMs: this.#options.reconcileTimeoutMs ?? 0,
+        }),
       ),
     );
     await new Promise<void>((resolve) => {
