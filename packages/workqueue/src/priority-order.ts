@@ -8,7 +8,11 @@ interface Node<K> {
   next: Node<K> | undefined;
 }
 
-/** The keys in line at one priority, oldest first. Exists only while it holds a key. */
+/**
+ * The keys in line at one priority, oldest first. An emptied level stays until `shift` passes it: a
+ * priority that empties and fills again on every add and hand-out (one busy priority) costs no Map or
+ * array update.
+ */
 interface Level<K> {
   readonly priority: number;
   head: Node<K> | undefined;
@@ -19,15 +23,15 @@ interface Level<K> {
  * controller-runtime's priority order: the highest priority first, first in first out within one priority.
  * A raised key goes to the back of its new priority's line, as in controller-runtime.
  *
- * One linked list per priority present and a sorted array of those priorities: push, raise and shift are
+ * One linked list per priority and an array of those lists sorted by priority: push, raise and shift are
  * O(1), plus a binary search and an insert into the array when a priority gets its first key (the array
- * holds the priorities present, two in controller-runtime's scheme, so this stays cheap).
+ * holds the priorities in use, two in controller-runtime's scheme, so this stays cheap).
  */
 export class PriorityOrder<K> implements ReadyOrder<K> {
   readonly #nodes = new Map<K, Node<K>>();
   readonly #levels = new Map<number, Level<K>>();
-  /** Priorities of the levels, ascending: the next key comes from the last, and it empties most often. */
-  readonly #priorities: number[] = [];
+  /** The levels by ascending priority: the next key comes from the last one that is not empty. */
+  readonly #sorted: Level<K>[] = [];
 
   get size(): number {
     return this.#nodes.size;
@@ -49,18 +53,25 @@ export class PriorityOrder<K> implements ReadyOrder<K> {
   }
 
   shift(): K | undefined {
-    const highest = this.#priorities.at(-1);
-    if (highest === undefined) return undefined;
-    const node = (this.#levels.get(highest) as Level<K>).head as Node<K>;
-    this.#unlink(node);
-    this.#nodes.delete(node.key);
-    return node.key;
+    for (let level = this.#sorted.at(-1); level !== undefined; level = this.#sorted.at(-1)) {
+      const node = level.head;
+      if (node === undefined) {
+        // Emptied earlier, now passed: forget it, so a priority no longer used costs nothing.
+        this.#sorted.pop();
+        this.#levels.delete(level.priority);
+        continue;
+      }
+      this.#unlink(node);
+      this.#nodes.delete(node.key);
+      return node.key;
+    }
+    return undefined;
   }
 
   #newLevel(priority: number): Level<K> {
     const level: Level<K> = { priority, head: undefined, tail: undefined };
     this.#levels.set(priority, level);
-    this.#priorities.splice(this.#indexOf(priority), 0, priority);
+    this.#sorted.splice(this.#insertionIndex(priority), 0, level);
     return level;
   }
 
@@ -70,18 +81,15 @@ export class PriorityOrder<K> implements ReadyOrder<K> {
     else prev.next = next;
     if (next === undefined) level.tail = prev;
     else next.prev = prev;
-    if (level.head !== undefined) return;
-    this.#levels.delete(level.priority);
-    this.#priorities.splice(this.#indexOf(level.priority), 1);
   }
 
-  /** Where `priority` is or belongs in the ascending `#priorities`. */
-  #indexOf(priority: number): number {
+  /** Where a new level of `priority` belongs in the ascending `#sorted`. */
+  #insertionIndex(priority: number): number {
     let low = 0;
-    let high = this.#priorities.length;
+    let high = this.#sorted.length;
     while (low < high) {
       const middle = (low + high) >>> 1;
-      if ((this.#priorities[middle] as number) < priority) low = middle + 1;
+      if ((this.#sorted[middle] as Level<K>).priority < priority) low = middle + 1;
       else high = middle;
     }
     return low;

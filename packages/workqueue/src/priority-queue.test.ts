@@ -446,42 +446,47 @@ describe('priority order against a reference model', () => {
     }
   }
 
-  it('matches it over 20k random adds, gets and dones', () => {
-    let seed = 7;
-    const random = (n: number): number => {
-      seed = (seed * 1103515245 + 12345) % 2 ** 31;
-      return Math.floor((seed / 2 ** 31) * n);
-    };
-    const { queue } = setup();
-    const model = new Model();
-    const priorities = [LOW_PRIORITY, -1, NORMAL_PRIORITY, 1, 2, 50];
-    const processing: string[] = [];
-    for (let step = 0; step < 20_000; step++) {
-      const action = random(10);
-      if (action < 5) {
-        const key = `k${random(60)}`;
-        const priority = priorities[random(priorities.length)] as number;
-        queue.add(key, priority);
-        model.add(key, priority);
-      } else if (action < 8) {
-        const item = queue.tryGet();
-        const expected = model.get();
-        assert.deepEqual(
-          item === undefined
-            ? undefined
-            : item.shutdown
-              ? 'shutdown'
-              : { key: item.key, priority: item.priority },
-          expected,
-          `step ${step}`,
-        );
-        if (expected !== undefined) processing.push(expected.key);
-      } else if (processing.length > 0) {
-        const [key] = processing.splice(random(processing.length), 1) as [string];
-        queue.done(key);
-        model.done(key);
+  const prioritySets: [string, number[]][] = [
+    ["controller-runtime's and a few more", [LOW_PRIORITY, -1, NORMAL_PRIORITY, 1, 2, 50]],
+    ['101 priorities, most of them rare', Array.from({ length: 101 }, (_, i) => i - 50)],
+  ];
+  for (const [name, priorities] of prioritySets) {
+    it(`matches it over 20k random adds, gets and dones: ${name}`, () => {
+      let seed = 7;
+      const random = (n: number): number => {
+        seed = (seed * 1103515245 + 12345) % 2 ** 31;
+        return Math.floor((seed / 2 ** 31) * n);
+      };
+      const { queue } = setup();
+      const model = new Model();
+      const processing: string[] = [];
+      for (let step = 0; step < 20_000; step++) {
+        const action = random(10);
+        if (action < 5) {
+          const key = `k${random(60)}`;
+          const priority = priorities[random(priorities.length)] as number;
+          queue.add(key, priority);
+          model.add(key, priority);
+        } else if (action < 8) {
+          const item = queue.tryGet();
+          const expected = model.get();
+          assert.deepEqual(
+            item === undefined
+              ? undefined
+              : item.shutdown
+                ? 'shutdown'
+                : { key: item.key, priority: item.priority },
+            expected,
+            `step ${step}`,
+          );
+          if (expected !== undefined) processing.push(expected.key);
+        } else if (processing.length > 0) {
+          const [key] = processing.splice(random(processing.length), 1) as [string];
+          queue.done(key);
+          model.done(key);
+        }
+        assert.equal(queue.len(), model.ready.length, `len at step ${step}`);
       }
-      assert.equal(queue.len(), model.ready.length, `len at step ${step}`);
-    }
-  });
+    });
+  }
 });
