@@ -1,12 +1,12 @@
 /**
  * @loopwright/workqueue against what a user would otherwise write: an array + Set that dedups waiting keys,
- * and one setTimeout per delayed key. The naive queue does less (no processing set, so nothing keeps two
+ * and one setTimeout per delayed key; and the two orderings (FIFO, priority) against each other. The naive queue does less (no processing set, so nothing keeps two
  * workers off one key or collapses adds during processing; no earliest-wins for delays; shutdown cannot
  * drop pending delays without tracking every handle): it is the floor, not a competitor.
  *
  *   pnpm run bench
  */
-import { newRateLimitingQueue } from '../src/index.ts';
+import { LOW_PRIORITY, NORMAL_PRIORITY, newRateLimitingQueue, type Ordering } from '../src/index.ts';
 
 class NaiveQueue {
   readonly #items: string[] = [];
@@ -51,8 +51,8 @@ function keysFor(worker: number, count: number): string[] {
 /** One worker's add -> get -> done loop over its own keys. */
 type Worker = (keys: string[], cycles: number) => Promise<void>;
 
-const loopwrightTryGet = (): Worker => {
-  const queue = newRateLimitingQueue();
+const loopwrightTryGet = (ordering: Ordering) => (): Worker => {
+  const queue = newRateLimitingQueue({ ordering });
   return async (keys, cycles) => {
     for (let i = 0; i < cycles; i++) {
       queue.add(keys[i & 1023] as string);
@@ -96,7 +96,8 @@ async function cyclesPerSecond(makeWorker: () => Worker, workers: number, total:
 async function benchCycles(): Promise<void> {
   const total = 1_000_000;
   const candidates: [string, () => Worker][] = [
-    ['loopwright: tryGet() ?? await get()', loopwrightTryGet],
+    ['loopwright: tryGet() ?? await get()', loopwrightTryGet('fifo')],
+    ["loopwright ordering: 'priority', tryGet()", loopwrightTryGet('priority')],
     ['loopwright: await get()', loopwrightGet],
     ['naive array+Set: await get()', naiveGet],
   ];
@@ -244,7 +245,47 @@ async function benchRepeatedDelays(): Promise<void> {
   }
 }
 
+/**
+ * The two orderings on 100k distinct keys, as after a restart: the initial list at low priority with new
+ * events at normal priority in between (1 in 10), then every list key raised by an event before a worker
+ * gets to it. Adds, raises, then every key handed out and done; best of 3 runs per phase.
+ */
+function benchOrderings(): void {
+  const count = 100_000;
+  const keys = keysFor(0, count);
+  const priorityOf = (i: number) => (i % 10 === 0 ? NORMAL_PRIORITY : LOW_PRIORITY);
+  const rate = (ops: number, ms: number) => `${(ops / ms / 1000).toFixed(2)} M/s`;
+  for (const ordering of ['fifo', 'priority'] as Ordering[]) {
+    const best = { addMs: Infinity, raiseMs: Infinity, getMs: Infinity };
+    for (let run = 0; run < 4; run++) {
+      const queue = newRateLimitingQueue({ ordering });
+      let start = performance.now();
+      for (let i = 0; i < count; i++) queue.add(keys[i] as string, priorityOf(i));
+      const addMs = performance.now() - start;
+      start = performance.now();
+      for (let i = 0; i < count; i++) queue.add(keys[i] as string, NORMAL_PRIORITY);
+      const raiseMs = performance.now() - start;
+      start = performance.now();
+      for (let item = queue.tryGet(); item !== undefined && !item.shutdown; item = queue.tryGet()) {
+        queue.done(item.key);
+      }
+      const getMs = performance.now() - start;
+      if (queue.len() !== 0) throw new Error('not drained');
+      if (run === 0) continue; // warm-up
+      best.addMs = Math.min(best.addMs, addMs);
+      best.raiseMs = Math.min(best.raiseMs, raiseMs);
+      best.getMs = Math.min(best.getMs, getMs);
+    }
+    rows.push({
+      scenario: `${count / 1000}k keys: add (90% low), raise all, get+done`,
+      implementation: `loopwright ordering: '${ordering}'`,
+      result: `add ${rate(count, best.addMs)}, raise ${rate(count, best.raiseMs)}, get+done ${rate(count, best.getMs)}`,
+    });
+  }
+}
+
 await benchCycles();
+benchOrderings();
 await benchDelayed();
 await benchRepeatedDelays();
 console.log(`node ${process.version}, ${(await import('node:os')).cpus().length} CPUs (best of 3 runs)`);
