@@ -33,9 +33,9 @@ export interface WorkQueue<K extends string> {
   add(key: K, priority?: number): void;
   /**
    * Hands out the next ready key (the oldest; in priority order the oldest of the highest priority) and
-   * marks it processing; waits while none is ready. Waiting getters are
-   * served in call order. Resolves `{ shutdown: true }` once the queue is shut down and has no ready keys
-   * (keys queued before shutdown are still handed out first). Never rejects.
+   * marks it processing; waits while none is ready. Waiting getters are served in call order. Resolves
+   * `{ shutdown: true }` once the queue is shut down and has no ready keys (keys queued before shutdown
+   * are still handed out first). Never rejects.
    */
   get(): Promise<QueueItem<K>>;
   /**
@@ -46,8 +46,8 @@ export interface WorkQueue<K extends string> {
   tryGet(): QueueItem<K> | undefined;
   /**
    * Ends processing of `key`. If it was added meanwhile it goes to the back of the line, at the highest
-   * priority of those adds (also after
-   * shutdown, so it is not lost to a draining worker). No-op for a key that is not processing.
+   * priority of those adds (also after shutdown, so it is not lost to a draining worker). No-op for a key
+   * that is not processing.
    */
   done(key: K): void;
   /** Keys ready to hand out (not those processing, nor delayed ones). */
