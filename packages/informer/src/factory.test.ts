@@ -5,11 +5,13 @@ import { controllerOwnerIndex, labelIndex } from './indexers.ts';
 import { ScriptedClient } from './scripted-client.test-support.ts';
 import type { KubeObject } from '@loopwright/client';
 import type { ListWatchScope } from './types.ts';
+import type { InitialSync } from './streaming-list.ts';
 
-function setup(transform?: (obj: KubeObject) => KubeObject) {
+function setup(transform?: (obj: KubeObject) => KubeObject, initialSync: InitialSync = 'list') {
   const clients = new Map<string, ScriptedClient<KubeObject>>();
   const factory = new SharedInformerFactory({
     ...(transform === undefined ? {} : { transform }),
+    initialSync,
     createClient: (scope: ListWatchScope) => {
       const client = new ScriptedClient<KubeObject>();
       clients.set(JSON.stringify(scope), client);
@@ -52,6 +54,25 @@ describe('SharedInformerFactory', () => {
     assert.ok(early.hasSynced() && late.hasSynced());
     factory.stop();
     assert.throws(() => factory.forResource(configMaps), /stopped/);
+  });
+
+  it('gives its informers its initialSync setting', async () => {
+    for (const initialSync of ['list', 'watch-list'] as const) {
+      const { factory, clients } = setup(undefined, initialSync);
+      factory.forResource(configMaps);
+      factory.start();
+      const [client] = clients.values();
+      assert.ok(client !== undefined);
+      if (initialSync === 'list') {
+        client.scriptList({ items: [], resourceVersion: '1' });
+        assert.equal((await client.watchNumber(0)).request.sendInitialEvents, undefined);
+        assert.equal(client.listCalls, 1);
+      } else {
+        assert.equal((await client.watchNumber(0)).request.sendInitialEvents, true);
+        assert.equal(client.listCalls, 0);
+      }
+      factory.stop();
+    }
   });
 
   it('shares indexers by name and refuses a different function under a taken name', () => {

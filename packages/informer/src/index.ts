@@ -36,6 +36,7 @@ export {
   type ReflectorSink,
 } from './reflector.ts';
 export { Store, type Lister } from './store.ts';
+export type { InitialSync } from './streaming-list.ts';
 export { stripManagedFields } from './strip-managed-fields.ts';
 export {
   createResourceClient,

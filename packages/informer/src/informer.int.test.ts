@@ -112,6 +112,8 @@ describe('Informer against a real API server', () => {
       namespace: ns.name,
       labelSelector: 'suite=paging,pick=yes',
       pageSize: 5,
+      // What a list does (a streaming list has no pages): streaming-list.int.test.ts compares the two.
+      initialSync: 'list',
     });
     informer.start();
     try {
@@ -146,6 +148,8 @@ describe('Informer against a real API server', () => {
       plural: 'configmaps',
       namespace: ns.name,
       labelSelector: 'suite=cut',
+      // A list then a watch, counted below; once synced, a streaming list's watch is a watch like it.
+      initialSync: 'list',
     });
     const events = observe(informer);
     informer.start();

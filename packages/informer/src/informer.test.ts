@@ -9,6 +9,14 @@ import { FakeClock, settle } from '@loopwright/core/testing';
 import { configMap, recordingLogger, ScriptedClient } from './scripted-client.test-support.ts';
 import { collectGarbage, sameHeapObject } from './v8-internals.test-support.ts';
 import type { KubeObject } from '@loopwright/client';
+import type { InitialSync } from './streaming-list.ts';
+
+/** The BOOKMARK that ends a streaming list's initial events. */
+const endOfInitialEvents = (resourceVersion: string) =>
+  ({
+    type: 'BOOKMARK',
+    object: { metadata: { resourceVersion, annotations: { 'k8s.io/initial-events-end': 'true' } } },
+  }) as const;
 
 type Cm = KubeObject & { data?: Record<string, string> };
 
@@ -33,7 +41,14 @@ function recorder(): { events: string[]; handlers: EventHandlers<Cm> } {
   };
 }
 
-function setup(options: { resyncMs?: number; freezeObjects?: boolean; transform?: (obj: Cm) => Cm } = {}) {
+function setup(
+  options: {
+    resyncMs?: number;
+    freezeObjects?: boolean;
+    transform?: (obj: Cm) => Cm;
+    initialSync?: InitialSync;
+  } = {},
+) {
   const clock = new FakeClock();
   const client = new ScriptedClient<Cm>();
   const logger = recordingLogger();
@@ -45,6 +60,7 @@ function setup(options: { resyncMs?: number; freezeObjects?: boolean; transform?
     onError: (error) => errors.push(error),
     backoff: { random: () => 0 },
     indexers: { byApp: labelIndex('app') },
+    initialSync: 'list',
     ...options,
   });
   return { clock, client, logger, errors, informer };
@@ -332,6 +348,77 @@ describe('Informer', () => {
       decoded.map((ref) => ref.deref()?.metadata?.name),
       [undefined, undefined],
       'the decoded list is garbage: only the transformed objects stay',
+    );
+    assert.equal(t.informer.lister.list().length, 2);
+    t.informer.stop();
+  });
+
+  it('delivers a streaming list as a list: initial adds at its end, then the relist diff after 410', async () => {
+    const t = setup({ initialSync: 'watch-list' });
+    const rec = recorder();
+    t.informer.addEventHandler(rec.handlers);
+    t.informer.start();
+    const stream = await t.client.watchNumber(0);
+    stream.push({ type: 'ADDED', object: configMap('same', '1') });
+    stream.push({ type: 'ADDED', object: configMap('changed', '2') });
+    stream.push({ type: 'ADDED', object: configMap('gone', '3', { labels: { app: 'web' } }) });
+    await settle();
+    assert.deepEqual(rec.events, [], 'not delivered one by one as live events');
+    assert.equal(t.informer.hasSynced(), false);
+    assert.equal(t.informer.lister.list().length, 0);
+    stream.push(endOfInitialEvents('10'));
+    await t.informer.waitForSync();
+    assert.deepEqual(rec.events, [
+      'add default/same@1 initial',
+      'add default/changed@2 initial',
+      'add default/gone@3 initial',
+    ]);
+    rec.events.length = 0;
+    stream.push({
+      type: 'ERROR',
+      object: { kind: 'Status', code: 410, reason: 'Expired', message: 'too old' },
+    });
+    await settle();
+    await t.clock.advance(800);
+    const relist = await t.client.watchNumber(1);
+    relist.push({ type: 'ADDED', object: configMap('same', '1') });
+    relist.push({ type: 'ADDED', object: configMap('changed', '7') });
+    relist.push({ type: 'ADDED', object: configMap('new', '8') });
+    await settle();
+    assert.deepEqual(rec.events, []);
+    relist.push(endOfInitialEvents('20'));
+    await settle();
+    assert.deepEqual(rec.events.sort(), [
+      'add default/new@8',
+      'delete default/gone@3 unknown',
+      'update default/changed@2->7',
+    ]);
+    assert.deepEqual(t.informer.lister.byIndex('byApp', 'web'), []);
+    t.informer.stop();
+  });
+
+  it('holds no streamed object once the initial events are cached and the watch goes on', async () => {
+    const decoded: WeakRef<Cm>[] = [];
+    const t = setup({
+      initialSync: 'watch-list',
+      transform: (obj) => {
+        decoded.push(new WeakRef(obj));
+        return { metadata: { ...obj.metadata } };
+      },
+    });
+    t.informer.start();
+    const stream = await t.client.watchNumber(0);
+    stream.push({ type: 'ADDED', object: configMap('a', '1') });
+    stream.push({ type: 'ADDED', object: configMap('b', '2') });
+    stream.push(endOfInitialEvents('10'));
+    await t.informer.waitForSync();
+    await new Promise((resolve) => setImmediate(resolve));
+    collectGarbage();
+    assert.equal(decoded.length, 2);
+    assert.deepEqual(
+      decoded.map((ref) => ref.deref()?.metadata?.name),
+      [undefined, undefined],
+      'the initial events are garbage though the watch that brought them goes on',
     );
     assert.equal(t.informer.lister.list().length, 2);
     t.informer.stop();

@@ -10,6 +10,7 @@ import {
   type ReflectorSink,
 } from './reflector.ts';
 import { Store, type Lister } from './store.ts';
+import type { InitialSync } from './streaming-list.ts';
 import { createResourceClient, type ResourceClient } from './list-watch.ts';
 import {
   consoleLogger,
@@ -74,6 +75,13 @@ export interface InformerSettings<T extends KubeObject = KubeObject> {
   inactivityTimeoutMs?: number;
   /** List page size. Default 500. */
   pageSize?: number;
+  /**
+   * How the cache is filled at start and after 410 Gone: `watch-list`, a streaming list (WatchList,
+   * KEP-3157), or `list`, a paginated list then a watch. Handlers, `hasSynced` and the relist diff are
+   * the same either way. Default `watch-list`; a server that does not do streaming lists gets lists
+   * (see the README).
+   */
+  initialSync?: InitialSync;
 }
 
 /**
@@ -165,6 +173,7 @@ export class Informer<T extends KubeObject> {
         : { inactivityTimeoutMs: options.inactivityTimeoutMs }),
       ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
       ...(options.onError === undefined ? {} : { onError: options.onError }),
+      ...(options.initialSync === undefined ? {} : { initialSync: options.initialSync }),
     });
   }
 

@@ -260,6 +260,22 @@ describe('resource client on a resource handle', () => {
     assert.equal(query.get('allowWatchBookmarks'), 'true');
     assert.equal(query.get('resourceVersion'), '100');
     assert.equal(query.get('timeoutSeconds'), '321');
+    assert.equal(query.get('sendInitialEvents'), null, 'a plain watch unless asked');
+    assert.equal(query.get('resourceVersionMatch'), null);
+  });
+
+  it('asks for a streaming list when the request says so', async () => {
+    route = (_url, _req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end();
+    };
+    requests.length = 0;
+    await collect(client().watch({ ...watchRequest(), resourceVersion: '', sendInitialEvents: true }));
+    const query = requests[0]?.searchParams;
+    assert.equal(query?.get('sendInitialEvents'), 'true');
+    assert.equal(query.get('resourceVersionMatch'), 'NotOlderThan');
+    assert.equal(query.get('resourceVersion'), '');
+    assert.equal(query.get('allowWatchBookmarks'), 'true', 'the end of the initial events is a bookmark');
   });
 
   it('fails a watch with the HTTP status and Status reason, e.g. 410 Gone and 403 Forbidden', async () => {

@@ -25,6 +25,11 @@ export interface WatchRequest {
    * the watch fails with a `timeout` `KubeApiError`.
    */
   inactivityTimeoutMs: number;
+  /**
+   * A streaming list: the watch first sends the collection's state at `resourceVersion` or newer as
+   * ADDED events, then a BOOKMARK annotated `k8s.io/initial-events-end: "true"`.
+   */
+  sendInitialEvents?: boolean;
   signal: AbortSignal;
 }
 
@@ -71,8 +76,9 @@ export interface ResourceClientOptions {
  *
  * - `list` pages with `limit` + `continue`; if a continue token expires mid-way (410), it falls back
  *   to one unpaginated list like client-go's pager.
- * - `watch` asks for bookmarks, from the given resourceVersion, with the given server timeout, and
- *   yields each event as it arrives; an `ERROR` event is yielded as-is for the caller to classify.
+ * - `watch` asks for bookmarks, from the given resourceVersion, with the given server timeout (and for
+ *   the initial events of a streaming list when asked), and yields each event as it arrives; an `ERROR`
+ *   event is yielded as-is for the caller to classify.
  */
 export function createResourceClient<T extends KubeObject>(
   handle: Resource<T>,
@@ -130,6 +136,7 @@ class HandleResourceClient<T extends KubeObject> implements ResourceClient<T> {
       resourceVersion: request.resourceVersion,
       timeoutSeconds: request.timeoutSeconds,
       idleTimeoutMs: request.inactivityTimeoutMs,
+      ...(request.sendInitialEvents === true ? { sendInitialEvents: true } : {}),
     });
   }
 

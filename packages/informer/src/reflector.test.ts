@@ -5,8 +5,10 @@ import { Reflector, type ObjectEvent } from './reflector.ts';
 import { FakeClock, settle } from '@loopwright/core/testing';
 import { configMap, recordingLogger, ScriptedClient } from './scripted-client.test-support.ts';
 import type { KubeObject } from '@loopwright/client';
+import type { InitialSync } from './streaming-list.ts';
 
-function setup(options: { random?: () => number } = {}) {
+/** The reflector under test; `initialSync` defaults to `list`, which most of these tests are about. */
+function setup(options: { random?: () => number; initialSync?: InitialSync } = {}) {
   const clock = new FakeClock();
   const client = new ScriptedClient<KubeObject>();
   const replaced: { names: string[]; resourceVersion: string }[] = [];
@@ -34,6 +36,7 @@ function setup(options: { random?: () => number } = {}) {
     random: () => 0,
     minWatchTimeoutSeconds: 300,
     inactivityTimeoutMs: 90_000,
+    initialSync: options.initialSync ?? 'list',
   });
   const abort = new AbortController();
   const done = reflector.run(abort.signal);
@@ -338,6 +341,7 @@ describe('Reflector', () => {
       metrics: { watchError: boom, relist: boom },
       onError: boom,
       backoff: { random: () => 0 },
+      initialSync: 'list',
     });
     const abort = new AbortController();
     const done = reflector.run(abort.signal);
@@ -371,5 +375,246 @@ describe('Reflector', () => {
     await t.done;
     assert.equal(t.clock.pendingTimers(), 0, 'backoff timer cleared');
     assert.equal(t.client.listCalls, 1);
+  });
+});
+
+/** The BOOKMARK that ends a streaming list's initial events. */
+const endOfInitialEvents = (resourceVersion: string) =>
+  ({
+    type: 'BOOKMARK',
+    object: {
+      kind: 'ConfigMap',
+      apiVersion: 'v1',
+      metadata: { resourceVersion, annotations: { 'k8s.io/initial-events-end': 'true' } },
+    },
+  }) as const;
+
+/** What kube-apiserver 1.36 with `--feature-gates=WatchList=false` answers a streaming list (its exact Status). */
+const watchListForbidden = () =>
+  errorResponse(422, {
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message:
+      'ListOptions.meta.k8s.io "" is invalid: sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled',
+    reason: 'Invalid',
+    details: {
+      group: 'meta.k8s.io',
+      kind: 'ListOptions',
+      causes: [
+        {
+          reason: 'FieldValueForbidden',
+          message:
+            'Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled',
+          field: 'sendInitialEvents',
+        },
+      ],
+    },
+    code: 422,
+  });
+
+const fallbackLine = 'the API server does not do streaming lists (WatchList); listing instead';
+
+describe('Reflector with streaming lists (watch-list)', () => {
+  it('asks for the initial events from the newest state and replaces the sink once, at their end bookmark', async () => {
+    const t = setup({ initialSync: 'watch-list' });
+    const stream = await t.client.watchNumber(0);
+    assert.equal(stream.request.sendInitialEvents, true);
+    assert.equal(stream.request.resourceVersion, '', 'a consistent read of the newest state, as a list');
+    assert.equal(stream.request.timeoutSeconds, 300);
+    stream.push({ type: 'ADDED', object: configMap('a', '5') });
+    stream.push({ type: 'ADDED', object: configMap('b', '7') });
+    stream.push({ type: 'ADDED', object: configMap('c', '6') });
+    await settle();
+    assert.equal(t.replaced.length, 0, 'nothing reaches the sink before the end of the initial events');
+    assert.equal(t.applied.length, 0);
+    assert.equal(
+      t.reflector.lastSyncResourceVersion,
+      undefined,
+      'initial events carry no collection version',
+    );
+    stream.push(endOfInitialEvents('10'));
+    await settle();
+    assert.deepEqual(t.replaced, [{ names: ['a', 'b', 'c'], resourceVersion: '10' }]);
+    assert.equal(t.reflector.lastSyncResourceVersion, '10');
+    // The same watch goes on: changes are applied as they come, no other request is made.
+    stream.push({ type: 'MODIFIED', object: configMap('a', '11') });
+    await settle();
+    assert.deepEqual(
+      t.applied.map((e) => `${e.type}:${e.object.metadata?.name ?? ''}`),
+      ['MODIFIED:a'],
+    );
+    assert.equal(t.reflector.lastSyncResourceVersion, '11');
+    assert.equal(t.client.watches.length, 1);
+    assert.equal(t.client.listCalls, 0);
+    // When the server ends it, the next watch is a plain one from the last resourceVersion.
+    await t.clock.advance(5_000);
+    stream.end();
+    const next = await t.client.watchNumber(1);
+    assert.equal(next.request.sendInitialEvents, undefined);
+    assert.equal(next.request.resourceVersion, '11');
+    assert.deepEqual(t.metrics.errors, []);
+    t.abort.abort();
+    await t.done;
+  });
+
+  it('applies changes that come before the end bookmark to the initial state, not to the sink', async () => {
+    const t = setup({ initialSync: 'watch-list' });
+    const stream = await t.client.watchNumber(0);
+    stream.push({ type: 'ADDED', object: configMap('a', '5') });
+    stream.push({ type: 'ADDED', object: configMap('b', '6') });
+    stream.push({ type: 'MODIFIED', object: configMap('a', '8') });
+    stream.push({ type: 'DELETED', object: configMap('b', '9') });
+    stream.push({ type: 'ADDED', object: configMap('c', '10') });
+    stream.push(endOfInitialEvents('10'));
+    await settle();
+    assert.deepEqual(t.applied, []);
+    assert.equal(t.replaced.length, 1);
+    assert.deepEqual(t.replaced[0], { names: ['a', 'c'], resourceVersion: '10' });
+    t.abort.abort();
+    await t.done;
+  });
+
+  it('relists after 410 by a streaming list, from the newest state', async () => {
+    const t = setup({ initialSync: 'watch-list' });
+    const first = await t.client.watchNumber(0);
+    first.push({ type: 'ADDED', object: configMap('a', '5') });
+    first.push(endOfInitialEvents('10'));
+    first.push({ type: 'MODIFIED', object: configMap('a', '12') });
+    first.push({
+      type: 'ERROR',
+      object: { kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version' },
+    });
+    await settle();
+    assert.equal(t.metrics.relists, 1);
+    await t.clock.advance(800);
+    const relist = await t.client.watchNumber(1);
+    assert.equal(relist.request.sendInitialEvents, true);
+    assert.equal(relist.request.resourceVersion, '', 'not the expired one');
+    relist.push({ type: 'ADDED', object: configMap('b', '20') });
+    relist.push(endOfInitialEvents('30'));
+    await settle();
+    assert.deepEqual(t.replaced.at(-1), { names: ['b'], resourceVersion: '30' });
+    assert.equal(t.client.listCalls, 0);
+    t.abort.abort();
+    await t.done;
+  });
+
+  it('retries a streaming list cut short with backoff, as a streaming list, from scratch', async () => {
+    const t = setup({ initialSync: 'watch-list' });
+    const first = await t.client.watchNumber(0);
+    first.push({ type: 'ADDED', object: configMap('a', '5') });
+    first.fail(networkError());
+    await settle();
+    assert.deepEqual(t.metrics.errors, ['configmaps:network']);
+    assert.deepEqual(
+      t.logger.lines.map((l) => `${l.level} ${l.message}`),
+      ['warn list failed; retrying'],
+    );
+    await t.clock.advance(799);
+    assert.equal(t.client.watches.length, 1, 'backed off');
+    await t.clock.advance(1);
+    const second = await t.client.watchNumber(1);
+    assert.equal(second.request.sendInitialEvents, true, 'a network failure is not a refusal');
+    // The server ends this one before its end bookmark (a restart, its timeout): retried the same way.
+    second.push({ type: 'ADDED', object: configMap('b', '6') });
+    second.end();
+    await settle();
+    assert.deepEqual(t.metrics.errors, ['configmaps:network', 'configmaps:network']);
+    await t.clock.advance(1600);
+    const third = await t.client.watchNumber(2);
+    assert.equal(third.request.sendInitialEvents, true);
+    third.push({ type: 'ADDED', object: configMap('c', '7') });
+    third.push(endOfInitialEvents('10'));
+    await settle();
+    assert.deepEqual(t.replaced, [{ names: ['c'], resourceVersion: '10' }], 'nothing of the broken streams');
+    assert.equal(t.client.listCalls, 0);
+    t.abort.abort();
+    await t.done;
+  });
+
+  it('falls back to lists at once, and for good, when the server refuses streaming lists (422)', async () => {
+    const t = setup({ initialSync: 'watch-list' });
+    (await t.client.watchNumber(0)).fail(watchListForbidden());
+    t.client.scriptList({ items: [configMap('a', '5')], resourceVersion: '10' });
+    await settle();
+    assert.equal(t.client.listCalls, 1, 'listed without waiting');
+    assert.deepEqual(t.replaced, [{ names: ['a'], resourceVersion: '10' }]);
+    const watch = await t.client.watchNumber(1);
+    assert.equal(watch.request.sendInitialEvents, undefined);
+    assert.equal(watch.request.resourceVersion, '10');
+    assert.deepEqual(t.metrics.errors, [], 'a refusal is no failure');
+    assert.deepEqual(t.errors, []);
+    assert.deepEqual(
+      t.logger.lines.map((l) => `${l.level} ${l.message} ${String(l.fields?.statusCode)}`),
+      [`debug ${fallbackLine} 422`],
+    );
+    // A later relist lists too: the server said no once.
+    watch.fail(errorResponse(410, { kind: 'Status', code: 410, reason: 'Gone' }));
+    t.client.scriptList({ items: [], resourceVersion: '20' });
+    await settle();
+    await t.clock.advance(800);
+    const after = await t.client.watchNumber(2);
+    assert.equal(after.request.resourceVersion, '20');
+    assert.equal(t.client.listCalls, 2);
+    assert.equal(t.client.watches.filter((w) => w.request.sendInitialEvents === true).length, 1);
+    assert.equal(t.logger.lines.filter((l) => l.message === fallbackLine).length, 1, 'told once');
+    t.abort.abort();
+    await t.done;
+  });
+
+  it('falls back to lists when the server ignores sendInitialEvents (a plain bookmark before the end one)', async () => {
+    const t = setup({ initialSync: 'watch-list' });
+    const stream = await t.client.watchNumber(0);
+    // An API server older than 1.19 watches from the newest state as it would without the parameters.
+    stream.push({ type: 'ADDED', object: configMap('a', '5') });
+    stream.push({
+      type: 'BOOKMARK',
+      object: { kind: 'ConfigMap', apiVersion: 'v1', metadata: { resourceVersion: '10' } },
+    });
+    t.client.scriptList({ items: [configMap('a', '5'), configMap('b', '6')], resourceVersion: '12' });
+    await settle();
+    assert.equal(t.client.listCalls, 1);
+    assert.deepEqual(t.replaced, [{ names: ['a', 'b'], resourceVersion: '12' }]);
+    assert.deepEqual(t.metrics.errors, []);
+    assert.deepEqual(
+      t.logger.lines.map((l) => `${l.level} ${l.message}`),
+      [`debug ${fallbackLine}`],
+    );
+    assert.equal((await t.client.watchNumber(1)).request.sendInitialEvents, undefined);
+    t.abort.abort();
+    await t.done;
+  });
+
+  it('does not take a 422 on a watch after the sync for a refusal', async () => {
+    const t = setup({ initialSync: 'watch-list' });
+    const stream = await t.client.watchNumber(0);
+    stream.push(endOfInitialEvents('10'));
+    stream.push({ type: 'ERROR', object: { kind: 'Status', code: 422, reason: 'Invalid', message: 'no' } });
+    await settle();
+    assert.deepEqual(t.metrics.errors, ['configmaps:http_error']);
+    await t.clock.advance(800);
+    assert.equal((await t.client.watchNumber(1)).request.resourceVersion, '10');
+    assert.equal(t.client.listCalls, 0);
+    assert.equal(
+      t.logger.lines.some((l) => l.message === fallbackLine),
+      false,
+    );
+    t.abort.abort();
+    await t.done;
+  });
+
+  it('stops quietly in the middle of the initial events', async () => {
+    const t = setup({ initialSync: 'watch-list' });
+    const stream = await t.client.watchNumber(0);
+    stream.push({ type: 'ADDED', object: configMap('a', '5') });
+    await settle();
+    t.abort.abort();
+    stream.push(endOfInitialEvents('10'));
+    await t.done;
+    await settle();
+    assert.deepEqual(t.replaced, []);
+    assert.deepEqual(t.metrics.errors, []);
   });
 });

@@ -3,6 +3,13 @@ import { KubeApiError, KubeApiFailure, type KubeObject } from '@loopwright/clien
 import { FailureReason, failureReason } from './failure-reason.ts';
 import type { ResourceClient } from './list-watch.ts';
 import { missingResourceMessage, shouldLogMissingResource } from './missing-resource.ts';
+import {
+  InitialEvents,
+  isInitialEventsEnd,
+  isStreamingListRefusal,
+  StreamingListRefusedError,
+  type InitialSync,
+} from './streaming-list.ts';
 import { consoleLogger, type InformerMetrics, type Logger } from './types.ts';
 
 /** A change to apply to the cache, from a watch event. */
@@ -62,6 +69,11 @@ export interface ReflectorOptions<T extends KubeObject> {
   onError?: (error: Error) => void;
   /** Randomness for the watch timeout; injectable for tests. */
   random?: () => number;
+  /**
+   * How the cache is filled at start and after 410 Gone (see {@link InitialSync}). Default
+   * `watch-list`; a server that does not do streaming lists gets a list instead, from then on.
+   */
+  initialSync?: InitialSync;
 }
 
 /** A watch that ends by itself sooner than this without delivering anything counts as a failure. */
@@ -75,7 +87,9 @@ interface Failure {
 
 /**
  * Keeps a sink in sync with the API server: list, then watch from the list's resourceVersion,
- * forever, until the signal aborts.
+ * forever, until the signal aborts. The list is a streaming list by default (`initialSync`): a watch
+ * whose initial events fill a temporary store, which replaces the sink's content at the bookmark that
+ * ends them, once, as a list's items do; the same watch then goes on.
  *
  * Failure behaviour (the loop never exits on its own):
  * - the server ends a watch (its `timeoutSeconds`): re-watch at once from the last resourceVersion;
@@ -88,6 +102,11 @@ interface Failure {
  *   without events, undecodable data, failed lists): back off (jittered exponential), then resume
  *   with a watch from the last resourceVersion, or retry the list if none has succeeded yet;
  *   `Retry-After` from a 429 is honoured as a lower bound on the wait;
+ * - a streaming list refused by the server (422 Invalid: its WatchList feature is off or it is older
+ *   than 1.27), or one that shows the server ignores it (a plain bookmark before the end of its initial
+ *   events): list at once, and from then on (one debug line, no failure reported);
+ * - a streaming list cut short (network, a server that ends it before its bookmark...): a failure
+ *   like any other, backed off and retried as a streaming list;
  * - every failure is reported to `metrics.watchError`, the logger (except repeated 404s) and `onError`;
  * - abort: in-flight requests are cancelled, nothing is reported, the sink receives nothing more.
  */
@@ -102,6 +121,9 @@ export class Reflector<T extends KubeObject> {
   readonly #metrics: InformerMetrics;
   readonly #onError: ((error: Error) => void) | undefined;
   readonly #random: () => number;
+  #initialSync: InitialSync;
+  /** No list has succeeded yet, or the last one is no longer a valid start (410 Gone, 404). */
+  #listDue = true;
   #resourceVersion: string | undefined;
   #resourceMissing = false;
   #missingResourceLoggedAt: number | undefined;
@@ -117,6 +139,7 @@ export class Reflector<T extends KubeObject> {
     this.#metrics = options.metrics ?? {};
     this.#onError = options.onError;
     this.#random = options.random ?? Math.random;
+    this.#initialSync = options.initialSync ?? 'watch-list';
   }
 
   /** The resourceVersion of the last list, event or bookmark; `undefined` before the first list. */
@@ -135,18 +158,22 @@ export class Reflector<T extends KubeObject> {
   /** Runs until `signal` aborts. Never rejects. */
   async run(signal: AbortSignal): Promise<void> {
     this.#safely(() => this.#metrics.started?.(this.#client.resource));
-    let needList = true;
     while (!signal.aborted) {
       let failure: Failure | undefined;
       let phase: 'list' | 'watch' = 'list';
+      const streamingList = this.#listDue && this.#initialSync === 'watch-list';
       try {
-        if (needList) {
+        if (this.#listDue && !streamingList) {
           if (!(await this.#listOnce(signal))) return;
-          needList = false;
         }
         phase = 'watch';
-        failure = await this.#watchOnce(signal);
+        failure = await this.#watchOnce(signal, streamingList);
       } catch (error) {
+        // Only while the initial events last: the same watch goes on after them, as any other.
+        if (streamingList && this.#listDue && !isAborted(signal) && isStreamingListRefusal(error)) {
+          this.#fallBackToList(error);
+          continue;
+        }
         failure = {
           error: error instanceof Error ? error : new Error(String(error)),
           reason: failureReason(error, phase),
@@ -155,20 +182,20 @@ export class Reflector<T extends KubeObject> {
       if (isAborted(signal)) return;
       if (failure === undefined) continue;
       if (failure.reason === FailureReason.Gone) {
-        needList = true;
+        this.#listDue = true;
         this.#safely(() => this.#metrics.relist?.(this.#client.resource));
       }
       // The collection is gone with its CRD (or never existed): once it is served again, only a list
       // tells what exists. A relist only if a list had succeeded: retrying the initial list, or a relist
       // already counted, is not another.
-      if (failure.reason === FailureReason.NotFound && !needList) {
-        needList = true;
+      if (failure.reason === FailureReason.NotFound && !this.#listDue) {
+        this.#listDue = true;
         this.#safely(() => this.#metrics.relist?.(this.#client.resource));
       }
       this.#resourceMissing = failure.reason === FailureReason.NotFound;
       const retryAfterMs = failure.error instanceof KubeApiError ? (failure.error.retryAfterMs ?? 0) : 0;
       const delayMs = Math.max(this.#backoff.step(), retryAfterMs);
-      this.#report(failure, delayMs, needList);
+      this.#report(failure, delayMs, this.#listDue);
       await sleep(this.#clock, delayMs, signal);
     }
   }
@@ -182,23 +209,36 @@ export class Reflector<T extends KubeObject> {
   async #listOnce(signal: AbortSignal): Promise<boolean> {
     const list = await this.#client.list(signal);
     if (isAborted(signal)) return false;
-    this.#sink.replace(list.items, list.resourceVersion);
-    this.#resourceVersion = list.resourceVersion;
-    this.#resourceServed();
+    this.#listed(list.items, list.resourceVersion);
     return true;
   }
 
-  /** Watches until the server ends the watch; a watch closed at once without events is a failure. */
-  async #watchOnce(signal: AbortSignal): Promise<Failure | undefined> {
+  #listed(items: T[], resourceVersion: string): void {
+    this.#sink.replace(items, resourceVersion);
+    this.#resourceVersion = resourceVersion;
+    this.#listDue = false;
+    this.#resourceServed();
+  }
+
+  /**
+   * Watches until the server ends the watch; a watch closed at once without events is a failure.
+   * `streamingList`: the watch starts with the collection's state, from the newest resourceVersion
+   * (`''`, a consistent read, as a list's), kept in `initial` until the bookmark that ends it, which
+   * replaces the sink's content; a watch that ends before that bookmark is a failure.
+   */
+  async #watchOnce(signal: AbortSignal, streamingList: boolean): Promise<Failure | undefined> {
     const startedAt = this.#clock.now();
     let received = 0;
     const timeoutSeconds = Math.floor(this.#minWatchTimeoutSeconds * (1 + this.#random()));
     const events = this.#client.watch({
-      resourceVersion: this.#resourceVersion ?? '',
+      resourceVersion: streamingList ? '' : (this.#resourceVersion ?? ''),
+      ...(streamingList ? { sendInitialEvents: true } : {}),
       timeoutSeconds,
       inactivityTimeoutMs: this.#inactivityTimeoutMs,
       signal,
     });
+    // Reassigned, not left to the scope: this frame stays suspended for the rest of the watch.
+    let initial = streamingList ? new InitialEvents<T>() : undefined;
     for await (const event of events) {
       if (signal.aborted) return undefined;
       received++;
@@ -206,10 +246,24 @@ export class Reflector<T extends KubeObject> {
         case 'ADDED':
         case 'MODIFIED':
         case 'DELETED':
+          if (initial !== undefined) {
+            initial.apply(event);
+            break;
+          }
           this.#sink.apply(event);
           this.#resourceVersion = event.object.metadata?.resourceVersion ?? this.#resourceVersion;
           break;
         case 'BOOKMARK':
+          if (initial !== undefined) {
+            if (!isInitialEventsEnd(event.object)) {
+              throw new StreamingListRefusedError(
+                'the API server sent a bookmark before the end of the initial events: it ignores sendInitialEvents',
+              );
+            }
+            this.#listed(initial.items(), event.object.metadata?.resourceVersion ?? '');
+            initial = undefined;
+            break;
+          }
           this.#resourceVersion = event.object.metadata?.resourceVersion ?? this.#resourceVersion;
           break;
         case 'ERROR':
@@ -220,7 +274,8 @@ export class Reflector<T extends KubeObject> {
           });
       }
     }
-    if (!signal.aborted && received === 0 && this.#clock.now() - startedAt < SHORT_WATCH_MS) {
+    if (signal.aborted) return undefined;
+    if (received === 0 && this.#clock.now() - startedAt < SHORT_WATCH_MS) {
       return {
         error: new KubeApiError('watch closed by the server at once without any event', {
           failure: KubeApiFailure.Network,
@@ -228,7 +283,27 @@ export class Reflector<T extends KubeObject> {
         reason: FailureReason.ShortWatch,
       };
     }
+    if (initial !== undefined) {
+      return {
+        error: new KubeApiError('streaming list ended by the server before the end of its initial events', {
+          failure: KubeApiFailure.Network,
+        }),
+        reason: FailureReason.Network,
+      };
+    }
     return undefined;
+  }
+
+  /** The server does not do streaming lists: list, now and from now on. Told once, as a fact, not a failure. */
+  #fallBackToList(error: unknown): void {
+    this.#initialSync = 'list';
+    this.#safely(() => {
+      this.#logger.debug('the API server does not do streaming lists (WatchList); listing instead', {
+        resource: this.#client.resource,
+        statusCode: error instanceof KubeApiError ? error.status : undefined,
+        error: error instanceof Error ? error.message : String(error),
+      });
+    });
   }
 
   #resourceServed(): void {

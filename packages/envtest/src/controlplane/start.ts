@@ -66,6 +66,8 @@ export interface ControlPlaneOptions {
    * owners it has not seen, in the middle of whatever runs then.
    */
   beforeControllerManager?: (kubeconfigPath: string) => Promise<void>;
+  /** Extra kube-apiserver flags, e.g. `--feature-gates=WatchList=false` to test a client's fallback. */
+  apiServerFlags?: string[];
 }
 
 const defaultControllers = [
@@ -192,6 +194,7 @@ async function startApiServer(
   adminToken: string,
   timeoutMs: number,
   node: NodeAccess | undefined,
+  extraFlags: string[],
 ): Promise<{ apiserver: ManagedProcess; server: string; caPem: string }> {
   const port = await freeLoopbackPort();
   const server = `https://${node?.address ?? '127.0.0.1'}:${port}`;
@@ -214,6 +217,7 @@ async function startApiServer(
       '--service-cluster-ip-range=10.96.0.0/16',
       '--api-audiences=https://kubernetes.default.svc.cluster.local',
       '--v=1',
+      ...extraFlags,
     ],
     join(dir, 'kube-apiserver.log'),
   );
@@ -269,6 +273,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       adminToken,
       timeoutMs,
       options.node,
+      options.apiServerFlags ?? [],
     );
     processes.push(apiserver);
     const kubeconfigPath = join(dir, 'kubeconfig');
