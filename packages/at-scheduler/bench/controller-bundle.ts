@@ -22,18 +22,21 @@ export interface ControllerBundle {
   remove(): Promise<void>;
 }
 
-export async function bundleControllerProcess(): Promise<ControllerBundle> {
+export function bundleControllerProcess(): Promise<ControllerBundle> {
+  return bundle(['--entry', ENTRY]);
+}
+
+/** The released program itself (src/main.ts), as the image holds it: for benches that run whole replicas. */
+export function bundleReleasedProgram(): Promise<ControllerBundle> {
+  return bundle([]);
+}
+
+async function bundle(entryArgs: string[]): Promise<ControllerBundle> {
   const dir = await mkdtemp(join(tmpdir(), 'at-bench-controller-'));
   const remove = (): Promise<void> => rm(dir, { recursive: true, force: true });
   try {
     const outDir = join(dir, 'bundle');
-    await run(process.execPath, [
-      join(repoRoot, 'scripts/bundle.ts'),
-      'at-scheduler',
-      outDir,
-      '--entry',
-      ENTRY,
-    ]);
+    await run(process.execPath, [join(repoRoot, 'scripts/bundle.ts'), 'at-scheduler', outDir, ...entryArgs]);
     return { main: join(outDir, 'dist/main.js'), remove };
   } catch (error) {
     await remove();
