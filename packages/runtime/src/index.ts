@@ -15,6 +15,8 @@ export {
   or,
   type Predicate,
 } from './controller/predicates.ts';
+/** The priorities of keys in a controller's queue (see `ControllerOptions.usePriorityQueue`). */
+export { LOW_PRIORITY, NORMAL_PRIORITY } from '@loopwright/workqueue';
 export type {
   OwnedResource,
   PrimaryResource,

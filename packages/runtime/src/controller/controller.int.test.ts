@@ -17,6 +17,7 @@ import winston, { type Logger } from 'winston';
 import { createLogger } from '../log/index.ts';
 import { TerminalError } from '../errors/index.ts';
 import { Manager } from '../manager/manager.ts';
+import { NORMAL_PRIORITY } from '@loopwright/workqueue';
 import { Controller, type ControllerOptions } from './controller.ts';
 import { annotationsChanged, ignoreStatusOnlyUpdates, labelsChanged, type Predicate } from './predicates.ts';
 import type { ReconcileRequest, ReconcileResult } from './types.ts';
@@ -487,6 +488,113 @@ describe('Controller on a real API server', () => {
     );
   });
 
+  for (const usePriorityQueue of [true, false]) {
+    it(`after a restart, a new object is reconciled ${usePriorityQueue ? 'before the backlog (priority queue)' : 'after the whole backlog (FIFO)'}`, async () => {
+      const suite = `restart-${String(usePriorityQueue)}`;
+      const existing = ['a', 'b', 'c', 'd', 'e'];
+      for (const name of existing)
+        await core.createNamespacedConfigMap({
+          namespace: ns.name,
+          body: { metadata: { name: `${suite}-${name}`, labels: { suite } } },
+        });
+      const order: string[] = [];
+      let open: () => void = () => undefined;
+      const gate = new Promise<void>((resolve) => (open = resolve));
+      const run = runController(kc, {
+        name: suite,
+        usePriorityQueue,
+        for: {
+          group: '',
+          version: 'v1',
+          plural: 'configmaps',
+          kind: 'ConfigMap',
+          namespace: ns.name,
+          labelSelector: `suite=${suite}`,
+        },
+        reconcile: async ({ name }) => {
+          order.push(name.slice(suite.length + 1));
+          // The first of the backlog holds the only worker until the new object is queued.
+          if (order.length === 1) await gate;
+        },
+      });
+      const witness = run.witness({
+        group: '',
+        version: 'v1',
+        plural: 'configmaps',
+        namespace: ns.name,
+        labelSelector: `suite=${suite}`,
+      });
+      try {
+        await eventually(() => {
+          assert.equal(order.length, 1);
+        });
+        await core.createNamespacedConfigMap({
+          namespace: ns.name,
+          body: { metadata: { name: `${suite}-new`, labels: { suite } } },
+        });
+        await eventually(() => {
+          assert.ok(witness.some((e) => e.type === 'add' && e.obj.metadata?.name === `${suite}-new`));
+        });
+        open();
+        await eventually(() => {
+          assert.equal(order.length, existing.length + 1);
+        });
+      } finally {
+        open();
+        await run.stop();
+      }
+      const [first, ...rest] = order;
+      assert.ok(first !== 'new' && first !== undefined);
+      const backlog = existing.filter((name) => name !== first);
+      assert.deepEqual(rest, usePriorityQueue ? ['new', ...backlog] : [...backlog, 'new']);
+    });
+  }
+
+  for (const named of [false, true]) {
+    it(
+      named
+        ? 'a requeue at the priority its result names: a backlog key woken at normal priority goes before the rest of the backlog'
+        : 'a requeue keeps the priority the key had: a backlog key requeued goes behind the rest of the backlog',
+      async () => {
+        const suite = `requeue-priority-${String(named)}`;
+        for (const name of ['a', 'b', 'c'])
+          await core.createNamespacedConfigMap({
+            namespace: ns.name,
+            body: { metadata: { name: `${suite}-${name}`, labels: { suite } } },
+          });
+        const order: string[] = [];
+        const run = runController(kc, {
+          name: suite,
+          for: {
+            group: '',
+            version: 'v1',
+            plural: 'configmaps',
+            kind: 'ConfigMap',
+            namespace: ns.name,
+            labelSelector: `suite=${suite}`,
+          },
+          reconcile: async ({ name }): Promise<ReconcileResult> => {
+            order.push(name.slice(suite.length + 1));
+            // Long enough for the first key's 1 ms requeue to be due while the others still wait.
+            await new Promise((resolve) => setTimeout(resolve, 50));
+            if (order.length > 1) return undefined;
+            return named ? { requeueAfterMs: 1, priority: NORMAL_PRIORITY } : { requeueAfterMs: 1 };
+          },
+        });
+        try {
+          await eventually(() => {
+            assert.equal(order.length, 4);
+          });
+        } finally {
+          await run.stop();
+        }
+        // Listed in name order, all at low priority; 'b' is in hand when 'a' is due again. At normal
+        // priority (controller-runtime's requeue, or the result's) 'a' comes straight back instead of last.
+        assert.deepEqual(order, named ? ['a', 'b', 'a', 'c'] : ['a', 'b', 'c', 'a']);
+      },
+    );
+  }
+
   it('times out a reconcile that ignores its signal: counted and logged when it passes, and the object waits until it returns', async () => {
     const { logger, entries } = capturingLogger();
     const calls: { data: string | undefined; signal: AbortSignal }[] = [];
@@ -602,7 +710,7 @@ describe('Controller on a real API server', () => {
     try {
       await core.createNamespacedConfigMap({
         namespace: ns.name,
-        body: { metadata: { name: 'slow', labels: { suite: 'timeout-honoured' } } },
+        body: { metadata: { name: 'honours-timeout', labels: { suite: 'timeout-honoured' } } },
       });
       await eventually(() => {
         assert.equal(attempts.length, 2);

@@ -42,6 +42,13 @@ export interface ControllerOptions<T extends KubeObject> {
   /** Retry backoff; default: max(per-key exponential 5 ms..1000 s, token bucket 10 qps burst 100). */
   rateLimiter?: RateLimiter;
   /**
+   * Hand out keys by priority (controller-runtime's default since v0.23): what the informers' initial
+   * lists and resyncs enqueue waits behind every change seen since, so a new object is reconciled at
+   * once after a restart instead of behind the whole backlog; a requeue keeps the priority the key had.
+   * False: one FIFO line for all. Default true.
+   */
+  usePriorityQueue?: boolean;
+  /**
    * How long one reconcile may take before its signal aborts (controller-runtime's
    * `ReconciliationTimeout`); 0: no limit. Default: the Manager's (`--reconcile-timeout`).
    */
@@ -70,6 +77,11 @@ export interface ControllerContext {
  * `requeueAfterMs` forgets it and adds the key after the delay; thrown errors, panics (see
  * `ReconcileResult`) and the deprecated `requeue` add it with backoff; a terminal error (see
  * `TerminalError`) is logged and counted but not retried.
+ *
+ * Keys wait in a priority queue (see `usePriorityQueue`): the initial lists' and resyncs' events at
+ * `LOW_PRIORITY`, every change at `NORMAL_PRIORITY`; each requeue keeps the priority the key was
+ * handed out with (controller-runtime drops it to the default: its issue #3157) unless the result names
+ * one.
  *
  * A reconcile timeout aborts the reconcile's signal when it passes and counts it
  * (`controller_runtime_reconcile_timeouts_total`); the key stays processing until the reconcile returns,
@@ -108,6 +120,7 @@ export class Controller<T extends KubeObject = KubeObject> {
     const workers = this.#options.maxConcurrentReconciles ?? 1;
     const queue = newRateLimitingQueue({
       name: this.name,
+      ordering: this.#options.usePriorityQueue === false ? 'fifo' : 'priority',
       ...(context.metrics ? { metricsProvider: context.metrics.workqueueProvider } : {}),
       ...(this.#options.rateLimiter ? { rateLimiter: this.#options.rateLimiter } : {}),
     });
@@ -117,8 +130,8 @@ export class Controller<T extends KubeObject = KubeObject> {
     const resource = client.resource<T>(resourceTypeOf(this.#options.for));
     const ownWrites = new OwnWrites<T>();
 
-    const enqueue = (key: string): void => {
-      queue.add(key);
+    const enqueue = (key: string, priority: number): void => {
+      queue.add(key, priority);
     };
     const filter = <R extends KubeObject>(own: Predicate<R> | undefined): Predicate<R> =>
       and(...[this.#options.eventFilter, own].filter((p) => p !== undefined));
@@ -174,15 +187,17 @@ export class Controller<T extends KubeObject = KubeObject> {
         return;
       }
       try {
-        await this.#reconcileKey(item.key, worker);
+        await this.#reconcileKey(item.key, item.priority, worker);
       } finally {
         queue.done(item.key);
       }
     }
   }
 
+  /** Reconciles `key`; a requeue adds it back at `priority`, the priority it was handed out with. */
   async #reconcileKey(
     key: string,
+    priority: number,
     { queue, lister, resource, ownWrites, metrics, log: controllerLog, signal, timeoutMs }: Worker<T>,
   ): Promise<void> {
     const { namespace, name } = splitKey(key);
@@ -217,14 +232,14 @@ export class Controller<T extends KubeObject = KubeObject> {
         log,
         signal: deadline.signal,
       })) as ReconcileResult;
-      outcome = applyResult(queue, key, result);
+      outcome = applyResult(queue, key, priority, result);
     } catch (error) {
       if (isTerminal(error)) {
         queue.forget(key);
         outcome = 'terminal_error';
         log.error('reconcile failed with a terminal error; not retrying', { error });
       } else if (isPanic(error)) {
-        queue.addRateLimited(key);
+        queue.addRateLimited(key, priority);
         outcome = 'panic';
         // An Error is logged with its stack; any other thrown value has none, only its description.
         log.error('observed a panic in the reconciler; retrying with backoff', {
@@ -232,7 +247,7 @@ export class Controller<T extends KubeObject = KubeObject> {
           retries: queue.numRequeues(key),
         });
       } else {
-        queue.addRateLimited(key);
+        queue.addRateLimited(key, priority);
         outcome = 'error';
         log.error('reconcile failed; retrying with backoff', { error, retries: queue.numRequeues(key) });
       }
@@ -279,16 +294,18 @@ function withoutEchoes<T extends KubeObject>(
 function applyResult(
   queue: RateLimitingQueue<string>,
   key: string,
+  priority: number,
   result: ReconcileResult,
 ): ReconcileOutcome {
+  const requeuePriority = result?.priority ?? priority;
   if (result?.requeueAfterMs !== undefined && result.requeueAfterMs > 0) {
     queue.forget(key);
-    queue.addAfter(key, result.requeueAfterMs);
+    queue.addAfter(key, result.requeueAfterMs, requeuePriority);
     return 'requeue_after';
   }
   // eslint-disable-next-line @typescript-eslint/no-deprecated -- honoured until every reconciler has moved off it
   if (result?.requeue === true) {
-    queue.addRateLimited(key);
+    queue.addRateLimited(key, requeuePriority);
     return 'requeue';
   }
   queue.forget(key);

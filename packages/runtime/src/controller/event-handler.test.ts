@@ -1,6 +1,7 @@
 import type { KubeObject } from '@loopwright/informer';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { LOW_PRIORITY, NORMAL_PRIORITY } from '@loopwright/workqueue';
 import { enqueueFiltered } from './event-handler.ts';
 import { generationChanged, type Predicate } from './predicates.ts';
 
@@ -14,6 +15,7 @@ const byOwnerLabel = (obj: KubeObject): string[] => [`ns/${obj.metadata?.labels?
 /** The handlers under test, the keys they enqueued and the predicate calls they made. */
 function setUp(predicate?: Predicate) {
   const keys: string[] = [];
+  const priorities: number[] = [];
   const calls: unknown[][] = [];
   const recording: Predicate | undefined = predicate && {
     create: (obj) => (calls.push(['create', obj.metadata?.uid]), predicate.create?.(obj) ?? true),
@@ -27,11 +29,19 @@ function setUp(predicate?: Predicate) {
     ),
     resync: (obj) => (calls.push(['resync', obj.metadata?.uid]), predicate.resync?.(obj) ?? true),
   };
-  const handlers = enqueueFiltered((key) => keys.push(key), byOwnerLabel, recording);
+  const handlers = enqueueFiltered(
+    (key, priority) => {
+      keys.push(key);
+      priorities.push(priority);
+    },
+    byOwnerLabel,
+    recording,
+  );
   return {
     keys,
+    priorities,
     calls,
-    add: (obj: KubeObject) => handlers.onAdd?.(obj, false),
+    add: (obj: KubeObject, isInInitialList = false) => handlers.onAdd?.(obj, isInInitialList),
     update: (oldObj: KubeObject, newObj: KubeObject) => handlers.onUpdate?.(oldObj, newObj),
     delete: (obj: KubeObject, finalStateUnknown = false) => handlers.onDelete?.(obj, { finalStateUnknown }),
   };
@@ -54,6 +64,27 @@ describe('enqueueFiltered', () => {
     h.update(old, old);
     h.delete(old);
     assert.deepEqual(h.keys, ['ns/o1', 'ns/o1', 'ns/o2', 'ns/o1', 'ns/o1']);
+  });
+
+  it('enqueues what is not news at low priority: adds of the initial list and resyncs; every change at normal', () => {
+    const h = setUp();
+    const obj = cm('a', 'u1', 1, 'o1');
+    h.add(obj, true);
+    h.update(obj, obj);
+    h.add(obj, false);
+    h.update(obj, cm('a', 'u1', 2, 'o1'));
+    h.update(obj, cm('a', 'u2', 1, 'o1'));
+    h.delete(obj);
+    h.delete(obj, true);
+    assert.deepEqual(h.priorities, [
+      LOW_PRIORITY,
+      LOW_PRIORITY,
+      NORMAL_PRIORITY,
+      NORMAL_PRIORITY,
+      NORMAL_PRIORITY,
+      NORMAL_PRIORITY,
+      NORMAL_PRIORITY,
+    ]);
   });
 
   it('a create goes to predicate.create and enqueues only when it passes', () => {

@@ -1,4 +1,5 @@
 import type { EventHandlers, KubeObject } from '@loopwright/informer';
+import { LOW_PRIORITY, NORMAL_PRIORITY } from '@loopwright/workqueue';
 import type { Predicate } from './predicates.ts';
 
 /**
@@ -8,6 +9,11 @@ import type { Predicate } from './predicates.ts';
  * Each key is enqueued once per event: an idle worker takes a key the moment it is added, so adding
  * it again for the other object of the same event would reconcile it twice.
  *
+ * Each key is enqueued with a priority, as controller-runtime's priority queue: `LOW_PRIORITY` for
+ * what is not news (an add from the informer's initial list, a periodic resync), `NORMAL_PRIORITY`
+ * for every change seen since, so that after a restart a new or changed object is not queued behind
+ * the whole backlog. A queue in FIFO order ignores it.
+ *
  * The informer reports two things as updates that are not changes, and they are judged as what they are:
  * - a periodic resync (`oldObj === newObj`) goes to `predicate.resync`;
  * - an update whose UID changed is an object deleted and re-created under the same name while the
@@ -16,32 +22,32 @@ import type { Predicate } from './predicates.ts';
  *   not drop it (both generations are often 1).
  */
 export function enqueueFiltered<R extends KubeObject>(
-  enqueue: (key: string) => void,
+  enqueue: (key: string, priority: number) => void,
   map: (obj: R) => readonly string[],
   predicate: Predicate<R> = {},
 ): EventHandlers<R> {
-  const enqueueMapped = (...objects: R[]): void => {
-    for (const key of new Set(objects.flatMap((obj) => map(obj)))) enqueue(key);
+  const enqueueMapped = (priority: number, ...objects: R[]): void => {
+    for (const key of new Set(objects.flatMap((obj) => map(obj)))) enqueue(key, priority);
   };
   const created = (obj: R): boolean => predicate.create?.(obj) ?? true;
   const deleted = (obj: R, info: { finalStateUnknown: boolean }): boolean =>
     predicate.delete?.(obj, info) ?? true;
   return {
-    onAdd: (obj) => {
-      if (created(obj)) enqueueMapped(obj);
+    onAdd: (obj, isInInitialList) => {
+      if (created(obj)) enqueueMapped(isInInitialList ? LOW_PRIORITY : NORMAL_PRIORITY, obj);
     },
     onUpdate: (oldObj, newObj) => {
       if (oldObj === newObj) {
-        if (predicate.resync?.(newObj) ?? true) enqueueMapped(newObj);
+        if (predicate.resync?.(newObj) ?? true) enqueueMapped(LOW_PRIORITY, newObj);
       } else if (recreated(oldObj, newObj)) {
         const gone = deleted(oldObj, { finalStateUnknown: true });
-        enqueueMapped(...(gone ? [oldObj] : []), ...(created(newObj) ? [newObj] : []));
+        enqueueMapped(NORMAL_PRIORITY, ...(gone ? [oldObj] : []), ...(created(newObj) ? [newObj] : []));
       } else if (predicate.update?.(oldObj, newObj) ?? true) {
-        enqueueMapped(oldObj, newObj);
+        enqueueMapped(NORMAL_PRIORITY, oldObj, newObj);
       }
     },
     onDelete: (obj, info) => {
-      if (deleted(obj, info)) enqueueMapped(obj);
+      if (deleted(obj, info)) enqueueMapped(NORMAL_PRIORITY, obj);
     },
   };
 }

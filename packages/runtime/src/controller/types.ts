@@ -34,7 +34,7 @@ export interface ReconcileRequest<T extends KubeObject> {
 /**
  * What a reconcile asks of the queue, as controller-runtime's `reconcile.Result`: nothing (done: the
  * key's backoff is forgotten) or `requeueAfterMs` (forget, then add after the delay: e.g. wake up at a
- * scheduled time).
+ * scheduled time), at `priority`.
  *
  * Throwing means failure: the key is retried with the rate limiter's backoff, unless the error is
  * terminal (`TerminalError`: counted, not retried). A throw that is a bug rather than a failure is a
@@ -49,6 +49,13 @@ export interface ReconcileRequest<T extends KubeObject> {
 export type ReconcileResult =
   | {
       requeueAfterMs?: number;
+      /**
+       * The priority of that requeue (`requeueAfterMs`, or the deprecated `requeue`), as
+       * controller-runtime's `Result.Priority`: e.g. `NORMAL_PRIORITY` for a scheduled wake-up, which is
+       * news however the key was queued. Default: the priority the key was handed out with (an object
+       * first seen in the initial list stays behind every change). An integer; see `LOW_PRIORITY`.
+       */
+      priority?: number;
       /**
        * @deprecated Return `requeueAfterMs` with the delay you mean, or throw when something failed:
        * controller-runtime deprecated `Result.Requeue` because it mixes both (a retry with backoff that
