@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
   KubeApiError,
+  NORMAL_PRIORITY,
   TerminalError,
   createSilentLogger,
   type EventInput,
@@ -306,9 +307,12 @@ describe('reconcile: PENDING', () => {
   it('a new At costs nothing before its start: no status write, no Event, a sleep exactly until the schedule', async () => {
     for (const status of [undefined, { phase: 'PENDING' as const }]) {
       const w = world(anAt({ schedule: FUTURE }, status));
-      assert.deepEqual(await w.reconcile(), { requeueAfterMs: FUTURE_MS - NOW });
+      assert.deepEqual(await w.reconcile(), { requeueAfterMs: FUTURE_MS - NOW, priority: NORMAL_PRIORITY });
       w.now += 1_000;
-      assert.deepEqual(await w.reconcile(), { requeueAfterMs: FUTURE_MS - NOW - 1_000 });
+      assert.deepEqual(await w.reconcile(), {
+        requeueAfterMs: FUTURE_MS - NOW - 1_000,
+        priority: NORMAL_PRIORITY,
+      });
       assert.deepEqual(w.api.calls, []);
       assert.deepEqual(w.events, []);
     }
@@ -350,7 +354,7 @@ describe('reconcile: start (at most once)', () => {
     const w = world(anAt());
     assert.deepEqual(
       await w.reconcile(),
-      { requeueAfterMs: START_GRACE_MS },
+      { requeueAfterMs: START_GRACE_MS, priority: NORMAL_PRIORITY },
       "then waits for the pod's event",
     );
     assert.deepEqual(
@@ -402,7 +406,7 @@ describe('reconcile: start (at most once)', () => {
     const w = world(anAt(), { observeStarts: false });
     assert.deepEqual(
       await w.reconcile(),
-      { requeueAfterMs: START_GRACE_MS },
+      { requeueAfterMs: START_GRACE_MS, priority: NORMAL_PRIORITY },
       "then waits for the pod's event",
     );
     assert.equal(w.api.pods.size, 1);
@@ -474,7 +478,7 @@ describe('reconcile: start (at most once)', () => {
     w.api.pods.set(POD_NAME, podOf('Pending'));
     assert.deepEqual(
       await w.reconcile(),
-      { requeueAfterMs: START_GRACE_MS },
+      { requeueAfterMs: START_GRACE_MS, priority: NORMAL_PRIORITY },
       "then waits for the pod's event",
     );
     assert.deepEqual(
@@ -489,7 +493,10 @@ describe('reconcile: start (at most once)', () => {
   it('AlreadyExists for a pod it does not control: back to PENDING with PodNotOwned (Event), rechecked later', async () => {
     const w = world(anAt());
     w.api.pods.set(POD_NAME, podOf('Running', { ownerUid: 'someone-else' }));
-    assert.deepEqual(await w.reconcile(), { requeueAfterMs: POD_NOT_OWNED_RECHECK_MS });
+    assert.deepEqual(await w.reconcile(), {
+      requeueAfterMs: POD_NOT_OWNED_RECHECK_MS,
+      priority: NORMAL_PRIORITY,
+    });
     const [recordRunning, revert] = w.api.patches;
     assert.equal(revert?.resourceVersion, '11', 'the undo is conditional on the RUNNING write it undoes');
     assert.equal(recordRunning?.status.phase, 'RUNNING');
@@ -525,7 +532,10 @@ describe('reconcile: start (at most once)', () => {
       const w = world(anAt());
       if (existing) w.api.pods.set(POD_NAME, existing);
       else w.api.createError = apiError(409, 'AlreadyExists', `pods "${POD_NAME}" already exists`);
-      assert.deepEqual(await w.reconcile(), { requeueAfterMs: POD_NOT_OWNED_RECHECK_MS });
+      assert.deepEqual(await w.reconcile(), {
+        requeueAfterMs: POD_NOT_OWNED_RECHECK_MS,
+        priority: NORMAL_PRIORITY,
+      });
       assert.equal(w.api.at.status?.phase, 'PENDING');
       assert.equal(conditionOf(w, ConditionType.PodNotOwned)?.status, 'True');
     }
@@ -566,10 +576,13 @@ describe('reconcile: start (at most once)', () => {
     // The thrown error retries it (with backoff): it waits out POD_CREATE_RETRY_MS from the failure, then
     // tries again.
     w.now += 1_000;
-    assert.deepEqual(await w.reconcile(), { requeueAfterMs: POD_CREATE_RETRY_MS - 1_000 });
+    assert.deepEqual(await w.reconcile(), {
+      requeueAfterMs: POD_CREATE_RETRY_MS - 1_000,
+      priority: NORMAL_PRIORITY,
+    });
     assert.equal(w.api.calls.length, 3);
     w.now = NOW + POD_CREATE_RETRY_MS;
-    assert.deepEqual(await w.reconcile(), { requeueAfterMs: START_GRACE_MS });
+    assert.deepEqual(await w.reconcile(), { requeueAfterMs: START_GRACE_MS, priority: NORMAL_PRIORITY });
     assert.equal(w.api.pods.size, 1);
   });
 
@@ -615,7 +628,10 @@ describe('reconcile: a pod name held by a pod it does not control', () => {
     // A pod of an earlier At of the same name still carries the managed-by label: it is in the cache.
     w.cache.set(POD_NAME, foreign());
     w.api.pods.set(POD_NAME, foreign());
-    assert.deepEqual(await w.reconcile(), { requeueAfterMs: POD_NOT_OWNED_RECHECK_MS });
+    assert.deepEqual(await w.reconcile(), {
+      requeueAfterMs: POD_NOT_OWNED_RECHECK_MS,
+      priority: NORMAL_PRIORITY,
+    });
     assert.deepEqual(
       w.api.calls.map((call) => call.method),
       ['patchAtStatus'],
@@ -626,7 +642,10 @@ describe('reconcile: a pod name held by a pod it does not control', () => {
     assert.deepEqual(eventsOf(w), [['Warning', EventReason.PodNotOwned, 'CreatePod']]);
     assertObservedGeneration(w);
 
-    assert.deepEqual(await w.reconcile(), { requeueAfterMs: POD_NOT_OWNED_RECHECK_MS });
+    assert.deepEqual(await w.reconcile(), {
+      requeueAfterMs: POD_NOT_OWNED_RECHECK_MS,
+      priority: NORMAL_PRIORITY,
+    });
     assert.equal(w.api.patches.length, 1);
     assert.equal(w.events.length, 1);
     assert.equal(w.api.pods.get(POD_NAME)?.metadata?.uid, 'foreign-uid');
@@ -644,11 +663,14 @@ describe('reconcile: a pod name held by a pod it does not control', () => {
       ),
     );
     w.api.pods.set(POD_NAME, foreign());
-    assert.deepEqual(await w.reconcile(), { requeueAfterMs: POD_NOT_OWNED_RECHECK_MS });
+    assert.deepEqual(await w.reconcile(), {
+      requeueAfterMs: POD_NOT_OWNED_RECHECK_MS,
+      priority: NORMAL_PRIORITY,
+    });
     assert.deepEqual(w.api.calls, [{ method: 'getPod', name: POD_NAME }]);
 
     w.api.pods.delete(POD_NAME);
-    assert.deepEqual(await w.reconcile(), { requeueAfterMs: START_GRACE_MS });
+    assert.deepEqual(await w.reconcile(), { requeueAfterMs: START_GRACE_MS, priority: NORMAL_PRIORITY });
     assert.deepEqual(
       w.api.calls.map((call) => call.method),
       ['getPod', 'getPod', 'patchAtStatus', 'createPod'],
@@ -771,13 +793,19 @@ describe('reconcile: RUNNING', () => {
   it('a pod missing from the cache is looked up live: found outside the cache, it is read again every 10 s', async () => {
     const w = world(anAt({}, running));
     w.api.pods.set(POD_NAME, podOf('Running'));
-    assert.deepEqual(await w.reconcile(), { requeueAfterMs: UNCACHED_POD_RECHECK_MS });
+    assert.deepEqual(await w.reconcile(), {
+      requeueAfterMs: UNCACHED_POD_RECHECK_MS,
+      priority: NORMAL_PRIORITY,
+    });
     assert.deepEqual(w.api.calls, [{ method: 'getPod', name: POD_NAME }]);
   });
 
   it('a recorded pod that is really gone: a grace period after startTime, then DONE/Failed/PodDisappeared, never re-created', async () => {
     const w = world(anAt({}, { ...running, startTime: new Date(NOW - 1_000).toISOString() }));
-    assert.deepEqual(await w.reconcile(), { requeueAfterMs: START_GRACE_MS - 1_000 });
+    assert.deepEqual(await w.reconcile(), {
+      requeueAfterMs: START_GRACE_MS - 1_000,
+      priority: NORMAL_PRIORITY,
+    });
     assert.equal(w.api.calls.length, 0, 'within the grace the cache may lag: nothing is read');
     w.now = NOW + START_GRACE_MS;
     assert.equal(await w.reconcile(), undefined);
@@ -800,7 +828,7 @@ describe('reconcile: RUNNING', () => {
   it('decides the step after DONE in the reconcile that wrote it (its echo reconciles nothing): the ttl wait, or the delete', async () => {
     const w = world(anAt({ ttlSecondsAfterFinished: 60 }, running));
     w.cache.set(POD_NAME, podOf('Succeeded', { uid: 'finished-uid' }));
-    assert.deepEqual(await w.reconcile(), { requeueAfterMs: 60_000 });
+    assert.deepEqual(await w.reconcile(), { requeueAfterMs: 60_000, priority: NORMAL_PRIORITY });
     assert.equal(w.api.at.status?.phase, 'DONE');
 
     const gone = world(anAt({ ttlSecondsAfterFinished: 0 }, running));
@@ -837,7 +865,7 @@ describe('reconcile: DONE', () => {
   it('deletes the finished pod after ttlSecondsAfterFinished, only if it is still that pod (uid precondition)', async () => {
     const w = world(anAt({ ttlSecondsAfterFinished: 60 }, done));
     w.cache.set(POD_NAME, podOf('Succeeded', { uid: 'finished-uid' }));
-    assert.deepEqual(await w.reconcile(), { requeueAfterMs: 30_000 });
+    assert.deepEqual(await w.reconcile(), { requeueAfterMs: 30_000, priority: NORMAL_PRIORITY });
     assert.deepEqual(w.api.calls, []);
     w.now = NOW + 30_000;
     assert.equal(await w.reconcile(), undefined);
@@ -887,7 +915,7 @@ describe('reconcile: DONE', () => {
   it('an edit while waiting for ttlSecondsAfterFinished is acknowledged and the wait kept', async () => {
     const w = world(anAt({ ttlSecondsAfterFinished: 60 }, done, { generation: GENERATION + 1 }));
     w.cache.set(POD_NAME, podOf('Succeeded'));
-    assert.deepEqual(await w.reconcile(), { requeueAfterMs: 30_000 });
+    assert.deepEqual(await w.reconcile(), { requeueAfterMs: 30_000, priority: NORMAL_PRIORITY });
     assert.equal(w.api.at.status?.observedGeneration, GENERATION + 1);
   });
 });
@@ -896,7 +924,10 @@ describe('reconcile: an edited RUNNING At', () => {
   it('is acknowledged once, keeping the running pod and any wait', async () => {
     const w = world(anAt({ command: 'echo edited' }, running, { generation: GENERATION + 1 }));
     w.api.pods.set(POD_NAME, podOf('Running'));
-    assert.deepEqual(await w.reconcile(), { requeueAfterMs: UNCACHED_POD_RECHECK_MS });
+    assert.deepEqual(await w.reconcile(), {
+      requeueAfterMs: UNCACHED_POD_RECHECK_MS,
+      priority: NORMAL_PRIORITY,
+    });
     assert.deepEqual(
       w.api.calls.map((call) => call.method),
       ['getPod', 'patchAtStatus'],

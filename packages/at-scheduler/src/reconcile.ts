@@ -19,6 +19,7 @@
  */
 import type { Lister } from '@loopwright/informer';
 import {
+  NORMAL_PRIORITY,
   TerminalError,
   isAlreadyExists,
   isConditionTrue,
@@ -81,7 +82,7 @@ type ConditionChange = Omit<ConditionInput, 'observedGeneration' | 'type' | 'rea
   reason: string;
 };
 
-type Result = { requeueAfterMs: number } | undefined;
+type Result = { requeueAfterMs: number; priority?: number } | undefined;
 
 export function createAtReconciler(options: AtReconcilerOptions): Reconciler<At> {
   return async ({ namespace, name, object, status, log, signal }) => {
@@ -89,7 +90,11 @@ export function createAtReconciler(options: AtReconcilerOptions): Reconciler<At>
     // garbage collection (owner reference); there is nothing to record.
     if (!object) return undefined;
     const writer = options.wrapStatusWriter?.(status, { namespace: namespace ?? '', name }) ?? status;
-    return new Step(options, object as StoredAt, writer, log, signal).run();
+    const result = await new Step(options, object as StoredAt, writer, log, signal).run();
+    // Each wake-up an At asks for is a time it set coming (its schedule, a grace, a recheck): news, as a
+    // watch event is. At the priority the key had, an At first seen in a restart's initial list would
+    // wait behind every change when its time comes, and due Ats would no longer start in due order.
+    return result && { ...result, priority: NORMAL_PRIORITY };
   };
 }
 
