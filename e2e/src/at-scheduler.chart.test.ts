@@ -28,6 +28,7 @@ describe('at-scheduler chart', () => {
       LEADER_ELECT: 'true',
       LEADER_ELECTION_NAMESPACE: 'controllers',
       LEADER_ELECTION_ID: 'at-scheduler',
+      WARM_STANDBY: 'true',
       METRICS_BIND_ADDRESS: ':8080',
       HEALTH_PROBE_BIND_ADDRESS: ':8081',
       KUBE_API_QPS: '-1',

@@ -172,6 +172,8 @@ export function testChartContract(expectations: ChartExpectations): void {
           LEADER_ELECT: env.LEADER_ELECT,
           LEADER_ELECTION_NAMESPACE: env.LEADER_ELECTION_NAMESPACE,
           LEADER_ELECTION_ID: env.LEADER_ELECTION_ID,
+          WARM_STANDBY: env.WARM_STANDBY,
+          RECONCILE_TIMEOUT: env.RECONCILE_TIMEOUT,
           KUBE_API_QPS: env.KUBE_API_QPS,
           KUBE_API_BURST: env.KUBE_API_BURST,
           LOG_LEVEL: env.LOG_LEVEL,
@@ -185,6 +187,9 @@ export function testChartContract(expectations: ChartExpectations): void {
           LEADER_ELECT: 'true',
           LEADER_ELECTION_NAMESPACE: 'controllers',
           LEADER_ELECTION_ID: leaseName,
+          WARM_STANDBY: 'true',
+          // Unset: the controller's own default.
+          RECONCILE_TIMEOUT: undefined,
           KUBE_API_QPS: '-1',
           KUBE_API_BURST: '1000',
           LOG_LEVEL: 'info',
@@ -203,6 +208,8 @@ export function testChartContract(expectations: ChartExpectations): void {
         await renderWith({
           workers: 7,
           'leaderElection.leaseName': 'my-lease',
+          'leaderElection.warmStandby': false,
+          reconcileTimeout: '1m30s',
           metricsPort: 9090,
           probePort: 9091,
           // A decimal, as client-go's QPS is a float.
@@ -217,6 +224,8 @@ export function testChartContract(expectations: ChartExpectations): void {
       const env = envOf(controllerContainer(deployment));
       assert.equal(env.WORKERS, '7');
       assert.equal(env.LEADER_ELECTION_ID, 'my-lease');
+      assert.equal(env.WARM_STANDBY, 'false');
+      assert.equal(env.RECONCILE_TIMEOUT, '1m30s');
       assert.equal(env.KUBE_API_QPS, '12.5');
       assert.equal(env.KUBE_API_BURST, '80');
       assert.equal(env.LOG_LEVEL, 'debug');
@@ -266,6 +275,7 @@ export function testChartContract(expectations: ChartExpectations): void {
       assert.equal(env.LEADER_ELECT, 'false');
       assert.equal(env.LEADER_ELECTION_ID, undefined);
       assert.equal(env.LEADER_ELECTION_NAMESPACE, undefined);
+      assert.equal(env.WARM_STANDBY, undefined, 'without leader election there is no standby');
       // The hook then checks no Lease, and may not read one.
       const hookRole = one(manifests.filter(isTestHook), 'Role');
       assert.ok(!(hookRole.rules as PolicyRule[]).some((rule) => rule.resources?.includes('leases')));
@@ -646,6 +656,11 @@ export function testChartContract(expectations: ChartExpectations): void {
         'replicaCount="2"',
         'serviceMonitor.enabled="yes"',
         'leaderElection.enabled="true"',
+        'leaderElection.warmStandby="false"',
+        'reconcileTimeout="90"',
+        'reconcileTimeout="1m30"',
+        // A bare 0 is a number: the controller would get its default, not "no limit" ('0' is).
+        'reconcileTimeout=0',
         'metricsPort=70000',
         'probePort=0',
         // The program refuses 0 (not client-go's "some default") and anything below -1.

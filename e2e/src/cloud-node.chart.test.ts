@@ -143,6 +143,7 @@ describe('cloud-node chart', () => {
       LEADER_ELECT: 'true',
       LEADER_ELECTION_NAMESPACE: 'controllers',
       LEADER_ELECTION_ID: 'cloud-node',
+      WARM_STANDBY: 'true',
       WORKERS: '16',
       METRICS_BIND_ADDRESS: ':8080',
       HEALTH_PROBE_BIND_ADDRESS: ':8081',

@@ -102,6 +102,7 @@ describe('mailgun-cluster chart', () => {
       LEADER_ELECT: 'true',
       LEADER_ELECTION_NAMESPACE: 'controllers',
       LEADER_ELECTION_ID: 'mailgun-cluster-controller',
+      WARM_STANDBY: 'true',
       METRICS_BIND_ADDRESS: ':8080',
       HEALTH_PROBE_BIND_ADDRESS: ':8081',
       KUBE_API_QPS: '-1',

@@ -84,6 +84,12 @@ spec:
               value: {{ $top.Release.Namespace | quote }}
             - name: LEADER_ELECTION_ID
               value: {{ $v.leaderElection.leaseName | quote }}
+            - name: WARM_STANDBY
+              value: {{ $v.leaderElection.warmStandby | quote }}
+            {{- end }}
+            {{- with $v.reconcileTimeout }}
+            - name: RECONCILE_TIMEOUT
+              value: {{ . | quote }}
             {{- end }}
             - name: METRICS_BIND_ADDRESS
               value: {{ printf ":%v" $v.metricsPort | quote }}
