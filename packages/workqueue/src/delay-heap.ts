@@ -41,7 +41,7 @@ export class DelayHeap<K> {
   schedule(key: K, readyAt: number, priority = NORMAL_PRIORITY): boolean {
     const existing = this.#byKey.get(key);
     if (existing !== undefined) {
-      if (priority > existing.priority) existing.priority = priority;
+      existing.priority = Math.max(existing.priority, priority);
       if (readyAt >= existing.readyAt) return false;
       existing.readyAt = readyAt;
       existing.seq = this.#seq++;
