@@ -370,7 +370,8 @@ export class Manager {
     try {
       await Promise.race([elector.run(signal), shutdownTimedOut]);
     } catch (error) {
-      // The elector has released the Lease; the caller learns why, not only that the work failed.
+      // A cold leader's caches did not sync: the elector has released the Lease, and the caller gets the
+      // sync's own error rather than the elector's wrapper.
       if (error instanceof LeaderWorkError && error.cause instanceof CacheSyncTimeoutError) throw error.cause;
       throw error;
     } finally {
