@@ -84,9 +84,12 @@ describe('what the controllers watch', () => {
     await fake.close();
   });
 
+  /** The sum of the series that carry `labels` (workqueue_depth has one per priority). */
   const sample = async (metric: string, labels: Record<string, string>): Promise<number> => {
     const values = (await metrics.registry.getSingleMetric(metric)?.get())?.values ?? [];
-    return values.find((v) => Object.entries(labels).every(([k, l]) => v.labels[k] === l))?.value ?? 0;
+    return values
+      .filter((v) => Object.entries(labels).every(([k, l]) => v.labels[k] === l))
+      .reduce((sum, v) => sum + v.value, 0);
   };
   const adds = (controller: string): Promise<number> => sample('workqueue_adds_total', { name: controller });
   /**

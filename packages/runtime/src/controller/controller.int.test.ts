@@ -90,9 +90,11 @@ async function counter(
   name: string,
   labels: Record<string, string>,
 ): Promise<number> {
+  // The sum of the matching series: workqueue_depth has one per priority.
   const metric = await metrics.registry.getSingleMetric(name)?.get();
-  const sample = metric?.values.find((v) => Object.entries(labels).every(([k, val]) => v.labels[k] === val));
-  return sample?.value ?? 0;
+  return (metric?.values ?? [])
+    .filter((v) => Object.entries(labels).every(([k, val]) => v.labels[k] === val))
+    .reduce((sum, v) => sum + v.value, 0);
 }
 
 describe('Controller on a real API server', () => {
