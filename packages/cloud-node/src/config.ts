@@ -22,9 +22,10 @@ export const program = defineProgram({
   packageJson: new URL('../package.json', import.meta.url),
   // Per controller; most reconciles wait on one shared sweep of the servers.
   workers: 16,
-  // A reconcile makes a few Hetzner calls (15 s timeout each, retried with backoff across reconciles, not
-  // within one) and one Node patch: two minutes leave room for a slow page of servers.
-  reconcileTimeout: '2m',
+  // A Hetzner call may take about 75 s before it gives up (4 attempts of up to 15 s, backoff between
+  // them, up to 10 s of 429 waits), and a reconcile makes a few: five minutes are past the slowest one
+  // that still gets an answer, and cut only one that hangs.
+  reconcileTimeout: '5m',
   // Nodes are cluster-scoped.
   namespaced: false,
   options: {
