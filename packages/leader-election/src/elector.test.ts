@@ -266,10 +266,10 @@ describe('LeaderElector: acquiring', () => {
     await a.done;
   });
 
-  it('jitters acquire retries between retryPeriod and (1 + 1.2) * retryPeriod', async () => {
+  it('jitters polls between retryPeriod and 1.2 * retryPeriod', async () => {
     for (const [random, expectedGets] of [
       [0, 11], // t = 0, 2, 4, ... 20 s
-      [0.999_999, 5], // t = 0, 4.4, 8.8, 13.2, 17.6 s
+      [0.999_999, 9], // t = 0, 2.4, 4.8, ... 19.2 s
     ] as const) {
       const clock = new FakeClock();
       const store = new MemoryLeaseStore();
@@ -280,6 +280,42 @@ describe('LeaderElector: acquiring', () => {
       a.controller.abort();
       await a.done;
     }
+  });
+  it('tries to take the lease the moment it expires by its own observation, not at its next poll', async () => {
+    const clock = new FakeClock();
+    const store = new MemoryLeaseStore();
+    store.put(record({ holderIdentity: 'other', leaseDurationSeconds: 15 }));
+    // Polls 2.4 s apart: t = 0, 2.4, ... 14.4, 16.8 s. The lease seen at t = 0 expires at t = 15 s.
+    const a = startCandidate(clock, store, 'a', { random: () => 0.999_999 });
+    await clock.advance(14_999);
+    assert.equal(a.elector.isLeader(), false);
+    await clock.advance(1);
+    assert.equal(a.elector.isLeader(), true);
+    assert.equal(a.lock.calls.filter((call) => call === 'get').length, 8, 'seven polls, then the expiry');
+    a.controller.abort();
+    await a.done;
+  });
+
+  it('after an attempt that failed on an expired lease, waits for the next poll (no tight loop)', async () => {
+    const clock = new FakeClock();
+    const store = new MemoryLeaseStore();
+    store.put(record({ holderIdentity: 'other', leaseDurationSeconds: 15 }));
+    const a = startCandidate(clock, store, 'a');
+    await clock.advance(14_000);
+    a.lock.faults.update = 'fail';
+    await clock.advance(1_000); // expired: the takeover's update fails
+    assert.equal(a.elector.isLeader(), false);
+    const updates = (): number => a.lock.calls.filter((call) => call === 'update').length;
+    assert.equal(updates(), 1);
+    await clock.advance(1_999);
+    assert.equal(updates(), 1, 'no attempt before the next poll');
+    await clock.advance(1);
+    assert.equal(updates(), 2);
+    delete a.lock.faults.update;
+    await clock.advance(2_000);
+    assert.equal(a.elector.isLeader(), true);
+    a.controller.abort();
+    await a.done;
   });
 });
 

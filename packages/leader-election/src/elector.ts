@@ -4,8 +4,19 @@ import { LeaderElectionConfigError, LeaderWorkError } from './errors.ts';
 import { consoleLogger, errorText, type Logger } from './logger.ts';
 import { recordContent, type LeaderElectionRecord, type ResourceLock } from './resource-lock.ts';
 
-/** client-go's `JitterFactor`: acquire retries wait `wait.Jitter(retryPeriod, 1.2)`, 1 to 2.2 retry periods. */
+/**
+ * client-go's `JitterFactor`, 1.2: its standbys poll `wait.Jitter(retryPeriod, 1.2)` apart, 1 to 2.2
+ * retry periods. Here it bounds the configuration only (`renewDeadline > JITTER_FACTOR * retryPeriod`,
+ * client-go's check), so that a Go candidate sharing the Lease is configured alike.
+ */
 export const JITTER_FACTOR = 1.2;
+
+/**
+ * How far a standby's polls are jittered: `retryPeriod * (1 + 0.2 * random)`. Each poll's lag is part
+ * of every failover (a standby counts the lease from when it SAW the last renewal), so it is kept to a
+ * fifth of a retry period, where client-go's reaches 1.2; enough to keep standbys from polling in step.
+ */
+const POLL_JITTER_FACTOR = 0.2;
 
 /** Read-then-update rounds a release tries before giving the lease up to expiry. */
 const MAX_RELEASE_ATTEMPTS = 3;
@@ -46,7 +57,10 @@ export interface LeaderElectorOptions {
   leaseDurationMs?: number;
   /** The leader gives up if it could not renew for this long since its last successful write. Default 10 000. */
   renewDeadlineMs?: number;
-  /** Time between attempts to acquire (jittered by {@link JITTER_FACTOR}) or renew. Default 2 000. */
+  /**
+   * Time between attempts to acquire (jittered up to 1.2 times, and cut short when the observed lease
+   * expires) or renew. Default 2 000.
+   */
   retryPeriodMs?: number;
   /** On cancel, after the guarded work stopped, write an empty holder with a 1 s lease. Default false. */
   releaseOnCancel?: boolean;
@@ -170,7 +184,13 @@ export class LeaderElector {
         this.#logger.info('successfully acquired lease', this.#fields());
         return true;
       }
-      const delayMs = jitter(this.#retryPeriodMs, JITTER_FACTOR, this.#random);
+      // The next poll, or the moment the lease expires by this candidate's own observation if that
+      // comes first (client-go waits for its next poll: up to 2.2 retry periods more per failover). A
+      // lease already expired was judged by the attempt that just failed (a conflict, a lock error):
+      // the next poll then, never a tight loop.
+      const pollMs = jitter(this.#retryPeriodMs, POLL_JITTER_FACTOR, this.#random);
+      const untilExpiryMs = this.#untilObservedExpiry();
+      const delayMs = untilExpiryMs > 0 ? Math.min(pollMs, untilExpiryMs) : pollMs;
       await sleep(this.#clock, delayMs, signal);
     }
     return false;
@@ -396,6 +416,14 @@ export class LeaderElector {
 
   #observedHolderIsMe(): boolean {
     return this.#observedRecord?.holderIdentity === this.#identity;
+  }
+
+  /** Time left until another holder's lease expires as observed here; Infinity when nobody else holds it. */
+  #untilObservedExpiry(): number {
+    const holder = this.#observedRecord?.holderIdentity ?? '';
+    if (holder === '' || holder === this.#identity) return Infinity;
+    const durationMs = (this.#observedRecord?.leaseDurationSeconds ?? 0) * 1000;
+    return this.#observedTime + durationMs - this.#clock.now();
   }
 
   #observedLeaseValid(now: number): boolean {
