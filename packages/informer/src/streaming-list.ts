@@ -11,7 +11,7 @@ import type { ObjectEvent } from './reflector.ts';
 export type InitialSync = 'watch-list' | 'list';
 
 /** The annotation (value `"true"`) of the BOOKMARK that ends a streaming list's initial events. */
-export const INITIAL_EVENTS_END_ANNOTATION = 'k8s.io/initial-events-end';
+const INITIAL_EVENTS_END_ANNOTATION = 'k8s.io/initial-events-end';
 
 /** Whether a BOOKMARK's object marks the end of a streaming list's initial events. */
 export function isInitialEventsEnd(bookmark: KubeObject): boolean {

@@ -34,7 +34,9 @@ export interface ControllerProgram<O extends OptionSet> {
 }
 
 /** What the option lists, `--help` and the README tables need of a program, whatever its options. */
-export type ProgramShape = Pick<ControllerProgram<OptionSet>, 'name' | 'options' | 'workers' | 'reconcileTimeout' | 'namespaced'
+export type ProgramShape = Pick<
+  ControllerProgram<OptionSet>,
+  'name' | 'options' | 'workers' | 'reconcileTimeout' | 'namespaced'
 >;
 
 /** Declares a program; fails at once when a flag or variable is declared twice (or shadows a standard one). */
