@@ -17,6 +17,7 @@ import { CoreV1Api, KubeConfig, makeInformer, type V1ConfigMap } from '@kubernet
 import { KubeClient } from '@loopwright/client';
 import { startControlPlane } from '@loopwright/envtest';
 import { Informer, stripManagedFields, type KubeObject } from '../src/index.ts';
+import { minMedianMax } from './stats.ts';
 
 const OBJECTS = Number(process.env.OBJECTS ?? 10_000);
 const NAMESPACE = 'informer-bench';
@@ -129,16 +130,6 @@ function measureInChildProcess(implementation: Implementation, kubeconfigPath: s
     throw new Error(`${IMPLEMENTATIONS[implementation]} cached ${result.cached}, expected ${OBJECTS}`);
   }
   return result;
-}
-
-/** [min, median, max]. */
-function minMedianMax(values: readonly number[]): [number, number, number] {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = sorted.length / 2;
-  const median = Number.isInteger(middle)
-    ? ((sorted[middle - 1] ?? NaN) + (sorted[middle] ?? NaN)) / 2
-    : (sorted[Math.floor(middle)] ?? NaN);
-  return [sorted[0] ?? NaN, median, sorted.at(-1) ?? NaN];
 }
 
 function report(runs: readonly Record<Implementation, Measurement>[]): void {

@@ -26,6 +26,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { KubeClient, type KubeObject } from '@loopwright/client';
 import { startControlPlane, type ControlPlane } from '@loopwright/envtest';
 import { Informer, stripManagedFields, type InitialSync } from '../src/index.ts';
+import { minMedianMax } from './stats.ts';
 
 const OBJECTS = Number(process.env.OBJECTS ?? 10_000);
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
@@ -179,16 +180,6 @@ async function measureInChildProcess(
   if (result.cached !== OBJECTS)
     throw new Error(`${initialSync} cached ${result.cached}, expected ${OBJECTS}`);
   return { ...result, serverAllocated };
-}
-
-/** [min, median, max]. */
-function minMedianMax(values: readonly number[]): [number, number, number] {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = sorted.length / 2;
-  const median = Number.isInteger(middle)
-    ? ((sorted[middle - 1] ?? NaN) + (sorted[middle] ?? NaN)) / 2
-    : (sorted[Math.floor(middle)] ?? NaN);
-  return [sorted[0] ?? NaN, median, sorted.at(-1) ?? NaN];
 }
 
 function report(measurements: Record<InitialSync, (Measurement & { serverAllocated: number })[]>): void {
