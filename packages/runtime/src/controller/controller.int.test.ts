@@ -102,6 +102,16 @@ describe('Controller on a real API server', () => {
   let core: CoreV1Api;
   let ns: TestNamespace;
 
+  /** The ConfigMaps of the test namespace labelled `suite=<suite>`: one test's primary resource. */
+  const labelledConfigMaps = (suite: string) => ({
+    group: '',
+    version: 'v1',
+    plural: 'configmaps',
+    kind: 'ConfigMap',
+    namespace: ns.name,
+    labelSelector: `suite=${suite}`,
+  });
+
   before(async () => {
     kc = loadTestKubeConfig();
     core = kc.makeApiClient(CoreV1Api);
@@ -505,14 +515,7 @@ describe('Controller on a real API server', () => {
       const run = runController(kc, {
         name: suite,
         usePriorityQueue,
-        for: {
-          group: '',
-          version: 'v1',
-          plural: 'configmaps',
-          kind: 'ConfigMap',
-          namespace: ns.name,
-          labelSelector: `suite=${suite}`,
-        },
+        for: labelledConfigMaps(suite),
         reconcile: async ({ name }) => {
           order.push(name.slice(suite.length + 1));
           // The first of the backlog holds the only worker until the new object is queued.
@@ -567,14 +570,7 @@ describe('Controller on a real API server', () => {
         const order: string[] = [];
         const run = runController(kc, {
           name: suite,
-          for: {
-            group: '',
-            version: 'v1',
-            plural: 'configmaps',
-            kind: 'ConfigMap',
-            namespace: ns.name,
-            labelSelector: `suite=${suite}`,
-          },
+          for: labelledConfigMaps(suite),
           reconcile: async ({ name }): Promise<ReconcileResult> => {
             order.push(name.slice(suite.length + 1));
             // Long enough for the first key's 1 ms requeue to be due while the others still wait.
@@ -609,14 +605,7 @@ describe('Controller on a real API server', () => {
       {
         name: 'stuck',
         reconcileTimeoutMs: 300,
-        for: {
-          group: '',
-          version: 'v1',
-          plural: 'configmaps',
-          kind: 'ConfigMap',
-          namespace: ns.name,
-          labelSelector: 'suite=timeout-ignored',
-        },
+        for: labelledConfigMaps('timeout-ignored'),
         reconcile: async ({ object, signal }) => {
           calls.push({ data: object?.data?.v, signal });
           mostAtOnce = Math.max(mostAtOnce, ++running);
@@ -682,14 +671,7 @@ describe('Controller on a real API server', () => {
       kc,
       {
         name: 'slow',
-        for: {
-          group: '',
-          version: 'v1',
-          plural: 'configmaps',
-          kind: 'ConfigMap',
-          namespace: ns.name,
-          labelSelector: 'suite=timeout-honoured',
-        },
+        for: labelledConfigMaps('timeout-honoured'),
         reconcile: async ({ signal }) => {
           attempts.push(undefined);
           if (attempts.length > 1) return;
