@@ -210,6 +210,7 @@ describe('createMetrics', () => {
       'nodejs_eventloop_lag_seconds',
       'nodejs_heap_size_used_bytes',
       'nodejs_gc_duration_seconds',
+      'nodejs_heap_used_after_gc_bytes',
       'nodejs_active_handles',
     ]) {
       assert.ok(families.has(name), `${name} exported`);

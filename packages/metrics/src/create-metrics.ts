@@ -1,5 +1,6 @@
 import { Registry, collectDefaultMetrics } from 'prom-client';
 import { createEventMetrics, type EventMetrics } from './events.ts';
+import { createHeapAfterGcMetric } from './heap-after-gc.ts';
 import { createInformerMetrics, type InformerMetrics } from './informer.ts';
 import { createLeaderElectionMetrics, type LeaderElectionMetrics } from './leader-election.ts';
 import { createReconcileMetrics, type ReconcileMetrics } from './reconcile.ts';
@@ -7,7 +8,10 @@ import { createRestClientMetrics, type RestClientMetrics } from './rest-client.t
 import { createWorkqueueMetricsProvider, type WorkqueueMetricsProvider } from './workqueue.ts';
 
 export interface MetricsOptions {
-  /** Register prom-client's process_* and nodejs_* metrics. Default true; tests may turn it off. */
+  /**
+   * Register prom-client's process_* and nodejs_* metrics, and `nodejs_heap_used_after_gc_bytes`.
+   * Default true; tests may turn it off.
+   */
   defaultMetrics?: boolean;
 }
 
@@ -20,6 +24,12 @@ export interface Metrics {
   restClient: RestClientMetrics;
   informer: InformerMetrics;
   events: EventMetrics;
+  /**
+   * Stops the GC observer behind `nodejs_heap_used_after_gc_bytes` (its gauge keeps its last value).
+   * prom-client's own defaults have no way to stop and live on; none of them keeps the process alive.
+   * Idempotent.
+   */
+  close(): void;
 }
 
 /**
@@ -35,14 +45,16 @@ const GAUGES_NAMED_LIKE_COUNTERS = [
 
 /**
  * Creates a fresh registry (never prom-client's global one) with the standard controller metric
- * families. Create one per process: default metrics start an event-loop-delay monitor and a GC observer
- * that live as long as the process.
+ * families. Create one per process: default metrics start an event-loop-delay monitor and GC observers
+ * (prom-client's live as long as the process; `close()` stops ours).
  */
 export function createMetrics(options: MetricsOptions = {}): Metrics {
   const registry = new Registry();
+  let heapAfterGc: { close(): void } | undefined;
   if (options.defaultMetrics ?? true) {
     collectDefaultMetrics({ register: registry });
     for (const name of GAUGES_NAMED_LIKE_COUNTERS) registry.removeSingleMetric(name);
+    heapAfterGc = createHeapAfterGcMetric(registry);
   }
   return {
     registry,
@@ -52,5 +64,8 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     restClient: createRestClientMetrics(registry),
     informer: createInformerMetrics(registry),
     events: createEventMetrics(registry),
+    close() {
+      heapAfterGc?.close();
+    },
   };
 }
