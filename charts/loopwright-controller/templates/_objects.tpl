@@ -16,6 +16,10 @@ $controller is the chart's part, a dict (string fields are YAML, so comments rea
   podSpec           extra pod spec fields (YAML), e.g. hostNetwork, dnsPolicy
   tolerations       tolerations before .Values.tolerations (a YAML list)
   volumes, volumeMounts   the controller's own (YAML lists), besides /tmp and the extra ones from values
+  alerts            the controller's own alerting rules (a YAML list of Prometheus rules), a group of
+                    the PrometheusRule after the runtime alerts; select its series with
+                    `include "loopwright-controller.alertSelector" .`
+The chart's Grafana dashboards are read from its dashboards/ directory.
 The chart's CRDs are read from its crds/ directory.
 */}}
 {{- define "loopwright-controller.objects" -}}
@@ -25,6 +29,8 @@ The chart's CRDs are read from its crds/ directory.
 {{- include "loopwright-controller.deployment" . }}
 {{- include "loopwright-controller.serviceMonitor" . }}
 {{- include "loopwright-controller.podMonitor" . }}
+{{- include "loopwright-controller.prometheusRule" . }}
+{{- include "loopwright-controller.dashboards" . }}
 {{- include "loopwright-controller.podDisruptionBudget" . }}
 {{- include "loopwright-controller.networkPolicy" . }}
 {{- include "loopwright-controller.test" . }}

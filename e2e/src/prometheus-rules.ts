@@ -1,0 +1,56 @@
+/**
+ * A chart's alerts as Prometheus loads them: the `spec.groups` of the PrometheusRule the chart renders
+ * with `prometheusRule.enabled=true`, which is a plain rule file's `groups:` list.
+ */
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { chartPath, one, render, type ChartName } from './charts.ts';
+
+/** A Prometheus rule group (the parts the tests read; the rest is passed through as rendered). */
+export interface RuleGroup {
+  name: string;
+  rules: { alert?: string; record?: string; expr: string; [key: string]: unknown }[];
+}
+
+export interface RuleRenderOptions {
+  /** The release the rules select (its pods are `<fullname>-<hash>-<suffix>`); default `rel`. */
+  release?: string;
+  /** The release's namespace; default `controllers`. */
+  namespace?: string;
+  /** More `--set-json` values, e.g. thresholds or `fullnameOverride`. */
+  values?: Record<string, unknown>;
+}
+
+/**
+ * What every chart's render needs: its required values (ci/*-values.yaml, when it has any), and the
+ * Cluster API the charts of Cluster API providers refuse to render without (the others ignore it).
+ */
+function requiredRenderOptions(chart: ChartName) {
+  const ci = join(chartPath(chart), 'ci');
+  const valuesFiles = existsSync(ci)
+    ? readdirSync(ci)
+        .filter((file) => file.endsWith('-values.yaml'))
+        .map((file) => join(ci, file))
+    : [];
+  return { valuesFiles, apiVersions: ['cluster.x-k8s.io/v1beta2'] };
+}
+
+/** Renders charts/<chart> with its PrometheusRule on and returns that rule's `spec.groups`. */
+export async function renderPrometheusRuleGroups(
+  chart: ChartName,
+  options: RuleRenderOptions = {},
+): Promise<RuleGroup[]> {
+  const manifests = await render(chart, {
+    ...requiredRenderOptions(chart),
+    release: options.release,
+    namespace: options.namespace,
+    skipTests: true,
+    values: { ...options.values, 'prometheusRule.enabled': true },
+  });
+  return (one(manifests, 'PrometheusRule').spec as { groups: RuleGroup[] }).groups;
+}
+
+/** The names of the alerts of these groups, in order. */
+export function alertNames(groups: RuleGroup[]): string[] {
+  return groups.flatMap((group) => group.rules.flatMap((rule) => (rule.alert ? [rule.alert] : [])));
+}
