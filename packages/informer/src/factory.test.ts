@@ -43,6 +43,18 @@ describe('SharedInformerFactory', () => {
     factory.stop();
   });
 
+  it('names every scope it serves with its informer, once per scope', () => {
+    const { factory } = setup();
+    const all = factory.forResource({ ...configMaps, resyncMs: 1000 });
+    factory.forResource({ ...configMaps });
+    const selected = factory.forResource({ ...configMaps, namespace: 'ns', labelSelector: 'app=x' });
+    assert.deepEqual(factory.scopes(), [
+      { scope: configMaps, informer: all },
+      { scope: { ...configMaps, namespace: 'ns', labelSelector: 'app=x' }, informer: selected },
+    ]);
+    factory.stop();
+  });
+
   it('starts informers, also ones requested after start, and waits for all to sync', async () => {
     const { factory, clients } = setup();
     const early = factory.forResource(configMaps);

@@ -45,6 +45,7 @@ type ObjectTransform = (obj: KubeObject) => KubeObject;
 
 /** What the factory keeps per scope. */
 interface Scope {
+  listWatch: ListWatchScope;
   informer: Informer<KubeObject>;
   protobuf: ProtobufDecoder<KubeObject> | undefined;
   indexers: Map<string, unknown>;
@@ -119,6 +120,11 @@ export class SharedInformerFactory {
       .filter((informer) => !informer.hasSynced());
   }
 
+  /** Every informer requested so far, with what it lists and watches (a debugging view of the caches). */
+  scopes(): { scope: ListWatchScope; informer: Informer<KubeObject> }[] {
+    return [...this.#scopes.values()].map(({ listWatch, informer }) => ({ scope: listWatch, informer }));
+  }
+
   /** Stops every informer (quietly, see {@link Informer.stop}). Final. */
   stop(): void {
     this.#stopped = true;
@@ -144,6 +150,7 @@ export class SharedInformerFactory {
       return scope.transform === undefined ? shared : scope.transform(shared);
     };
     const scope: Scope = {
+      listWatch,
       informer: this.#newInformer(listWatch, transform, protobuf),
       protobuf,
       indexers: new Map(),

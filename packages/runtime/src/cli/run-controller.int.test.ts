@@ -61,10 +61,15 @@ describe('runController on a cluster', () => {
     await ns.cleanup();
   });
 
-  it('probes and metrics on separate addresses; the Lease named and held as configured; SIGTERM: 0', async () => {
-    const [probes, metrics] = [await freeLoopbackPort(), await freeLoopbackPort()];
+  it('probes and metrics on separate addresses, the cache dump on its own; the Lease named and held as configured; SIGTERM: 0', async () => {
+    const [probes, metrics, dump] = [
+      await freeLoopbackPort(),
+      await freeLoopbackPort(),
+      await freeLoopbackPort(),
+    ];
     const { child, output } = start(['--metrics-bind-address', `127.0.0.1:${metrics}`, '--greeting=hi'], {
       HEALTH_PROBE_BIND_ADDRESS: `127.0.0.1:${probes}`,
+      CACHE_DUMP_BIND_ADDRESS: `127.0.0.1:${dump}`,
       METRICS_BIND_ADDRESS: '127.0.0.1:1',
       POD_NAME: 'fixture-0',
       POD_NAMESPACE: ns.name,
@@ -83,6 +88,9 @@ describe('runController on a cluster', () => {
     assert.equal(await status(probes, '/metrics'), 404, 'metrics have their own address');
     assert.equal(await status(metrics, '/metrics'), 200);
     assert.equal(await status(metrics, '/readyz'), 404);
+    // The fixture has no controllers, so no informers: what each holds is cache-dump.test.ts's part.
+    const dumped = await fetch(`http://127.0.0.1:${dump}/cache`);
+    assert.deepEqual([dumped.status, await dumped.json()], [200, []]);
     await eventually(
       async () => {
         const lease = await kc

@@ -32,6 +32,7 @@ import {
   type KubeContextDescription,
 } from '@loopwright/client';
 import { createLogger } from '../log/logger.ts';
+import { startCacheDumpServer } from '../manager/cache-dump.ts';
 import { Manager, runManager, shutdownSignal, type ManagerOptions } from '../manager/manager.ts';
 import { startServers, type ServerAddress } from '../manager/servers.ts';
 import { kubeConfigValueError, loadKubeConfigOptions } from './kube-config-options.ts';
@@ -138,6 +139,15 @@ export async function runController<O extends OptionSet>(
       : {}),
   });
   const signal = shutdownSignal(logger);
+  const { cacheDumpBindAddress: dump } = standard;
+  if (dump) {
+    // Lives as long as the process: it shows the caches at any moment, shutdown included.
+    const server = await startCacheDumpServer(
+      { port: dump.port, ...(dump.host === undefined ? {} : { host: dump.host }) },
+      manager.factory,
+    ).catch((error: unknown) => fail(error instanceof Error ? error.message : String(error)));
+    logger.info('serving GET /cache (--cache-dump-bind-address)', { port: server.port });
+  }
   const run: ControllerRun<O> = {
     ...parsed,
     logger,

@@ -89,6 +89,12 @@ export function standardOptions({ name, workers, reconcileTimeout }: StandardDef
       description: 'where /metrics is served',
       default: ':8080',
     }),
+    cacheDumpBindAddress: option(bindAddress, {
+      flag: '--cache-dump-bind-address',
+      description:
+        "where GET /cache shows each informer's scope and its objects' names and resourceVersions, to compare with a fresh LIST (fault tests); 0: not served",
+      default: '0',
+    }),
     // No client-side limit by default, as controller-runtime since v0.21 on SIG API Machinery's advice:
     // the API server's flow control (APF: fair queuing per client, 429 + Retry-After, which the
     // transport honours) paces a burst, and a finite guess on the client became the limit itself
