@@ -2,9 +2,16 @@
  * A chart's alerts as Prometheus loads them: the `spec.groups` of the PrometheusRule the chart renders
  * with `prometheusRule.enabled=true`, which is a plain rule file's `groups:` list.
  */
+import { execFile } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { copyFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
+import { promisify } from 'node:util';
+import { stringify } from 'yaml';
 import { chartPath, one, render, type ChartName } from './charts.ts';
+
+const run = promisify(execFile);
 
 /** A Prometheus rule group (the parts the tests read; the rest is passed through as rendered). */
 export interface RuleGroup {
@@ -53,4 +60,32 @@ export async function renderPrometheusRuleGroups(
 /** The names of the alerts of these groups, in order. */
 export function alertNames(groups: RuleGroup[]): string[] {
   return groups.flatMap((group) => group.rules.flatMap((rule) => (rule.alert ? [rule.alert] : [])));
+}
+
+const promtoolBinary = process.env.PROMTOOL_BINARY ?? '/usr/bin/promtool';
+
+/**
+ * `promtool check rules` on these groups, then `promtool test rules` on the given unit test files
+ * (e2e/alerts/*.test.yaml, which load `rule_files: [rules.yaml]`), in a temporary directory holding the
+ * groups as rules.yaml beside copies of the test files. Rejects with promtool's output on a failure.
+ */
+export async function promtoolTestRules(groups: RuleGroup[], testFiles: string[]): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), 'loopwright-alerts-'));
+  try {
+    await writeFile(join(dir, 'rules.yaml'), stringify({ groups }));
+    for (const file of testFiles) await copyFile(file, join(dir, basename(file)));
+    await promtool(['check', 'rules', 'rules.yaml'], dir);
+    await promtool(['test', 'rules', ...testFiles.map((file) => basename(file))], dir);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+async function promtool(args: string[], cwd: string): Promise<void> {
+  try {
+    await run(promtoolBinary, args, { cwd });
+  } catch (error) {
+    const { stdout = '', stderr = '' } = error as { stdout?: string; stderr?: string };
+    throw new Error(`promtool ${args.join(' ')} failed:\n${stdout}${stderr}`, { cause: error });
+  }
 }

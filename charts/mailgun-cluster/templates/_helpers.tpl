@@ -12,6 +12,7 @@ is Cluster API's provider label, on every object of this provider (clusterctl se
   "rules" (include "mailgun-cluster.rules" .)
   "oneReplicaReason" "two active replicas would race for every send claim"
   "env" (include "mailgun-cluster.env" .)
+  "alerts" (include "mailgun-cluster.alerts" .)
   "labels" (dict "cluster.x-k8s.io/provider" "infrastructure-mailgun")
   "podAnnotations" $podAnnotations
   "volumes" (include "mailgun-cluster.volumes" .)
