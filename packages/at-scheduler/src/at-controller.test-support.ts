@@ -7,6 +7,7 @@
  */
 import { createMetrics } from '@loopwright/metrics';
 import type { Lister } from '@loopwright/informer';
+import type { Registry } from 'prom-client';
 import {
   KubeClient,
   Manager,
@@ -21,6 +22,7 @@ import { after, before } from 'node:test';
 import { kubeAtApi } from './api.ts';
 import { createAtControllers, podCacheScope } from './controller.ts';
 import type { At } from './generated/types.ts';
+import { createAtMetrics } from './metrics.ts';
 import type { StartObservation } from './reconcile.ts';
 import { AT_API_VERSION, AT_KIND, AT_RESOURCE, AT_UID_LABEL, POD_RESOURCE, type Pod } from './resource.ts';
 import { installAtCrd } from './crd.test-support.ts';
@@ -36,6 +38,8 @@ export interface Running {
    * depends on how fast the watch delivers, not on what the controller decided.
    */
   statusWrites: Map<string, number>;
+  /** The manager's registry, with at-scheduler's own families wired as main.ts wires them. */
+  registry: Registry;
   stop(): Promise<void>;
 }
 
@@ -68,6 +72,7 @@ export function startController(kc: KubeConfig, namespace: string): Running {
     workers: 4,
     defaultImage: 'busybox:1.37.0',
     onStart: (o) => starts.push(o),
+    metrics: createAtMetrics(manager.metrics.registry),
   })) {
     manager.add(controller);
   }
@@ -79,6 +84,7 @@ export function startController(kc: KubeConfig, namespace: string): Running {
     starts,
     podCache,
     statusWrites,
+    registry: manager.metrics.registry,
     stop: async () => {
       abort.abort();
       assert.equal(await done, 'stopped');

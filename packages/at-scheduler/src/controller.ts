@@ -7,6 +7,7 @@ import type { InformerRequest } from '@loopwright/informer';
 import { Controller, type EventRecorder, type Manager } from '@loopwright/runtime';
 import type { AtApi } from './api.ts';
 import type { At } from './generated/types.ts';
+import type { AtMetrics } from './metrics.ts';
 import { createAtReconciler, type AtReconcilerOptions, type StartObservation } from './reconcile.ts';
 import {
   AT_GROUP,
@@ -29,6 +30,8 @@ export interface AtControllerOptions {
   defaultImage: string;
   now?: () => number;
   onStart?: (observation: StartObservation) => void;
+  /** at-scheduler's own families (metrics.ts); each scope's At cache is counted for the overdue gauge. */
+  metrics?: AtMetrics;
   wrapStatusWriter?: AtReconcilerOptions['wrapStatusWriter'];
 }
 
@@ -57,13 +60,16 @@ export function createAtControllers(options: AtControllerOptions): Controller<At
     const scope = namespace === undefined ? {} : { namespace };
     const podScope = podCacheScope(namespace);
     const pods = options.manager.factory.forResource<Pod>(podScope).lister;
+    const atScope = { group: AT_GROUP, version: AT_VERSION, plural: AT_PLURAL, ...scope };
+    // The same scope as the controller's `for`, so the same shared informer.
+    options.metrics?.countOverdueIn(options.manager.factory.forResource<At>(atScope).lister);
     return new Controller<At>({
       name: namespace === undefined ? CONTROLLER_NAME : `${CONTROLLER_NAME}-${namespace}`,
       // No predicate: every change of an At made by someone else reconciles it (a write refused with
       // 409 relies on the newer version's event). The echo of the controller's own status write does
       // not: the runtime recognises it, and the reconcile that wrote decided the step after it.
       // Every change of an owned pod may end its run.
-      for: { group: AT_GROUP, version: AT_VERSION, plural: AT_PLURAL, kind: AT_KIND, ...scope },
+      for: { ...atScope, kind: AT_KIND },
       owns: [podScope],
       maxConcurrentReconciles: options.workers,
       reconcile: createAtReconciler({
@@ -73,6 +79,7 @@ export function createAtControllers(options: AtControllerOptions): Controller<At
         defaultImage: options.defaultImage,
         ...(options.now ? { now: options.now } : {}),
         ...(options.onStart ? { onStart: options.onStart } : {}),
+        ...(options.metrics ? { metrics: options.metrics } : {}),
         ...(options.wrapStatusWriter ? { wrapStatusWriter: options.wrapStatusWriter } : {}),
       }),
     });

@@ -85,6 +85,14 @@ describe('the at-scheduler program (src/main.ts)', () => {
         metrics,
         new RegExp(`controller_runtime_reconcile_total\\{[^}]*controller="at-scheduler-${ns.name}"`),
       );
+      // at-scheduler's own families (wired in main.ts), and the runtime's heap after GC.
+      for (const family of [
+        'loopwright_at_start_delay_seconds',
+        'loopwright_ats_finished_total',
+        'loopwright_ats_overdue',
+        'nodejs_heap_used_after_gc_bytes',
+      ])
+        assert.match(metrics, new RegExp(`^# TYPE ${family} `, 'm'));
       child.kill('SIGTERM');
       assert.equal(await exited, 0);
     } finally {

@@ -7,6 +7,7 @@ import { runController } from '@loopwright/runtime';
 import { kubeAtApi } from './api.ts';
 import { program } from './config.ts';
 import { CONTROLLER_NAME, createAtControllers } from './controller.ts';
+import { createAtMetrics } from './metrics.ts';
 
 await runController(program, ({ config, standard, manager }) => {
   for (const controller of createAtControllers({
@@ -16,6 +17,7 @@ await runController(program, ({ config, standard, manager }) => {
     namespaces: standard.watchNamespace,
     workers: standard.workers,
     defaultImage: config.defaultImage,
+    metrics: createAtMetrics(manager.metrics.registry),
   }))
     manager.add(controller);
 });

@@ -142,6 +142,8 @@ interface World {
   cache: Map<string, Pod>;
   events: { regarding: ObjectReference; event: EventInput }[];
   starts: StartObservation[];
+  /** What the reconciler counted (see metrics.ts), in order. */
+  counted: (['podCreated', number, number] | ['finished', string])[];
   now: number;
   /** Reconciles `object` (default: the At as the server holds it now, i.e. an up-to-date cache). */
   reconcile(object?: At | null): Promise<ReconcileResult>;
@@ -156,6 +158,10 @@ function world(at: At, options: { observeStarts?: boolean } = {}): World {
     pods: { get: (namespace, name) => (namespace === NS ? w.cache.get(name) : undefined) },
     defaultImage: 'busybox:1.37.0',
     now: () => w.now,
+    metrics: {
+      podCreated: (scheduleMs, createdMs) => w.counted.push(['podCreated', scheduleMs, createdMs]),
+      finished: (outcome) => w.counted.push(['finished', outcome]),
+    },
     ...(options.observeStarts === false
       ? {}
       : { onStart: (observation: StartObservation) => w.starts.push(observation) }),
@@ -165,6 +171,7 @@ function world(at: At, options: { observeStarts?: boolean } = {}): World {
     cache: new Map(),
     events: [],
     starts: [],
+    counted: [],
     now: NOW,
     reconcile: async (object) => {
       const result = await reconciler({
@@ -941,5 +948,61 @@ describe('reconcile: an edited RUNNING At', () => {
       ],
     );
     assertObservedGeneration(w, GENERATION + 1);
+  });
+});
+
+describe('reconcile: what it counts for its metrics', () => {
+  it('a pod created: once, with the schedule and the time the create was answered', async () => {
+    const w = world(anAt());
+    const create = w.api.createPod.bind(w.api);
+    w.api.createPod = async (pod) => {
+      await create(pod);
+      w.now += 250;
+    };
+    await w.reconcile();
+    assert.deepEqual(w.counted, [['podCreated', Date.parse(PAST), NOW + 250]]);
+    await w.reconcile();
+    assert.equal(w.counted.length, 1, 'a RUNNING At is not counted again');
+  });
+
+  it('no pod created: a RUNNING write that conflicts, a refused create, its own pod already there', async () => {
+    const conflicting = world(anAt());
+    const stale = structuredClone(conflicting.api.at);
+    await conflicting.api.patchAtStatus(NS, NAME, { phase: 'RUNNING', podName: POD_NAME }, '10');
+    await conflicting.reconcile(stale);
+    const refused = world(anAt());
+    refused.api.createError = apiError(403, 'Forbidden', 'exceeded quota');
+    await assert.rejects(refused.reconcile());
+    const adopted = world(anAt());
+    adopted.cache.set(POD_NAME, podOf('Running'));
+    await adopted.reconcile();
+    assert.deepEqual([conflicting.counted, refused.counted, adopted.counted], [[], [], []]);
+  });
+
+  it('a finish: once, by outcome, on the DONE write; not by reconciles that find it DONE', async () => {
+    const succeeded = world(anAt({}, running));
+    succeeded.cache.set(POD_NAME, podOf('Succeeded', { terminated: { exitCode: 0, reason: 'Completed' } }));
+    await succeeded.reconcile();
+    await succeeded.reconcile();
+    const failed = world(anAt({}, running));
+    failed.cache.set(POD_NAME, podOf('Failed', { terminated: { exitCode: 1, reason: 'Error' } }));
+    await failed.reconcile();
+    const disappeared = world(anAt({}, running));
+    disappeared.now = Date.parse(PAST) + START_GRACE_MS + 1;
+    await disappeared.reconcile();
+    assert.equal(disappeared.api.at.status?.reason, ConditionReason.PodDisappeared);
+    assert.deepEqual(
+      [succeeded.counted, failed.counted, disappeared.counted],
+      [[['finished', 'Succeeded']], [['finished', 'Failed']], [['finished', 'Failed']]],
+    );
+  });
+
+  it('no finish when the DONE write conflicts (another replica wrote it first)', async () => {
+    const w = world(anAt({}, running));
+    w.cache.set(POD_NAME, podOf('Succeeded', { terminated: { exitCode: 0, reason: 'Completed' } }));
+    const stale = structuredClone(w.api.at);
+    await w.api.patchAtStatus(NS, NAME, { phase: 'DONE', outcome: 'Succeeded' }, '10');
+    assert.equal(await w.reconcile(stale), undefined);
+    assert.deepEqual(w.counted, []);
   });
 });

@@ -37,6 +37,7 @@ import type { Logger } from 'winston';
 import { FIELD_MANAGER, type AtApi } from './api.ts';
 import { POD_NOT_OWNED_RECHECK_MS, decide, observePod, type Action, type AtView } from './decide.ts';
 import type { At } from './generated/types.ts';
+import type { AtMetrics } from './metrics.ts';
 import { podNameFor } from './names.ts';
 import { buildPod } from './pod.ts';
 import { ConditionReason, ConditionType, EventReason } from './reasons.ts';
@@ -60,6 +61,8 @@ export interface AtReconcilerOptions {
   /** Epoch ms. Default Date.now. */
   now?: () => number;
   onStart?: (observation: StartObservation) => void;
+  /** Counts each pod created and each At finished (see metrics.ts). Default: none. */
+  metrics?: Pick<AtMetrics, 'podCreated' | 'finished'>;
   /** Wraps each reconcile's status writer (the bench times and counts the writes with it). */
   wrapStatusWriter?: (status: StatusWriter<At>, at: { namespace: string; name: string }) => StatusWriter<At>;
 }
@@ -333,6 +336,7 @@ class Step {
     } catch (error) {
       return this.#createFailed(error, recorded);
     }
+    this.#options.metrics?.podCreated(scheduleMs, this.#now());
     this.#log.info('started the command', { pod: this.#podName, lateMs: issuedMs - scheduleMs });
     this.#event('Normal', EventReason.Started, 'CreatePod', `created pod ${this.#podName}`);
     return this.#continueFrom(recorded);
@@ -459,6 +463,9 @@ class Step {
         },
       ]),
     });
+    // Counted on the write that made it DONE, which succeeds once per At (it is conditional on the
+    // version decided from): not on every reconcile that sees it DONE, nor by standbys or after a restart.
+    this.#options.metrics?.finished(action.outcome);
     this.#log.info('finished', { outcome: action.outcome, exitCode: action.exitCode, reason: action.reason });
     if (succeeded) this.#event('Normal', EventReason.Succeeded, 'RunCommand', detail);
     else
