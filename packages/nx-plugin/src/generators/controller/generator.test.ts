@@ -54,13 +54,15 @@ const PACKAGE_FILES = [
 ];
 
 /**
- * The chart's files: only what is the controller's own. The Deployment, RBAC objects, Service,
+ * The chart's files: only what is the controller's own, and the runtime's dashboard (a chart ships only
+ * its own files; scripts/dashboards.ts keeps the copies equal). The Deployment, RBAC objects, Service,
  * monitors, PDB, NetworkPolicy and helm test come from the library chart, not from copies.
  */
 const CHART_FILES = [
   'Chart.yaml',
   'README.md',
   'crds/widgets.widgets.example.com.yaml',
+  'dashboards/loopwright-runtime.json',
   'templates/NOTES.txt',
   'templates/_helpers.tpl',
   'templates/controller.yaml',
