@@ -26,7 +26,6 @@ import {
   type ServiceAccountCredentials,
 } from './kube.ts';
 import {
-  assertPodsScrapedByPrometheus,
   enforceRestricted,
   followPodLogs,
   isLeaseRequestOfUninstall,
@@ -40,6 +39,7 @@ import {
   type PodUidWatch,
 } from './node.ts';
 import { assertHelmTestFails, assertHelmTestPasses, deleteHelmTestLeftovers } from './helm-test.ts';
+import { assertObservedByPrometheus } from './observability.ts';
 import { promtoolCheckMetrics } from './prometheus.ts';
 import { fromRegistry, readmeInstall, testOnlyArgs } from './readme-install.ts';
 import { assertRunsReleasedImage, e2eReleases, releasedChartArgs } from './release.ts';
@@ -686,8 +686,10 @@ describe('at-scheduler on the node, all namespaces', () => {
     await assertHelmTestPassed(admin, system, release);
   });
 
-  test('Prometheus discovers both replicas through the metrics Service and scrapes them', async () => {
-    await assertPodsScrapedByPrometheus({
+  test('Prometheus discovers both replicas through the metrics Service and scrapes them; every dashboard panel has series, the alerts evaluate quietly', async () => {
+    await assertObservedByPrometheus({
+      chart: 'at-scheduler',
+      release,
       admin,
       namespace: system,
       service: `${release}-metrics`,

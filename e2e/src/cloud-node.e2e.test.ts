@@ -44,7 +44,6 @@ import {
 } from './kube.ts';
 import {
   assertAdmittedUnderRestricted,
-  assertPodsScrapedByPrometheus,
   followPodLogs,
   isLeaseRequestOfUninstall,
   leaderAmong,
@@ -55,6 +54,7 @@ import {
   type PodLogs,
 } from './node.ts';
 import { assertHelmTestPasses, deleteHelmTestLeftovers } from './helm-test.ts';
+import { assertObservedByPrometheus } from './observability.ts';
 import { promtoolCheckMetrics } from './prometheus.ts';
 import { fromRegistry, readmeInstall, readmeSecret, secretData, testOnlyArgs } from './readme-install.ts';
 import { assertRunsReleasedImage, e2eReleases, releasedChartArgs } from './release.ts';
@@ -424,8 +424,10 @@ describe('cloud-node on the node: helm install, Nodes initialised, failover, upg
     }
   });
 
-  test('Prometheus discovers both replicas through the metrics Service and scrapes them at their pod IPs', async () => {
-    await assertPodsScrapedByPrometheus({
+  test('Prometheus discovers both replicas through the metrics Service and scrapes them at their pod IPs; every dashboard panel has series, the alerts evaluate quietly', async () => {
+    await assertObservedByPrometheus({
+      chart: 'cloud-node',
+      release,
       admin,
       namespace: namespace.name,
       service: `${fullname}-metrics`,

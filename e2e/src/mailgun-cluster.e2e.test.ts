@@ -48,7 +48,6 @@ import {
   type ServiceAccountCredentials,
 } from './kube.ts';
 import {
-  assertPodsScrapedByPrometheus,
   enforceRestricted,
   followPodLogs,
   leaderAmong,
@@ -58,6 +57,7 @@ import {
   type PodSummary,
 } from './node.ts';
 import { assertHelmTestPasses, deleteHelmTestLeftovers } from './helm-test.ts';
+import { assertObservedByPrometheus } from './observability.ts';
 import { promtoolCheckMetrics } from './prometheus.ts';
 import { fromRegistry, readmeInstall, readmeSecret, secretData, testOnlyArgs } from './readme-install.ts';
 import { assertRunsReleasedImage, e2eReleases, publishedRelease, releasedChartArgs } from './release.ts';
@@ -422,9 +422,11 @@ describe('mailgun-cluster on the real node: helm install, one mail each, failove
     assert.equal(result.exitCode, 0);
   });
 
-  test('Prometheus discovers both replicas through the metrics Service and scrapes them', async () => {
+  test('Prometheus discovers both replicas through the metrics Service and scrapes them; every dashboard panel has series, the alerts evaluate quietly', async () => {
     // The scenario has MailgunClusters only: the MailgunMachine controller has nothing to count yet.
-    await assertPodsScrapedByPrometheus({
+    await assertObservedByPrometheus({
+      chart: 'mailgun-cluster',
+      release,
       admin,
       namespace: system,
       service: `${fullname}-metrics`,

@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { isAlreadyExists, KubeApiError, type KubeObject } from '@loopwright/client';
 import { readPodLog, resource, streamPodLog, type PodLogQuery } from './kube.ts';
 import { LEASES, NAMESPACES, PODS } from './resources.ts';
-import { startPrometheus } from './prometheus.ts';
+import { startPrometheus, type Prometheus } from './prometheus.ts';
 
 /** A fresh namespace that enforces the restricted profile, as a hardened cluster's would. */
 export async function restrictedNamespace(admin: KubeConfig, prefix: string): Promise<TestNamespace> {
@@ -382,7 +382,8 @@ export async function leaderAmong(
  * ServiceMonitor selects it) and scrapes every replica by pod IP over the node bridge. Waits until
  * `replicas` targets are `up`, `leader_election_master_status` sums to exactly 1 over them, and
  * `controller_runtime_reconcile_total` and `workqueue_adds_total` have samples for each of
- * `controllers`.
+ * `controllers`; then `whileScraping`, if given, with that Prometheus (which loads `rule_files`). The
+ * series carry `namespace` and `pod` labels, as a ServiceMonitor's do.
  */
 export async function assertPodsScrapedByPrometheus(options: {
   admin: KubeConfig;
@@ -390,6 +391,8 @@ export async function assertPodsScrapedByPrometheus(options: {
   service: string;
   replicas: number;
   controllers: readonly string[];
+  rule_files?: string[];
+  whileScraping?: (prometheus: Prometheus, job: string) => Promise<void>;
 }): Promise<void> {
   const { admin, namespace, service, replicas, controllers } = options;
   const cluster = admin.getCurrentCluster();
@@ -401,6 +404,7 @@ export async function assertPodsScrapedByPrometheus(options: {
   await writeFile(join(dir, 'token'), user?.token ?? '', { mode: 0o600 });
   const job = `${namespace}/${service}`;
   const prometheus = await startPrometheus({
+    rule_files: options.rule_files,
     scrape_configs: [
       {
         job_name: job,
@@ -416,6 +420,7 @@ export async function assertPodsScrapedByPrometheus(options: {
         relabel_configs: [
           { source_labels: ['__meta_kubernetes_service_name'], regex: service, action: 'keep' },
           { source_labels: ['__meta_kubernetes_endpointslice_port_name'], regex: 'metrics', action: 'keep' },
+          { source_labels: ['__meta_kubernetes_namespace'], target_label: 'namespace' },
           { source_labels: ['__meta_kubernetes_pod_name'], target_label: 'pod' },
         ],
       },
@@ -455,6 +460,7 @@ export async function assertPodsScrapedByPrometheus(options: {
       },
       { timeoutMs: 60_000, intervalMs: 1000 },
     );
+    await options.whileScraping?.(prometheus, job);
   } catch (error) {
     throw new Error(`prometheus output:\n${prometheus.output()}`, { cause: error });
   } finally {

@@ -29,13 +29,20 @@ export interface Prometheus {
   stop(): Promise<void>;
 }
 
-/** Starts Prometheus with these scrape configs (the global section: a 1 s interval). */
-export async function startPrometheus(options: { scrape_configs: object[] }): Promise<Prometheus> {
+/**
+ * Starts Prometheus with these scrape configs and rule files (paths, as prometheus.yml names them); the
+ * global section: scrapes and rule evaluations every second.
+ */
+export async function startPrometheus(options: {
+  scrape_configs: object[];
+  rule_files?: string[] | undefined;
+}): Promise<Prometheus> {
   const binary = await prometheusBinary();
   const dir = await mkdtemp(join(tmpdir(), 'loopwright-prometheus-'));
   const config = {
     global: { scrape_interval: '1s', scrape_timeout: '1s', evaluation_interval: '1s' },
     scrape_configs: options.scrape_configs,
+    ...(options.rule_files && { rule_files: options.rule_files }),
   };
   await writeFile(join(dir, 'prometheus.yml'), stringify(config));
   const port = await freeLoopbackPort();
