@@ -5,7 +5,9 @@
  */
 import { helm, HelmError } from '@loopwright/cluster';
 import assert from 'node:assert/strict';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import {
   appVersion,
@@ -32,6 +34,20 @@ import {
   type PolicyRule,
   type RenderOptions,
 } from './charts.ts';
+import { alertNames, promtoolCheckRules, type RuleGroup } from './prometheus-rules.ts';
+
+/** The runtime alerts of the library chart, in the runtime group of every controller chart. */
+const RUNTIME_ALERTS = [
+  'LoopwrightNoLeader',
+  'LoopwrightReconcileErrors',
+  'LoopwrightWorkqueueDepth',
+  'LoopwrightWorkqueueStuck',
+  'LoopwrightInformerRelists',
+  'LoopwrightInformerWatchErrors',
+  'LoopwrightInformerClientErrors',
+  'LoopwrightEventsDropped',
+  'LoopwrightProcessRestarts',
+];
 
 export interface ChartExpectations {
   chart: ChartName;
@@ -322,6 +338,69 @@ export function testChartContract(expectations: ChartExpectations): void {
         'PodDisruptionBudget',
       );
       assert.deepEqual(maxUnavailable.spec, { maxUnavailable: '50%', selector });
+    });
+
+    test('PrometheusRule: off by default; on: named for the release, its labels, the runtime group first, every series of this release only', async () => {
+      assert.equal((await renderWith()).filter((m) => m.kind === 'PrometheusRule').length, 0);
+      const manifests = await renderWith({
+        'prometheusRule.enabled': true,
+        'prometheusRule.labels': { release: 'prom' },
+      });
+      const rule = one(manifests, 'PrometheusRule');
+      assert.equal(rule.apiVersion, 'monitoring.coreos.com/v1');
+      assert.deepEqual(
+        { name: rule.metadata.name, namespace: rule.metadata.namespace },
+        { name: fullname, namespace: 'controllers' },
+      );
+      assert.equal(rule.metadata.labels?.release, 'prom');
+      assert.equal(rule.metadata.labels['app.kubernetes.io/instance'], 'rel');
+      const { groups } = rule.spec as { groups: RuleGroup[] };
+      assert.equal(groups[0]?.name, `${fullname}.runtime`);
+      assert.deepEqual(alertNames(groups.slice(0, 1)), RUNTIME_ALERTS);
+      assert.ok(groups.length <= 2, 'the runtime group and the controller’s own');
+      // Every selector of every expression starts with this release's namespace and pods.
+      const releaseOnly = `{namespace="controllers", pod=~"${fullname}-[a-z0-9]+-[a-z0-9]+"`;
+      for (const { alert, expr } of groups.flatMap((group) => group.rules)) {
+        const selectors = expr.match(/[a-z_]+\{[^}]*/g) ?? [];
+        assert.ok(selectors.length > 0, `${alert}: ${expr}`);
+        for (const selector of selectors)
+          assert.ok(selector.includes(releaseOnly), `${alert} selects beyond the release: ${selector}`);
+      }
+      await promtoolCheckRules(groups);
+    });
+
+    test('dashboards: off by default; on: one ConfigMap of dashboards/*.json, labelled for the Grafana sidecar', async () => {
+      assert.equal((await renderWith()).filter((m) => m.kind === 'ConfigMap').length, 0);
+      const dashboardsDir = join(chartPath(chart), 'dashboards');
+      const files = existsSync(dashboardsDir)
+        ? readdirSync(dashboardsDir).filter((file) => file.endsWith('.json'))
+        : [];
+      const configMaps = (
+        await renderWith({
+          'dashboards.enabled': true,
+          'dashboards.label': 'dashboards',
+          'dashboards.labelValue': 'loopwright',
+          'dashboards.annotations': { grafana_folder: 'Loopwright' },
+        })
+      ).filter((m) => m.kind === 'ConfigMap' && !isTestHook(m));
+      // Without a dashboard there is nothing to load: no ConfigMap.
+      if (files.length === 0) {
+        assert.equal(configMaps.length, 0);
+        return;
+      }
+      const configMap = one(configMaps, 'ConfigMap', `${fullname}-dashboards`);
+      assert.equal(configMap.metadata.namespace, 'controllers');
+      assert.equal(configMap.metadata.labels?.dashboards, 'loopwright');
+      assert.deepEqual(configMap.metadata.annotations, { grafana_folder: 'Loopwright' });
+      const data = configMap.data as Record<string, string>;
+      assert.deepEqual(Object.keys(data).sort(), files.sort());
+      for (const file of files)
+        assert.deepEqual(
+          JSON.parse(data[file] ?? ''),
+          JSON.parse(readFileSync(join(dashboardsDir, file), 'utf8')),
+        );
+      const byDefault = one(await renderWith({ 'dashboards.enabled': true }), 'ConfigMap');
+      assert.equal(byDefault.metadata.labels?.grafana_dashboard, '1');
     });
 
     test('placement and pod values: priorityClassName, nodeSelector, tolerations after the chart’s own, affinity, labels, annotations, pull secrets, resources, digest', async () => {
@@ -678,6 +757,14 @@ export function testChartContract(expectations: ChartExpectations): void {
         'networkPolicy.enabled="yes"',
         'networkPolicy.ingress=[]',
         'helmTest.enabled="yes"',
+        'prometheusRule.enabled="yes"',
+        'prometheusRule.reconcileErrorRatio=2',
+        'prometheusRule.workqueueDepth=-1',
+        'prometheusRule.processRestarts=0',
+        'prometheusRule.labels={"team":1}',
+        // The sidecar matches label values as strings: an unquoted 1 would never match.
+        'dashboards.labelValue=1',
+        'dashboards.label=""',
         ...(expectations.watchNamespaces
           ? ['watchNamespaces="team-a"', 'watchNamespaces=["Not_A_Namespace"]']
           : // Its kinds are cluster-scoped: there is no namespace to watch.

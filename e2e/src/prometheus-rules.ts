@@ -64,18 +64,29 @@ export function alertNames(groups: RuleGroup[]): string[] {
 
 const promtoolBinary = process.env.PROMTOOL_BINARY ?? '/usr/bin/promtool';
 
+/** `promtool check rules` on these groups (syntax, PromQL, templates); rejects with promtool's output. */
+export async function promtoolCheckRules(groups: RuleGroup[]): Promise<void> {
+  await inRulesDir(groups, [], (dir) => promtool(['check', 'rules', 'rules.yaml'], dir));
+}
+
 /**
- * `promtool check rules` on these groups, then `promtool test rules` on the given unit test files
- * (e2e/alerts/*.test.yaml, which load `rule_files: [rules.yaml]`), in a temporary directory holding the
- * groups as rules.yaml beside copies of the test files. Rejects with promtool's output on a failure.
+ * `promtool check rules` on these groups, then `promtool test rules` on these unit test files
+ * (e2e/alerts/*.test.yaml, which load `rule_files: [rules.yaml]`). Rejects with promtool's output.
  */
 export async function promtoolTestRules(groups: RuleGroup[], testFiles: string[]): Promise<void> {
+  await inRulesDir(groups, testFiles, async (dir) => {
+    await promtool(['check', 'rules', 'rules.yaml'], dir);
+    await promtool(['test', 'rules', ...testFiles.map((file) => basename(file))], dir);
+  });
+}
+
+/** Runs `use` in a temporary directory holding the groups as rules.yaml beside copies of the files. */
+async function inRulesDir(groups: RuleGroup[], files: string[], use: (dir: string) => Promise<void>) {
   const dir = await mkdtemp(join(tmpdir(), 'loopwright-alerts-'));
   try {
     await writeFile(join(dir, 'rules.yaml'), stringify({ groups }));
-    for (const file of testFiles) await copyFile(file, join(dir, basename(file)));
-    await promtool(['check', 'rules', 'rules.yaml'], dir);
-    await promtool(['test', 'rules', ...testFiles.map((file) => basename(file))], dir);
+    for (const file of files) await copyFile(file, join(dir, basename(file)));
+    await use(dir);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
