@@ -47,7 +47,7 @@ value only. */}}
     summary: >-
       The Hetzner Cloud API refuses the token of {{ $release }}.
     description: >-
-      The Hetzner Cloud API answered {{`{{ $labels.code }}`}} to {{`{{ $value | humanize }}`}} requests of {{ $release }} in 15 minutes: the token is wrong, revoked or read-only.
+      The Hetzner Cloud API answered {{`{{ $labels.code }}`}} to {{`{{ $value | humanize }}`}} requests of {{ $release }} in 15 minutes: the token is wrong or revoked (401), or its project refuses it (403).
     runbook_url: {{ include "loopwright-controller.runbookUrl" (list "cloud-node" "LoopwrightHcloudUnauthorized") }}
 # The gauge is counted from the informer cache by every replica that has one (warm standbys too): max.
 - alert: LoopwrightNodesUninitialized
