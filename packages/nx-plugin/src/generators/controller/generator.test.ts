@@ -515,6 +515,20 @@ describe('the generated chart, written to disk', () => {
         `ServiceAccount/${name}`,
         `ServiceAccount/${name}-test`,
       ]);
+      // The library's PrometheusRule (the runtime alerts) and the dashboards ConfigMap (the runtime's
+      // dashboard) come with the generated values.
+      const monitored = await helm([
+        'template',
+        'rel',
+        chartDir,
+        '--set',
+        'prometheusRule.enabled=true,dashboards.enabled=true',
+        '--show-only',
+        'templates/controller.yaml',
+      ]);
+      assert.match(monitored.stdout, new RegExp(`^kind: PrometheusRule\n(?:.*\n)*?  name: ${name}$`, 'm'));
+      assert.match(monitored.stdout, /^ {8}- alert: LoopwrightNoLeader$/m);
+      assert.match(monitored.stdout, /^ {2}loopwright-runtime\.json: /m);
       // The chart's values schema admits watchNamespaces exactly when its kind is namespaced.
       const watch = helm(['template', 'rel', chartDir, '--set-json', 'watchNamespaces=["team-a"]']);
       if (options.clusterScoped) await assert.rejects(watch, HelmError);
