@@ -21,6 +21,7 @@ import { requestApi, type RuntimeWriter } from './api.ts';
 import type { MailgunCluster, MailgunMachine } from './generated/types.ts';
 import { mailgunClusterKind, mailgunMachineKind } from './kinds.ts';
 import type { MailgunService } from './mailgun.ts';
+import type { MailgunMetrics } from './metrics.ts';
 import { createRequestReconciler, type SendCheckpoint } from './reconcile.ts';
 import {
   CLUSTERS,
@@ -45,6 +46,8 @@ export interface ControllerSettings {
   eventsSettleMs: number;
   /** The wait after a 401 before the next send. */
   unauthorizedRetryMs: number;
+  /** mailgun-cluster's own families (metrics.ts): each scope's MailgunClusters are counted when unsent. */
+  metrics?: Pick<MailgunMetrics, 'countUnsentIn'>;
   /** See `RequestReconcilerOptions.sendCheckpoint`: the crash tests' hook, none in production. */
   sendCheckpoint?: (checkpoint: SendCheckpoint) => void;
 }
@@ -129,6 +132,7 @@ export function createControllers(
     ...scope(MAILGUN_MACHINES, namespace),
     indexers: { [OWNER_INDEX]: ownerIndex('Machine') },
   });
+  settings.metrics?.countUnsentIn(mailgunClusters.lister, clusters.lister);
 
   const clusterController = new Controller<MailgunCluster>({
     name: namespace === undefined ? 'mailguncluster' : `mailguncluster-${namespace}`,

@@ -34,6 +34,16 @@ export const MAX_RECHECK_MS = 60_000;
 /** How far before the object's creation the events lookup starts: clock skew between the API server and Mailgun. */
 export const LOOKUP_SKEW_MS = 10 * 60_000;
 
+/** Cluster API paused `object`: by its Cluster's `spec.paused` or its own paused annotation. */
+export function isPaused(object: RequestObject, cluster: CapiObject | undefined): boolean {
+  return cluster?.spec?.paused === true || object.metadata?.annotations?.[PAUSED_ANNOTATION] !== undefined;
+}
+
+/** The id of `object`'s accepted mail, from its status or its annotation; undefined while none is. */
+export function acceptedMessageID(object: RequestObject): string | undefined {
+  return object.status?.messageID ?? object.metadata?.annotations?.[MESSAGE_ID_ANNOTATION];
+}
+
 /**
  * @param cluster the Cluster whose `spec.paused` pauses `object` (for a MailgunCluster its owner).
  * @param settleMs how old an attempt must be before a missing `accepted` event means it was never sent.
@@ -44,11 +54,10 @@ export function decide(
   now: Date,
   settleMs: number,
 ): Step {
-  if (cluster?.spec?.paused === true || object.metadata?.annotations?.[PAUSED_ANNOTATION] !== undefined)
-    return { action: 'pause' };
+  if (isPaused(object, cluster)) return { action: 'pause' };
 
   const { status } = object;
-  const recorded = status?.messageID ?? object.metadata?.annotations?.[MESSAGE_ID_ANNOTATION];
+  const recorded = acceptedMessageID(object);
   if (recorded) return { action: 'record', messageID: recorded };
 
   const attempt = status?.sendAttempt;

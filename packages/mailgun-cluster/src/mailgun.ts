@@ -5,6 +5,7 @@
 import { registerSecret } from '@loopwright/runtime';
 import type Mailgun from 'mailgun.js';
 import { REQUEST_TAG, messageFields, type RequestMail } from './mail.ts';
+import type { MailgunMetrics } from './metrics.ts';
 
 /**
  * How a failure is handled:
@@ -96,6 +97,8 @@ export interface MailgunServiceOptions {
   /** Base URL without `/v3`. */
   url: string;
   timeoutMs: number;
+  /** Told how each request to Mailgun ended (`loopwright_mailgun_requests_total`). Default: none. */
+  metrics?: Pick<MailgunMetrics, 'requestEnded'>;
 }
 
 /** Pages of events the lookup reads at most (300 each); more means the tag is shared by far more mail than this controller sends. */
@@ -146,8 +149,11 @@ export class MailgunService {
         ...messageFields(mail),
       } as never);
     } catch (error) {
-      throw classifyMailgunFailure(error, 'sending the request mail');
+      const failure = classifyMailgunFailure(error, 'sending the request mail');
+      this.#options.metrics?.requestEnded(failure.statusCode);
+      throw failure;
     }
+    this.#options.metrics?.requestEnded(response.status);
     if (!response.id) {
       // Accepted without an id should not happen; treat it as ambiguous, never as "not sent".
       throw new MailgunError(
@@ -188,6 +194,7 @@ export class MailgunService {
           signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
         });
       } catch (error) {
+        this.#options.metrics?.requestEnded(undefined);
         const code = timeout.aborted ? 'ECONNABORTED' : errorCode(error);
         throw new MailgunError(`looking up events: network failure ${code}`, {
           kind: 'retryable',
@@ -196,6 +203,7 @@ export class MailgunService {
           cause: error,
         });
       }
+      this.#options.metrics?.requestEnded(response.status);
       if (!response.ok) {
         const body = (await response.text().catch(() => '')).slice(0, 200);
         throw fromStatus(response.status, `looking up events: ${response.status} ${body}`, undefined);

@@ -9,6 +9,7 @@ import { RuntimeWriter } from './api.ts';
 import type { program } from './config.ts';
 import { createControllers, type ControllerSettings } from './controller.ts';
 import { MailgunService } from './mailgun.ts';
+import { createMailgunMetrics } from './metrics.ts';
 
 export function start(
   { config, standard, manager, logger }: ControllerRun<(typeof program)['options']>,
@@ -16,12 +17,14 @@ export function start(
 ): void {
   logger.info('Mailgun', { domain: config.mailgunDomain, url: config.mailgunUrl });
   const kube = new RuntimeWriter(manager.client, manager.eventRecorder('loopwright.dev/mailgun-cluster'));
+  const metrics = createMailgunMetrics(manager.metrics.registry);
   const mail = new MailgunService({
     domain: config.mailgunDomain,
     // Asked per request: a key file the kubelet updates is used without a restart.
     apiKey: () => config.mailgunApiKey.value(),
     url: config.mailgunUrl,
     timeoutMs: config.mailgunTimeout,
+    metrics,
   });
   for (const namespace of standard.watchNamespace ?? [undefined])
     for (const controller of createControllers(manager.factory, {
@@ -32,6 +35,7 @@ export function start(
       recipient: config.mailRecipient,
       eventsSettleMs: config.eventsSettleTime,
       unauthorizedRetryMs: config.unauthorizedRetryDelay,
+      metrics,
       ...hooks,
     }))
       manager.add(controller);
