@@ -143,9 +143,12 @@ async function assertAlertsEvaluateQuietly(prometheus: Prometheus, groups: RuleG
   await eventually(
     async () => {
       loaded = (await prometheus.get<{ groups: typeof loaded }>('/api/v1/rules')).groups;
+      // The API lists a file's groups by name, not in the file's order.
       assert.deepEqual(
         loaded.map((group) => [group.name, group.rules.map((rule) => rule.name)]),
-        groups.map((group) => [group.name, group.rules.map((rule) => rule.alert ?? rule.record)]),
+        groups
+          .map((group) => [group.name, group.rules.map((rule) => rule.alert ?? rule.record)] as const)
+          .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
         'the groups and rules Prometheus loaded',
       );
       for (const group of loaded)
