@@ -7,6 +7,7 @@
  * controllers' node selector is set to it: Nodes of other test files are invisible to them (which also
  * exercises the selector), and their names carry the run too.
  */
+import { realClock } from '@loopwright/core';
 import { HcloudClient } from '@loopwright/hcloud';
 import { createMetrics } from '@loopwright/metrics';
 import {
@@ -22,9 +23,11 @@ import { startFakeHcloud, type FakeHcloud } from '@loopwright/fakes/hcloud';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before } from 'node:test';
+import type { Registry } from 'prom-client';
 import { createNodeApi } from './api.ts';
 import { RequestBudget } from './budget.ts';
-import { createCloudNodeControllers } from './controller.ts';
+import { createCloudNodeControllers, nodeCacheScope } from './controller.ts';
+import { registerNodeMetrics } from './metrics.ts';
 import { UNINITIALIZED_TAINT } from './names.ts';
 import { NODES, type Node, type Taint } from './node.ts';
 import { reportReady } from './node-status.test-support.ts';
@@ -65,6 +68,8 @@ class ControllersTestbed {
   kube!: KubeClient;
   nodes!: Resource<Node>;
   networkId!: number;
+  /** The Manager's registry, with cloud-node's own gauges registered as main.ts registers them. */
+  registry!: Registry;
   readonly created: string[] = [];
 
   /** A Node name of this file's run. */
@@ -135,6 +140,7 @@ export function controllersTestbed(): ControllersTestbed {
       budget: new RequestBudget({ rateLimit: () => hcloud.rateLimit }),
       failureBackoff: { initialMs: 50, maxMs: 400 },
     });
+    const nodeSelector = `${RUN_LABEL}=${testbed.run}`;
     for (const controller of createCloudNodeControllers({
       api: createNodeApi({
         client: manager.client,
@@ -147,10 +153,15 @@ export function controllersTestbed(): ControllersTestbed {
       nodeMonitorPeriodMs: MONITOR_MS,
       notReadySweepPeriodMs: SWEEP_MS,
       nodeStatusUpdateFrequencyMs: REFRESH_MS,
-      nodeSelector: `${RUN_LABEL}=${testbed.run}`,
+      nodeSelector,
       initRetryMs: 200,
     }))
       manager.add(controller);
+    registerNodeMetrics(manager.metrics.registry, {
+      nodes: manager.factory.forResource<Node>(nodeCacheScope(nodeSelector)).lister,
+      clock: realClock,
+    });
+    testbed.registry = manager.metrics.registry;
     const abort = new AbortController();
     const done = manager.start(abort.signal);
     stop = async () => {

@@ -50,14 +50,22 @@ export const lifecycleDecisionChanged: Predicate<Node> = {
     !isDeepStrictEqual(decideLifecycle(oldNode), decideLifecycle(newNode)),
 };
 
+/**
+ * The Nodes both controllers cache: those `nodeSelector` matches (all without one), with only the
+ * fields they read. Whoever asks the informer factory for this scope shares their cache.
+ */
+export function nodeCacheScope(nodeSelector: string | undefined) {
+  return {
+    ...NODES,
+    ...(nodeSelector ? { labelSelector: nodeSelector } : {}),
+    transform: keepNodeFieldsRead,
+  };
+}
+
 export function createCloudNodeControllers(
   options: CloudNodeControllerOptions,
 ): [Controller<Node>, Controller<Node>] {
-  const nodes = {
-    ...NODES,
-    ...(options.nodeSelector ? { labelSelector: options.nodeSelector } : {}),
-    transform: keepNodeFieldsRead,
-  };
+  const nodes = nodeCacheScope(options.nodeSelector);
   const workers = options.workers ?? 16;
   return [
     new Controller<Node>({

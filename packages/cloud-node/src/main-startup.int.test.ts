@@ -132,6 +132,12 @@ describe('cloud-node process start-up while the Hetzner API fails', () => {
       },
       { timeoutMs: 15_000 },
     );
+    // main.ts registers cloud-node's own gauges once the controllers run; the Node counts no more.
+    await eventually(async () => {
+      const served = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+      assert.match(served, /^loopwright_nodes_uninitialized 0$/m);
+      assert.match(served, /^loopwright_node_uninitialized_oldest_seconds 0$/m);
+    });
     const retryLines = stdout
       .split('\n')
       .filter((line) => line.includes('Hetzner Cloud API not usable at start-up'));

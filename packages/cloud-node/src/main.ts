@@ -6,6 +6,7 @@
  * not the API, a network it does not know) is a bad value like a malformed one: one line on stderr
  * naming it as set, exit 2. `pnpm nx serve cloud-node` runs it against the current kubeconfig context.
  */
+import { realClock } from '@loopwright/core';
 import { HcloudClient } from '@loopwright/hcloud';
 import {
   ConfigError,
@@ -17,9 +18,11 @@ import {
 import { createNodeApi } from './api.ts';
 import { RequestBudget } from './budget.ts';
 import { program } from './config.ts';
-import { createCloudNodeControllers } from './controller.ts';
+import { createCloudNodeControllers, nodeCacheScope } from './controller.ts';
 import { createHcloudMetrics } from './hcloud-metrics.ts';
 import { connectToHcloud } from './hcloud-startup.ts';
+import { registerNodeMetrics } from './metrics.ts';
+import type { Node } from './node.ts';
 import { REPORTING_CONTROLLER } from './names.ts';
 import { EventReason } from './reasons.ts';
 import { ServerDirectory } from './server-directory.ts';
@@ -63,6 +66,10 @@ await runController(program, async (run) => {
     workers: standard.workers,
   }))
     manager.add(controller);
+  registerNodeMetrics(manager.metrics.registry, {
+    nodes: manager.factory.forResource<Node>(nodeCacheScope(config.nodeSelector)).lister,
+    clock: realClock,
+  });
 });
 
 /**
