@@ -27,7 +27,7 @@ export interface LeaderElectionOptions {
 export interface ManagerOptions {
   kubeConfig: KubeConfig;
   logger: Logger;
-  /** Default: a fresh registry with every standard family. */
+  /** Default: a fresh registry with every standard family, closed when `start` ends. */
   metrics?: Metrics;
   /**
    * Serves /healthz and /readyz, and /metrics unless `metricsServer` is given. Port 0 picks a free one;
@@ -242,6 +242,7 @@ export class Manager {
       await this.#informerClient.close();
       await this.client.close();
       await this.#servers?.close();
+      if (this.#options.metrics === undefined) this.metrics.close();
     }
   }
 
