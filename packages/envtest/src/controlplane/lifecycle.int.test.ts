@@ -1,5 +1,5 @@
 import { KubeConfig } from '@kubernetes/client-node';
-import { KubeClient } from '@loopwright/client';
+import { KubeApiError, KubeClient, type KubeObject, type ResourceType } from '@loopwright/client';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -79,6 +79,63 @@ describe('control-plane lifecycle', () => {
     );
     assert.deepEqual(left.filter(alive), []);
     assert.equal(existsSync(dir), false);
+  });
+
+  const configMaps: ResourceType = {
+    group: '',
+    version: 'v1',
+    plural: 'configmaps',
+    kind: 'ConfigMap',
+    namespaced: true,
+  };
+
+  it('restartApiServer(SIGKILL): the API server is killed, answers again with the same data, on the same address', async () => {
+    const cp = await startControlPlane();
+    const kc = new KubeConfig();
+    kc.loadFromFile(cp.kubeconfigPath);
+    const client = new KubeClient(kc, { rateLimit: false });
+    try {
+      const objects = client.resource<KubeObject & { data: Record<string, string> }>(configMaps);
+      await objects.create({ metadata: { namespace: 'default', name: 'kept' }, data: { a: '1' } });
+      const pidsBefore = childPids(process.pid);
+      await cp.restartApiServer('SIGKILL');
+      assert.notDeepEqual(childPids(process.pid), pidsBefore, 'a new kube-apiserver process');
+      assert.deepEqual((await objects.get({ namespace: 'default', name: 'kept' })).data, { a: '1' });
+    } finally {
+      await client.close();
+      await cp.stop();
+    }
+  });
+
+  it('compactEtcd: a watch that etcd serves from a resourceVersion older than the compaction gets 410 Gone', async () => {
+    // Without a watch cache for ConfigMaps their watches read etcd, which refuses compacted revisions.
+    const cp = await startControlPlane({ apiServerFlags: ['--watch-cache-sizes=configmaps#0'] });
+    const kc = new KubeConfig();
+    kc.loadFromFile(cp.kubeconfigPath);
+    const client = new KubeClient(kc, { rateLimit: false });
+    try {
+      const objects = client.resource<KubeObject & { data: Record<string, string> }>(configMaps);
+      const key = { namespace: 'default', name: 'compacted' };
+      const created = await objects.create({ metadata: key, data: { n: '0' } });
+      for (const n of ['1', '2']) await objects.patch(key, { merge: { data: { n } } });
+      const from = created.metadata?.resourceVersion ?? '';
+      const watchFrom = async (): Promise<unknown> => {
+        const signal = AbortSignal.timeout(5000);
+        for await (const event of objects.watch({ namespace: 'default', resourceVersion: from, signal }))
+          return event.type === 'ERROR' ? event.object : event.type;
+        return undefined;
+      };
+      assert.equal(await watchFrom(), 'MODIFIED', 'before the compaction, etcd replays the history');
+      const revision = await cp.compactEtcd();
+      assert.ok(revision > Number(from), `compacted at ${revision}, past ${from}`);
+      const answer = await watchFrom().catch((error: unknown) => error);
+      const gone =
+        answer instanceof KubeApiError ? answer.status : (answer as { code?: number } | undefined)?.code;
+      assert.equal(gone, 410, JSON.stringify(answer));
+    } finally {
+      await client.close();
+      await cp.stop();
+    }
   });
 
   it('its processes exit when the test runner is killed with SIGKILL', async () => {

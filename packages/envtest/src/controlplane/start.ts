@@ -24,6 +24,17 @@ export interface ControlPlane {
   dir: string;
   /** Bearer tokens of the `users` asked for in the options, by user name. */
   tokens: Record<string, string>;
+  /**
+   * Fault hook: kills kube-apiserver with `signal` (SIGKILL: a crash) and starts it again with the same
+   * flags; resolves once its /readyz answers 200. Every client's connections and watches break.
+   */
+  restartApiServer(signal: 'SIGKILL' | 'SIGTERM'): Promise<void>;
+  /**
+   * Fault hook: compacts etcd's history up to its current revision (what kube-apiserver does every
+   * 5 min), so a watch that must resume from an older resourceVersion without the API server's watch
+   * cache gets 410 Gone. Returns that revision.
+   */
+  compactEtcd(): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -187,6 +198,23 @@ function addressingArgs(node: NodeAccess | undefined): string[] {
   ];
 }
 
+const apiServerReady = (server: string, adminToken: string) => async () =>
+  (await probe(`${server}/readyz`, adminToken)) === 200;
+
+/** etcd's v3 JSON gateway (keys and values base64): the current revision, then a compaction up to it. */
+async function compactEtcdHistory(etcdUrl: string): Promise<number> {
+  const post = async (path: string, body: object): Promise<{ header?: { revision?: string } }> => {
+    const response = await fetch(`${etcdUrl}${path}`, { method: 'POST', body: JSON.stringify(body) });
+    if (!response.ok) throw new Error(`etcd ${path}: ${response.status} ${await response.text()}`);
+    return (await response.json()) as { header?: { revision?: string } };
+  };
+  const { header } = await post('/v3/kv/range', { key: Buffer.from('/').toString('base64'), limit: 1 });
+  const revision = Number(header?.revision);
+  if (!Number.isInteger(revision)) throw new Error(`etcd reported no revision: ${JSON.stringify(header)}`);
+  await post('/v3/kv/compaction', { revision: String(revision), physical: true });
+  return revision;
+}
+
 async function startApiServer(
   bin: ControlPlaneBinaries,
   dir: string,
@@ -221,7 +249,7 @@ async function startApiServer(
     ],
     join(dir, 'kube-apiserver.log'),
   );
-  await waitHealthy(apiserver, async () => (await probe(`${server}/readyz`, adminToken)) === 200, timeoutMs);
+  await waitHealthy(apiserver, apiServerReady(server, adminToken), timeoutMs);
   // The self-signed serving certificate is written to cert-dir at start-up, CA included.
   const caPem = await readFile(join(certDir, 'apiserver.crt'), 'utf8');
   return { apiserver, server, caPem };
@@ -308,6 +336,11 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       caPath: join(dir, 'pki', 'apiserver.crt'),
       dir,
       tokens,
+      restartApiServer: async (signal) => {
+        await apiserver.restart(signal);
+        await waitHealthy(apiserver, apiServerReady(server, adminToken), timeoutMs);
+      },
+      compactEtcd: () => compactEtcdHistory(etcdUrl),
       stop,
     };
   } catch (error) {
