@@ -17,7 +17,7 @@ import { ATS, CLUSTERS, MAILGUN_CLUSTERS, NODES } from '../src/resources.ts';
 import type { ChaosEnvironment } from '../chaos/environment.ts';
 import type { Load } from '../chaos/load.ts';
 
-export const SOAK_TOUCH_ANNOTATION = 'loopwright.dev/soak-touch';
+const SOAK_TOUCH_ANNOTATION = 'loopwright.dev/soak-touch';
 /** Far-ahead Ats alive at once: each lives this many At operations, a few seconds at the default rate. */
 const FAR_ATS_ALIVE = 40;
 const TICK_MS = 100;

@@ -9,7 +9,7 @@
  */
 import type { ReplicaSample, Sample } from './sampler.ts';
 
-export const TARGETS = { maxHeapGrowth: 0.05, minChangesPerSecond: 50 } as const;
+const TARGETS = { maxHeapGrowth: 0.05, minChangesPerSecond: 50 } as const;
 
 /** The early checkpoint: 30 min of a 2 h run, a quarter of any other. */
 export function earlyCheckpointSeconds(durationSeconds: number): number {
@@ -17,7 +17,7 @@ export function earlyCheckpointSeconds(durationSeconds: number): number {
 }
 
 /** The window a checkpoint's figure is the median of: 5 min of a 2 h run, at least two samples. */
-export function checkpointWindowSeconds(durationSeconds: number): number {
+function checkpointWindowSeconds(durationSeconds: number): number {
   return Math.max(60, durationSeconds / 24);
 }
 
@@ -37,6 +37,8 @@ export interface ReplicaFigures {
   lagP99Max?: number;
   /** Mean CPU use (1 = one CPU) between its first and last sample. */
   cpu?: number;
+  /** Mean reconciles a second over the same span. */
+  reconcileRate?: number;
   workqueueDepthMax?: number;
   restarts: number;
 }
@@ -77,10 +79,14 @@ export function replicaFigures(samples: readonly Sample[], durationSeconds: numb
       defined(points.map((p) => value(p.replica)));
     const heapEarly = at(early, (r) => r.heapAfterGcBytes);
     const heapEnd = at(durationSeconds, (r) => r.heapAfterGcBytes);
-    const cpuPoints = points.filter((p) => p.replica.cpuSeconds !== undefined);
-    const cpuFirst = cpuPoints[0];
-    const cpuLast = cpuPoints.at(-1);
     const restarts = last.restarts - first.restarts;
+    // A counter's mean rate between its first and last sample; none across a restart, which resets it.
+    const rate = (value: (replica: ReplicaSample) => number | undefined) => {
+      const counted = points.filter((p) => value(p.replica) !== undefined);
+      const [from, to] = [counted[0], counted.at(-1)];
+      if (!from || !to || to.elapsed <= from.elapsed || restarts > 0) return undefined;
+      return ((value(to.replica) ?? 0) - (value(from.replica) ?? 0)) / (to.elapsed - from.elapsed);
+    };
     return {
       controller: first.controller,
       pod: first.pod,
@@ -99,14 +105,14 @@ export function replicaFigures(samples: readonly Sample[], durationSeconds: numb
       ...optional('rssMax', max(all((r) => r.rssBytes))),
       ...optional('lagP99Median', median(all((r) => r.eventLoopLagP99Seconds))),
       ...optional('lagP99Max', max(all((r) => r.eventLoopLagP99Seconds))),
-      // A restart resets the counter: no mean across one.
-      ...(cpuFirst && cpuLast && cpuLast.elapsed > cpuFirst.elapsed && restarts === 0
-        ? {
-            cpu:
-              ((cpuLast.replica.cpuSeconds ?? 0) - (cpuFirst.replica.cpuSeconds ?? 0)) /
-              (cpuLast.elapsed - cpuFirst.elapsed),
-          }
-        : {}),
+      ...optional(
+        'cpu',
+        rate((r) => r.cpuSeconds),
+      ),
+      ...optional(
+        'reconcileRate',
+        rate((r) => r.reconciles),
+      ),
       ...optional('workqueueDepthMax', max(all((r) => r.workqueueDepth))),
       restarts,
     };
@@ -126,7 +132,10 @@ export function missedTargets(replicas: readonly ReplicaFigures[], changesPerSec
     );
   for (const replica of replicas) {
     const name = `${replica.controller} ${replica.pod}`;
-    if (replica.heapGrowth === undefined) missed.push(`${name}: no heap-after-GC figure at both checkpoints`);
+    if (replica.heapGrowth === undefined)
+      missed.push(
+        `${name}: heap after GC not known at both checkpoints (no major GC yet, or no answer, in a window)`,
+      );
     else if (replica.heapGrowth > TARGETS.maxHeapGrowth)
       missed.push(
         `${name}: heap after GC grew ${percent(replica.heapGrowth)} (target at most ${percent(TARGETS.maxHeapGrowth)})`,
@@ -158,6 +167,7 @@ export function replicaTable(replicas: readonly ReplicaFigures[], durationSecond
     'lag p99 median (ms)',
     'max',
     'CPU',
+    'reconciles/s',
     'queue depth max',
     'restarts',
   ];
@@ -173,6 +183,7 @@ export function replicaTable(replicas: readonly ReplicaFigures[], durationSecond
     ms(r.lagP99Median),
     ms(r.lagP99Max),
     r.cpu === undefined ? '-' : `${(r.cpu * 100).toFixed(1)} %`,
+    r.reconcileRate === undefined ? '-' : r.reconcileRate.toFixed(1),
     r.workqueueDepthMax === undefined ? '-' : String(r.workqueueDepthMax),
     String(r.restarts),
   ]);

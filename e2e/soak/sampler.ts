@@ -20,6 +20,8 @@ export interface ReplicaSample {
   /** The p99 of the event-loop lag since the previous scrape (only the bench scrapes the replicas). */
   eventLoopLagP99Seconds?: number;
   cpuSeconds?: number;
+  /** `controller_runtime_reconcile_total`, every controller and result: the churn reaching it. */
+  reconciles?: number;
   workqueueDepth?: number;
 }
 
@@ -112,6 +114,7 @@ export class Sampler {
               rssBytes: metrics.sum('process_resident_memory_bytes'),
               eventLoopLagP99Seconds: metrics.sum('nodejs_eventloop_lag_p99_seconds'),
               cpuSeconds: metrics.sum('process_cpu_seconds_total'),
+              reconciles: metrics.sum('controller_runtime_reconcile_total'),
               workqueueDepth: metrics.sum('workqueue_depth'),
             };
           }),

@@ -95,6 +95,7 @@ async function soak(
   await sampler.begin();
   const started = performance.now();
   const startCounts = counter.counts();
+  const benchCpu = process.cpuUsage();
   load.start();
   churn.start();
   retirer.start();
@@ -117,6 +118,8 @@ async function soak(
   }
   const loadSeconds = (performance.now() - started) / 1000;
   const endCounts = counter.counts();
+  const { user, system } = process.cpuUsage(benchCpu);
+  const benchCpuShare = (user + system) / 1e6 / loadSeconds;
   await Promise.all([churn.stop(), retirer.stop(), load.pause()]);
   await counter.stop();
   if (stopping.aborted) return ['stopped before the end'];
@@ -149,7 +152,7 @@ async function soak(
     `cheap churn: ${churn.requests.sent} writes asked for at ${settings.rate}/s, ${churn.requests.failed} refused` +
       (churn.failures().length > 0 ? ` (${churn.failures().join('; ')})` : ''),
     `machine CPU busy (2 CPUs, everything on the machine): median ${percentOf(busy[Math.floor(busy.length / 2)])}, ` +
-      `max ${percentOf(busy.at(-1))}`,
+      `max ${percentOf(busy.at(-1))}; this bench (churn, watches, the fakes) used ${percentOf(benchCpuShare)} of one CPU`,
     `checked and retired during the run: ${retirer.retired.ats} Ats, ${retirer.retired.clusters} MailgunClusters, ` +
       `${retirer.retired.machines} machines; ${retirer.violations.length} violations`,
     `invariants at the end: ${invariants}`,
