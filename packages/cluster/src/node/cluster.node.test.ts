@@ -257,6 +257,150 @@ describe('a real single-node cluster', () => {
     assert.equal((await readFile(`/proc/sys/net/ipv4/conf/${bridge}/forwarding`, 'utf8')).trim(), '1');
   });
 
+  /** A pod that runs `script` until deleted, with its Running container; resolves with its address. */
+  async function startLongPod(
+    name: string,
+    script: string,
+    extra: Partial<V1Pod['spec']> = {},
+  ): Promise<V1Pod> {
+    await core.createNamespacedPod({
+      namespace,
+      body: {
+        metadata: { name },
+        spec: {
+          securityContext: restrictedPodSecurity,
+          containers: [{ ...restrictedContainer(script), resources: { limits: { memory: '64Mi' } } }],
+          ...extra,
+        },
+      },
+    });
+    let pod: V1Pod | undefined;
+    await eventually(
+      async () => {
+        pod = await core.readNamespacedPod({ name, namespace });
+        assert.ok(
+          pod.status?.podIP && pod.status.containerStatuses?.[0]?.state?.running,
+          JSON.stringify(pod.status),
+        );
+      },
+      { timeoutMs: 60_000, intervalMs: 250 },
+    );
+    return pod as V1Pod;
+  }
+
+  const logOf = (name: string) => core.readNamespacedPodLog({ name, namespace });
+
+  test("blackHoleApiServer: a pod's connections to the API server time out (no reset) until restored", async () => {
+    // Each attempt: how it ended, and how long it took (a reset or refusal fails at once, a drop times out).
+    const pod = await startLongPod(
+      'black-hole',
+      'while true; do s=$(date +%s); if echo | nc -w 3 $KUBERNETES_SERVICE_HOST $KUBERNETES_SERVICE_PORT >/dev/null; then echo reach; else echo "dropped $(( $(date +%s) - s ))"; fi; sleep 1; done',
+    );
+    await eventually(
+      async () => {
+        assert.match(await logOf('black-hole'), /^reach$/m);
+      },
+      { timeoutMs: 30_000 },
+    );
+    const restore = await cluster.blackHoleApiServer(pod.status?.podIP ?? '');
+    await eventually(
+      async () => {
+        assert.match(await logOf('black-hole'), /^dropped [3-9]$/m);
+      },
+      {
+        timeoutMs: 30_000,
+        intervalMs: 500,
+      },
+    );
+    await restore();
+    const { stdout: rules } = await run('nft', ['list', 'table', 'inet', NODE_NFT_TABLE]);
+    assert.doesNotMatch(rules, new RegExp(pod.status?.podIP?.replaceAll('.', '\\.') ?? 'none'));
+    const dropped = (await logOf('black-hole')).lastIndexOf('dropped');
+    await eventually(
+      async () => {
+        assert.match((await logOf('black-hole')).slice(dropped), /^reach$/m);
+      },
+      {
+        timeoutMs: 30_000,
+        intervalMs: 500,
+      },
+    );
+    await core.deleteNamespacedPod({ name: 'black-hole', namespace, gracePeriodSeconds: 0 });
+  });
+
+  test("resetApiServerConnections: the pod's open connection to the API server is reset", async () => {
+    // A connection held open (its stdin, a FIFO this shell holds open, never ends), reported when it ends.
+    const pod = await startLongPod(
+      'reset',
+      'mkfifo /tmp/in; exec 3<>/tmp/in; while true; do nc $KUBERNETES_SERVICE_HOST $KUBERNETES_SERVICE_PORT </tmp/in; echo closed; done',
+    );
+    let reset = 0;
+    await eventually(
+      async () => {
+        reset = await cluster.resetApiServerConnections(pod.status?.podIP ?? '');
+        assert.ok(reset > 0, 'no connection to reset yet');
+      },
+      { timeoutMs: 30_000, intervalMs: 500 },
+    );
+    // The API server itself would drop the silent client only after its TLS handshake timeout (10 s).
+    await eventually(
+      async () => {
+        assert.match(await logOf('reset'), /^closed$/m);
+      },
+      {
+        timeoutMs: 5000,
+        intervalMs: 250,
+      },
+    );
+    await core.deleteNamespacedPod({ name: 'reset', namespace, gracePeriodSeconds: 0 });
+  });
+
+  test("lowerMemoryLimit: the container is OOM-killed as it grows, and restarted with its spec's limit", async () => {
+    // Grows by about 1 MB a second: 64Mi is a minute away, the lowered limit a second or two.
+    const pod = await startLongPod(
+      'grower',
+      'a=""; while true; do a="$a$(head -c 1000000 /dev/zero | tr "\\0" x)"; sleep 1; done',
+    );
+    const containerId = (pod.status?.containerStatuses?.[0]?.containerID ?? '').replace(/^\w+:\/\//, '');
+    await cluster.lowerMemoryLimit(containerId, 2 ** 20);
+    let restarted: V1Pod | undefined;
+    await eventually(
+      async () => {
+        restarted = await core.readNamespacedPod({ name: 'grower', namespace });
+        const status = restarted.status?.containerStatuses?.[0];
+        assert.equal(status?.lastState?.terminated?.reason, 'OOMKilled', JSON.stringify(status));
+        assert.ok(status.state?.running, 'restarted by the kubelet');
+      },
+      { timeoutMs: 60_000, intervalMs: 500 },
+    );
+    const next = (restarted?.status?.containerStatuses?.[0]?.containerID ?? '').replace(/^\w+:\/\//, '');
+    assert.notEqual(next, containerId);
+    // The new container has the spec's limit again.
+    const { stdout: cgroup } = await run('find', [
+      '/sys/fs/cgroup/memory/loopwright',
+      '-type',
+      'd',
+      '-name',
+      next,
+    ]);
+    const limit = await readFile(`${cgroup.trim()}/memory.limit_in_bytes`, 'utf8');
+    assert.equal(Number(limit), 64 * 2 ** 20);
+    await core.deleteNamespacedPod({ name: 'grower', namespace, gracePeriodSeconds: 0 });
+  });
+
+  test('restartKubelet: the kubelet comes back, running containers keep running, new pods run', async () => {
+    const before = await core.readNamespacedPod({ name: 'web', namespace });
+    await cluster.restartKubelet();
+    const after = await core.readNamespacedPod({ name: 'web', namespace });
+    assert.equal(
+      after.status?.containerStatuses?.[0]?.containerID,
+      before.status?.containerStatuses?.[0]?.containerID,
+    );
+    assert.equal(after.status?.containerStatuses?.[0]?.restartCount, 0);
+    const pod = await runPod('after-kubelet-restart', 'echo ran');
+    assert.equal(pod.status?.phase, 'Succeeded');
+  });
+
   test('stop() leaves the machine as it was: processes, cgroups, mounts, links, rules, sysctls, files', async () => {
     const nodeProcessesBefore = await shimProcesses();
     assert.ok(nodeProcessesBefore.length >= 3, 'the node processes were found while it ran');

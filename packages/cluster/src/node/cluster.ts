@@ -26,6 +26,7 @@ import { kubeProxyConfig } from './kube-proxy.ts';
 import { acquireNodeLock } from './machine-lock.ts';
 import { readMachineState, restoreMachineState, type MachineState } from './machine.ts';
 import { cniConfig, createNodeNetwork, defaultNodeNetwork, type NodeNetwork } from './network.ts';
+import { blackHoleApiServer, lowerMemoryLimit, resetApiServerConnections } from './faults.ts';
 import { generateNodePki } from './pki.ts';
 import { assertNodeCanStart } from './requirements.ts';
 
@@ -41,6 +42,27 @@ export interface Cluster extends ControlPlane {
    * (plain HTTP, loopback only), as a cluster pulls from a user's registry.
    */
   registry: string;
+  /**
+   * Fault hook: restarts the kubelet (SIGTERM, then the same command); resolves once its /healthz
+   * answers 200. Its containers keep running meanwhile, as on any node.
+   */
+  restartKubelet(): Promise<void>;
+  /**
+   * Fault hook: drops the traffic between a pod and the API server, silently (see faults.ts); resolves
+   * to the restore. Rules left in place are removed with the node's nftables table on stop.
+   */
+  blackHoleApiServer(podIp: string): Promise<() => Promise<void>>;
+  /**
+   * Fault hook: resets every connection between a pod and the API server (`ss -K`: the server's sockets
+   * are destroyed and the pod gets a TCP reset), as a restarted load balancer does; its watches must
+   * resume from their last resourceVersion. Returns how many sockets were destroyed.
+   */
+  resetApiServerConnections(podIp: string): Promise<number>;
+  /**
+   * Fault hook: lowers a running container's memory limit to its usage plus `headroomBytes` (see
+   * faults.ts), so that it is OOM-killed as it grows; `containerId` is the id without `containerd://`.
+   */
+  lowerMemoryLimit(containerId: string, headroomBytes: number): Promise<number>;
 }
 
 export interface ClusterOptions {
@@ -53,6 +75,8 @@ export interface ClusterOptions {
   startTimeoutMs?: number;
   /** How long to wait for another node on this machine to stop first. */
   lockTimeoutMs?: number;
+  /** Extra kube-apiserver flags (see `ControlPlaneOptions.apiServerFlags`). */
+  apiServerFlags?: string[];
 }
 
 const nodeName = 'loopwright-node';
@@ -90,20 +114,24 @@ async function waitForReadyNode(
   }
 }
 
-/** kube-proxy's /healthz turns 200 once its rules are programmed: Services work from then on. */
-async function waitForServices(
+/**
+ * Waits for a component's /healthz on the loopback to answer 200 (kube-proxy's does once its rules are
+ * programmed: Services work from then on).
+ */
+async function waitForHealthz(
+  name: string,
   healthzPort: number,
   deadline: number,
-  kubeProxy: ManagedProcess,
+  component: ManagedProcess,
 ): Promise<void> {
   for (;;) {
-    if (kubeProxy.exited) throw new Error(`kube-proxy exited during start-up:\n${await kubeProxy.tail()}`);
+    if (component.exited) throw new Error(`${name} exited during start-up:\n${await component.tail()}`);
     const status = await fetch(`http://127.0.0.1:${healthzPort}/healthz`).then(
       (response) => response.status,
       () => undefined,
     );
     if (status === 200) return;
-    if (Date.now() > deadline) throw new Error(`kube-proxy not healthy in time:\n${await kubeProxy.tail()}`);
+    if (Date.now() > deadline) throw new Error(`${name} not healthy in time:\n${await component.tail()}`);
     await sleep(250);
   }
 }
@@ -196,6 +224,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
       keepDir: true,
       log,
       controllers: nodeControllers,
+      ...(options.apiServerFlags ? { apiServerFlags: options.apiServerFlags } : {}),
       users: [
         { name: `system:node:${nodeName}`, groups: ['system:nodes'] },
         { name: 'system:kube-proxy', groups: [] },
@@ -287,7 +316,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     processes.push(kubeProxy);
 
     await waitForReadyNode(cp.kubeconfigPath, deadline, kubelet);
-    await waitForServices(proxyPorts.healthz, deadline, kubeProxy);
+    await waitForHealthz('kube-proxy', proxyPorts.healthz, deadline, kubeProxy);
     log(`node ${nodeName} Ready in ${((performance.now() - started) / 1000).toFixed(1)} s (${cp.server})`);
     return {
       ...cp,
@@ -297,6 +326,15 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
       containerdSocket: socket,
       importImage: (archivePath) => importImage(archivePath, { address: socket }),
       registry: registry.host,
+      restartKubelet: async () => {
+        await kubelet.restart('SIGTERM');
+        await waitForHealthz('kubelet', settings.healthzPort, Date.now() + 60_000, kubelet);
+      },
+      blackHoleApiServer: (podIp) => blackHoleApiServer(podIp, Number(new URL(cp.server).port)),
+      resetApiServerConnections: (podIp) =>
+        resetApiServerConnections(podIp, network.hostAddress, Number(new URL(cp.server).port)),
+      lowerMemoryLimit: (containerId, headroomBytes) =>
+        lowerMemoryLimit(cgroupRoot, containerId, headroomBytes),
       stop,
     };
   } catch (error) {
