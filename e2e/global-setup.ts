@@ -39,7 +39,7 @@ let releasesDir: string | undefined;
 const log = (line: string): void => void process.stderr.write(`[e2e] ${line}\n`);
 
 /** `pnpm release --local <tag>`, as a user runs it (the node found through LOOPWRIGHT_NODE). */
-async function releaseLocally(tag: string, outDir: string): Promise<void> {
+export async function releaseLocally(tag: string, outDir: string): Promise<void> {
   const { stdout } = await run(
     process.execPath,
     ['--conditions=development', join(repoRoot, 'scripts', 'release.ts'), '--local', tag, '--out', outDir],
