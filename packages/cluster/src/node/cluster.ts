@@ -178,10 +178,11 @@ export async function restoreAbandonedNode(
 export async function startCluster(options: ClusterOptions = {}): Promise<Cluster> {
   const log = options.log ?? (() => undefined);
   const started = performance.now();
-  const deadline = Date.now() + (options.startTimeoutMs ?? 120_000);
   assertNodeCanStart();
   const binaries = await ensureControlPlaneBinaries({ log });
   const lock = await acquireNodeLock(options.lockTimeoutMs ?? 20 * 60_000, log);
+  // From here: the wait for another node to stop is not the start's to count.
+  const deadline = Date.now() + (options.startTimeoutMs ?? 120_000);
   const keepDir = options.keepDir ?? process.env.LOOPWRIGHT_KEEP_CONTROLPLANE === '1';
   const dir = options.dir ?? (await mkdtemp(join(tmpdir(), 'loopwright-cluster-')));
   await mkdir(dir, { recursive: true });
