@@ -346,8 +346,8 @@ const leaderPartitioned: Fault = {
 
 /**
  * (2) A silent watch: each controller's standby (warm: its informers watch) has its traffic to the API
- * server dropped for 2 minutes, without a reset; its watches must notice (the inactivity timeout, 90 s,
- * unless the connection breaks first: on this node they broke within seconds, see e2e/README.md) and,
+ * server dropped for 2 minutes, without a reset; its watches must notice (TCP keepalive finds the dead
+ * connection 30 to 40 s after its last packet, before the watch's 90 s inactivity timeout) and,
  * once the traffic flows, resume so that its caches equal a fresh LIST again.
  */
 const silentWatch: Fault = {
