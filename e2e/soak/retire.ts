@@ -18,7 +18,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { resource } from '../src/kube.ts';
 import { ATS, CLUSTERS, MAILGUN_CLUSTERS, NODES, PODS } from '../src/resources.ts';
 import type { ChaosEnvironment } from '../chaos/environment.ts';
-import type { Load } from '../chaos/load.ts';
+import { UNINITIALIZED_TAINT, type Load } from '../chaos/load.ts';
 
 const ROUND_MS = 10_000;
 /** How long after it is due an object is left alone (its last writes settle first). */
@@ -31,6 +31,11 @@ export const KEPT = { clusters: 8, machines: 8 } as const;
 interface At extends KubeObject {
   metadata: { name: string; uid: string };
   status?: { phase?: string; outcome?: string };
+}
+
+interface Node extends KubeObject {
+  metadata: { name: string };
+  spec?: { taints?: { key: string }[] };
 }
 
 interface OwnedPod extends KubeObject {
@@ -109,9 +114,10 @@ export class Retirer {
       const late = now - schedule > LATE_MS;
       if (!at) this.violations.push(`At ${name} is gone`);
       else if (count > 1) this.violations.push(`At ${name} has ${count} pods`);
-      else if (count === 1 && at.status?.phase === 'DONE') {
-        if (at.status.outcome !== 'Succeeded')
-          this.violations.push(`At ${name} ended ${JSON.stringify(at.status)}`);
+      else if (at.status?.phase === 'DONE') {
+        // Without a fault, no At may end without its one pod (PodDisappeared) or fail.
+        if (count !== 1 || at.status.outcome !== 'Succeeded')
+          this.violations.push(`At ${name} ended with ${count} pods: ${JSON.stringify(at.status)}`);
       } else if (late) this.violations.push(`At ${name} not done after ${LATE_MS / 1000} s`);
       else continue;
       done.add(name);
@@ -162,11 +168,8 @@ export class Retirer {
   async #retireMachines(): Promise<void> {
     const now = Date.now();
     const { key, value } = this.#env.nodeLabel;
-    const nodes = new Set(
-      (await resource(this.#env.admin, NODES).list({ labelSelector: `${key}=${value}` })).items.map(
-        (node) => node.metadata?.name ?? '',
-      ),
-    );
+    const listed = await resource<Node>(this.#env.admin, NODES).list({ labelSelector: `${key}=${value}` });
+    const nodes = new Map(listed.items.map((node) => [node.metadata.name, node]));
     const done = new Set<string>();
     for (const machine of this.#load.machines) {
       const hasNode = nodes.has(machine.node);
@@ -179,8 +182,14 @@ export class Retirer {
       }
       const gone = this.#seen.get(machine.node) ?? now;
       this.#seen.set(machine.node, gone);
+      const uninitialised = nodes
+        .get(machine.node)
+        ?.spec?.taints?.some((taint) => taint.key === UNINITIALIZED_TAINT);
       if (hasNode && now - gone > LATE_MS)
-        this.violations.push(`Node ${machine.node} still there ${LATE_MS / 1000} s after its server went`);
+        this.violations.push(
+          `Node ${machine.node} still there ${LATE_MS / 1000} s after its server went` +
+            (uninitialised ? ' (it was never initialised)' : ''),
+        );
       else if (hasNode) continue;
       else this.retired.machines++;
       done.add(machine.node);
