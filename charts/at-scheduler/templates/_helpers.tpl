@@ -19,10 +19,11 @@ ClusterRole (all namespaces) and in each per-namespace Role (watchNamespaces).
   resources: [ats/finalizers]
   verbs: [update]
 # list/watch: the label-selected pod informer; get: the live lookup before concluding a pod is gone
-# or when a create hits an existing name; create: the command's pod; delete: ttlSecondsAfterFinished.
+# or when a create hits an existing name; create: the command's pod; delete: ttlSecondsAfterFinished;
+# patch: removing the pod's outcome finalizer once the At recorded how it ended.
 - apiGroups: ['']
   resources: [pods]
-  verbs: [get, list, watch, create, delete]
+  verbs: [get, list, watch, create, delete, patch]
 # events.k8s.io/v1 Events: create, and patch for the recorder's series counts of repeated events.
 - apiGroups: [events.k8s.io]
   resources: [events]

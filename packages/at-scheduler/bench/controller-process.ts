@@ -254,6 +254,7 @@ function timedAtApi(api: AtApi) {
       return api.getPod(namespace, name, signal);
     },
     deletePod: (namespace, name, uid, signal) => api.deletePod(namespace, name, uid, signal),
+    releasePod: (pod, signal) => api.releasePod(pod, signal),
   };
   return {
     api: timed,

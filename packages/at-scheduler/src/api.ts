@@ -4,9 +4,9 @@
  * connections). The At's status is written through the runtime (`ReconcileRequest.status`), which
  * remembers each write.
  */
-import { isConflict, type KubeClient } from '@loopwright/runtime';
+import { isConflict, isNotFound, type KubeClient } from '@loopwright/runtime';
 import { encodePod } from './pod-protobuf.ts';
-import { POD_RESOURCE, type Pod } from './resource.ts';
+import { AT_OUTCOME_FINALIZER, POD_RESOURCE, type Pod } from './resource.ts';
 
 /** Who makes this controller's writes, for the API server's field ownership. */
 export const FIELD_MANAGER = 'at-scheduler';
@@ -23,6 +23,16 @@ export interface AtApi {
   getPod(namespace: string, name: string, signal?: AbortSignal): Promise<Pod | undefined>;
   /** Deletes the pod if it is still the one with `uid`; a pod already gone is fine. */
   deletePod(namespace: string, name: string, uid: string, signal?: AbortSignal): Promise<void>;
+  /**
+   * Removes the outcome finalizer from the pod `uid`, whose `finalizers` were last seen as given (a JSON
+   * patch that tests both, so it removes no one else's finalizer and never another pod's); a pod
+   * already gone is fine. Rejects with 422 when the pod's finalizers changed since: the newer pod's
+   * event decides again.
+   */
+  releasePod(
+    pod: { namespace: string; name: string; uid: string; finalizers: readonly string[] },
+    signal?: AbortSignal,
+  ): Promise<void>;
 }
 
 export function kubeAtApi(client: KubeClient): AtApi {
@@ -45,6 +55,24 @@ export function kubeAtApi(client: KubeClient): AtApi {
       } catch (error) {
         // Conflict: the uid precondition failed, the name now belongs to another pod: not ours to delete.
         if (!isConflict(error)) throw error;
+      }
+    },
+    releasePod: async ({ namespace, name, uid, finalizers }, signal) => {
+      const path = `/metadata/finalizers/${finalizers.indexOf(AT_OUTCOME_FINALIZER)}`;
+      try {
+        await pods.patch(
+          { namespace, name },
+          {
+            json: [
+              { op: 'test', path: '/metadata/uid', value: uid },
+              { op: 'test', path, value: AT_OUTCOME_FINALIZER },
+              { op: 'remove', path },
+            ],
+          },
+          { fieldManager: FIELD_MANAGER, ...(signal ? { signal } : {}) },
+        );
+      } catch (error) {
+        if (!isNotFound(error)) throw error;
       }
     },
   };

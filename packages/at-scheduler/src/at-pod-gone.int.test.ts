@@ -1,6 +1,7 @@
 /**
  * A running At whose pod goes away from under the in-process controller, on a real control plane:
- * deleted, or out of the controller's pod cache (its label removed).
+ * deleted, evicted, its At deleted, or out of the controller's pod cache (its label removed). The
+ * outcome finalizer holds a deleted pod until the At has recorded how it ended; none is left behind.
  */
 import { eventually } from '@loopwright/envtest';
 import assert from 'node:assert/strict';
@@ -8,30 +9,47 @@ import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { atTestbed } from './at-controller.test-support.ts';
 import { UNCACHED_POD_RECHECK_MS } from './decide.ts';
+import type { At } from './generated/types.ts';
 import { MANAGED_BY_LABEL } from './resource.ts';
 
 describe('at-scheduler on a real control plane: pods that go away', () => {
   const bed = atTestbed('at-pod-gone');
   const { createAt, getAt, podsOf, getPod, eventsFor, kubelet } = bed;
 
-  it('a pod deleted while running ends the At Failed/PodDisappeared, and no second pod is ever created', async () => {
+  /** The At ended Failed/PodDeleted from its pod being deleted; then released, the pod is gone, and none other came. */
+  async function assertEndedByDeletion(name: string, at: At): Promise<void> {
+    await eventually(async () => {
+      assert.equal((await getAt(name)).status?.phase, 'DONE');
+    });
+    const done = await getAt(name);
+    assert.deepEqual([done.status?.outcome, done.status?.reason], ['Failed', 'PodDeleted']);
+    await eventually(async () => {
+      assert.ok((await eventsFor(name)).some((e) => e.reason === 'Failed' && e.type === 'Warning'));
+      assert.equal((await podsOf(at)).length, 0, 'released, the pod goes');
+    });
+    await sleep(500);
+    assert.equal((await podsOf(at)).length, 0);
+    assert.equal(bed.controller.starts.filter((s) => s.name === name).length, 1);
+  }
+
+  it('a pod deleted while running ends the At Failed/PodDeleted, the pod goes, and no second pod is ever created', async () => {
     const at = await createAt('vanishing', { schedule: '2019-04-12T10:12:00Z', command: 'sleep 3600' });
     await eventually(() => getPod('vanishing-pod'));
     await kubelet('vanishing-pod', 'Running');
     await bed.pods.delete({ namespace: bed.ns.name, name: 'vanishing-pod' });
-    await eventually(async () => {
-      assert.equal((await getAt('vanishing')).status?.phase, 'DONE');
+    await assertEndedByDeletion('vanishing', at);
+  });
+
+  it('a pod evicted (Eviction API) while running ends the same way, with no finalizer left', async () => {
+    const at = await createAt('evicted', { schedule: '2019-04-12T10:12:00Z', command: 'sleep 3600' });
+    await eventually(() => getPod('evicted-pod'));
+    await kubelet('evicted-pod', 'Running');
+    await bed.pods.subresource('eviction').create({
+      apiVersion: 'policy/v1',
+      kind: 'Eviction',
+      metadata: { name: 'evicted-pod', namespace: bed.ns.name },
     });
-    const done = await getAt('vanishing');
-    assert.deepEqual([done.status?.outcome, done.status?.reason], ['Failed', 'PodDisappeared']);
-    await eventually(async () => {
-      assert.ok(
-        (await eventsFor('vanishing')).some((e) => e.reason === 'PodDisappeared' && e.type === 'Warning'),
-      );
-    });
-    await sleep(500);
-    assert.equal((await podsOf(at)).length, 0);
-    assert.equal(bed.controller.starts.filter((s) => s.name === 'vanishing').length, 1);
+    await assertEndedByDeletion('evicted', at);
   });
 
   it('a running pod whose managed-by label is removed is still its pod: its outcome is recorded when it ends', async () => {
@@ -57,6 +75,24 @@ describe('at-scheduler on a real control plane: pods that go away', () => {
         assert.deepEqual([done.status?.phase, done.status?.outcome], ['DONE', 'Succeeded']);
       },
       { timeoutMs: UNCACHED_POD_RECHECK_MS + 5_000, intervalMs: 250 },
+    );
+    // Released from the live read: nothing holds the pod.
+    await eventually(async () => {
+      assert.deepEqual((await getPod('unlabelled-pod')).metadata?.finalizers ?? [], []);
+    });
+  });
+
+  // Last: the garbage collector discovers a new CRD's resource only on its periodic resync (~30 s).
+  it('an At deleted while its pod runs: the garbage collector deletes the pod, the controller releases it, it goes', async () => {
+    const at = await createAt('dropped', { schedule: '2019-04-12T10:12:00Z', command: 'sleep 3600' });
+    await eventually(() => getPod('dropped-pod'));
+    await kubelet('dropped-pod', 'Running');
+    await bed.ats.delete({ namespace: bed.ns.name, name: 'dropped' });
+    await eventually(
+      async () => {
+        assert.equal((await podsOf(at)).length, 0);
+      },
+      { timeoutMs: 60_000, intervalMs: 250 },
     );
   });
 });

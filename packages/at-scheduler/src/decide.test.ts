@@ -8,11 +8,12 @@ import {
   UNCACHED_POD_RECHECK_MS,
   decide,
   observePod,
+  releaseWithoutAt,
   type AtView,
   type ObservedPod,
 } from './decide.ts';
 import { ConditionReason, ConditionType } from './reasons.ts';
-import type { Pod } from './resource.ts';
+import { AT_OUTCOME_FINALIZER, type Pod } from './resource.ts';
 
 const SCHEDULE = '2030-01-01T00:00:00Z';
 const SCHEDULE_MS = Date.parse(SCHEDULE);
@@ -51,11 +52,19 @@ function owned(
     outsideCache: false,
     phase,
     deleting: false,
+    finalizers: [AT_OUTCOME_FINALIZER],
     terminated: undefined,
     reason: undefined,
     message: undefined,
     ...extra,
   };
+}
+/** A pod of ours without the outcome finalizer: released, or created by an earlier version. */
+function released(
+  phase: string | undefined,
+  extra: Partial<Extract<ObservedPod, { kind: 'owned' }>> = {},
+): ObservedPod {
+  return owned(phase, { finalizers: [], ...extra });
 }
 function condition(type: string, status: 'True' | 'False', observedGeneration = 1): AtStatusCondition {
   return {
@@ -103,11 +112,13 @@ describe('decide: new or PENDING At', () => {
     assert.deepEqual(decide(at({ phase: 'PENDING' }), absent, SCHEDULE_MS), {
       type: 'start',
       createPod: true,
+      guarded: true,
       scheduleMs: SCHEDULE_MS,
     });
     assert.deepEqual(decide(at(), absent, AFTER + 86_400_000), {
       type: 'start',
       createPod: true,
+      guarded: true,
       scheduleMs: SCHEDULE_MS,
     });
   });
@@ -122,6 +133,7 @@ describe('decide: new or PENDING At', () => {
     assert.deepEqual(decide(offset, absent, SCHEDULE_MS + 500), {
       type: 'start',
       createPod: true,
+      guarded: true,
       scheduleMs: SCHEDULE_MS + 500,
     });
   });
@@ -131,11 +143,20 @@ describe('decide: new or PENDING At', () => {
       assert.deepEqual(decide(at({ phase: 'PENDING' }), owned(phase), AFTER), {
         type: 'start',
         createPod: false,
+        guarded: true,
         scheduleMs: SCHEDULE_MS,
       });
       assert.deepEqual(decide(at({ phase: 'PENDING' }), owned(phase), BEFORE), {
         type: 'start',
         createPod: false,
+        guarded: true,
+        scheduleMs: SCHEDULE_MS,
+      });
+      // An earlier version's pod, without the outcome finalizer: the claim must not say it has one.
+      assert.deepEqual(decide(at({ phase: 'PENDING' }), released(phase), AFTER), {
+        type: 'start',
+        createPod: false,
+        guarded: false,
         scheduleMs: SCHEDULE_MS,
       });
     }
@@ -172,6 +193,7 @@ describe('decide: new or PENDING At', () => {
     assert.deepEqual(decide(reported, confirmedAbsent, AFTER), {
       type: 'start',
       createPod: true,
+      guarded: true,
       scheduleMs: SCHEDULE_MS,
     });
   });
@@ -214,6 +236,7 @@ describe('decide: new or PENDING At', () => {
     assert.deepEqual(decide(refused, absent, Date.parse(failedAt) + POD_CREATE_RETRY_MS), {
       type: 'start',
       createPod: true,
+      guarded: true,
       scheduleMs: SCHEDULE_MS,
     });
     // A spec change (e.g. fixed resources) is a new generation: retried at once.
@@ -246,22 +269,84 @@ describe('decide: new or PENDING At', () => {
     assert.equal(decide({ ...reported, generation: 2 }, absent, AFTER).type, 'invalidSchedule');
   });
 
-  it('an At being deleted does nothing, whatever its pod', () => {
-    for (const pod of [absent, foreign, owned('Running')]) {
-      for (const phase of [undefined, 'PENDING', 'RUNNING', 'DONE'] as const) {
+  it('an At being deleted records nothing: it releases its pod (still holding the finalizer), nothing else', () => {
+    for (const phase of [undefined, 'PENDING', 'RUNNING', 'DONE'] as const) {
+      const unguarded: ObservedPod[] = [
+        absent,
+        foreign,
+        released('Running'),
+        released('Succeeded', { deleting: true }),
+      ];
+      for (const pod of unguarded)
         assert.equal(decide(at({ phase, deleting: true }), pod, AFTER).type, 'nothing');
+      for (const pod of [owned('Running'), owned('Running', { deleting: true }), owned('Succeeded')]) {
+        assert.deepEqual(decide(at({ phase, deleting: true }), pod, AFTER), {
+          type: 'releasePod',
+          uid: 'pod-uid',
+          finalizers: [AT_OUTCOME_FINALIZER],
+        });
       }
     }
   });
 });
 
 describe('decide: RUNNING At', () => {
+  /** Claimed by a version before the outcome finalizer. */
   const running = at({ phase: 'RUNNING' });
+  const guardedClaim: AtView = {
+    ...running,
+    status: { ...running.status, podFinalizer: AT_OUTCOME_FINALIZER },
+  };
 
   it('waits for the pod while it is pending or running (its events wake the At)', () => {
     for (const phase of [undefined, 'Pending', 'Running', 'Unknown'])
       assert.equal(decide(running, owned(phase), AFTER).type, 'nothing');
-    assert.equal(decide(running, owned('Running', { deleting: true }), AFTER).type, 'nothing');
+  });
+
+  it('a pod being deleted before it reported completion ends the At Failed, with the pod reason or PodDeleted', () => {
+    for (const pod of [owned('Running', { deleting: true }), released('Pending', { deleting: true })]) {
+      assert.deepEqual(decide(running, pod, AFTER), {
+        type: 'finish',
+        outcome: 'Failed',
+        reason: ConditionReason.PodDeleted,
+        conditionReason: ConditionReason.PodDeleted,
+        message: 'the pod was deleted before it reported completion',
+      });
+    }
+    // An API-initiated eviction may say why; a container already terminated gives its exit code.
+    assert.deepEqual(
+      decide(
+        running,
+        owned('Running', {
+          deleting: true,
+          reason: 'Evicted',
+          message: 'node pressure',
+          terminated: { exitCode: 137, reason: 'Error' },
+        }),
+        AFTER,
+      ),
+      {
+        type: 'finish',
+        outcome: 'Failed',
+        exitCode: 137,
+        reason: 'Error',
+        conditionReason: 'Error',
+        message: 'node pressure',
+      },
+    );
+    assert.deepEqual(decide(running, owned('Running', { deleting: true, reason: 'Evicted' }), AFTER), {
+      type: 'finish',
+      outcome: 'Failed',
+      reason: 'Evicted',
+      conditionReason: 'Evicted',
+      message: 'the pod was deleted before it reported completion',
+    });
+    // A reason no condition may carry stays in status.reason only.
+    const odd = decide(running, owned('Running', { deleting: true, reason: 'kill -9' }), AFTER);
+    assert.equal((odd as { conditionReason: string }).conditionReason, ConditionReason.PodDeleted);
+    // One that completed before its deletion keeps its own outcome.
+    const completed = owned('Succeeded', { deleting: true, terminated: { exitCode: 0 } });
+    assert.equal((decide(running, completed, AFTER) as { outcome: string }).outcome, 'Succeeded');
   });
 
   it('acts on no spec change: it only records the new generation as observed, keeping any wait', () => {
@@ -272,14 +357,47 @@ describe('decide: RUNNING At', () => {
       retryAfterMs: UNCACHED_POD_RECHECK_MS,
     });
     assert.equal(decide(edited, owned('Succeeded'), AFTER).type, 'finish', 'a finish records it anyway');
-    assert.equal(decide({ ...edited, deleting: true }, owned('Running'), AFTER).type, 'nothing');
+    assert.equal(decide({ ...edited, deleting: true }, released('Running'), AFTER).type, 'nothing');
   });
 
-  it('never starts again, whatever the time or spec', () => {
-    for (const pod of [absent, confirmedAbsent, foreign, owned('Running')]) {
-      for (const now of [BEFORE, AFTER])
-        assert.notEqual(decide({ ...running, generation: 7 }, pod, now).type, 'start');
+  it('never starts again while its pod may exist, whatever the time or spec', () => {
+    for (const claim of [running, guardedClaim]) {
+      for (const pod of [absent, foreign, owned('Running'), released('Running')]) {
+        for (const now of [BEFORE, AFTER])
+          assert.notEqual(decide({ ...claim, generation: 7 }, pod, now).type, 'start');
+      }
     }
+    // An earlier version's claim cannot tell a pod never created from one deleted.
+    assert.notEqual(decide(running, confirmedAbsent, AFTER).type, 'start');
+  });
+
+  it('a claim whose pod carries the outcome finalizer, with no pod past the grace: it was never created, so it is', () => {
+    assert.deepEqual(decide(guardedClaim, absent, AFTER), { type: 'lookupPod' });
+    assert.deepEqual(decide(guardedClaim, confirmedAbsent, AFTER), {
+      type: 'start',
+      createPod: true,
+      guarded: true,
+      scheduleMs: SCHEDULE_MS,
+    });
+    assert.deepEqual(decide({ ...guardedClaim, generation: 2 }, confirmedAbsent, AFTER), {
+      type: 'start',
+      createPod: true,
+      guarded: true,
+      scheduleMs: SCHEDULE_MS,
+    });
+    const justStarted = {
+      ...guardedClaim,
+      status: { ...guardedClaim.status, startTime: new Date(AFTER).toISOString() },
+    };
+    assert.deepEqual(decide(justStarted, confirmedAbsent, AFTER + 1_000), {
+      type: 'wait',
+      retryAfterMs: START_GRACE_MS - 1_000,
+    });
+    // Replaced by a foreign pod: ours was deleted (its finalizer removed by force), not re-created.
+    assert.equal(
+      (decide(guardedClaim, foreign, AFTER) as { reason: string }).reason,
+      ConditionReason.PodDisappeared,
+    );
   });
 
   it('records success with the exit code, reason and message of the container', () => {
@@ -425,7 +543,7 @@ describe('decide: RUNNING At', () => {
     });
   });
 
-  it('a recorded pod that is really gone ends the At Failed/PodDisappeared', () => {
+  it("an earlier version's recorded pod that is really gone ends the At Failed/PodDisappeared", () => {
     const action = decide(running, confirmedAbsent, AFTER);
     assert.equal(action.type, 'finish');
     assert.equal((action as { outcome: string }).outcome, 'Failed');
@@ -461,13 +579,25 @@ describe('decide: DONE At', () => {
     spec: { ...view.spec, schedule: '2040-01-01T00:00:00Z' },
   });
 
-  it('does nothing, whatever the pod', () => {
-    for (const pod of [absent, confirmedAbsent, foreign, owned('Succeeded'), owned('Running')])
+  it('releases its pod while the pod holds the outcome finalizer (before the ttl, and before a spec change is acknowledged)', () => {
+    for (const view of [done(), done(0), edited(done())]) {
+      for (const pod of [owned('Succeeded'), owned('Failed', { deleting: true }), owned('Running')]) {
+        assert.deepEqual(decide(view, pod, AFTER), {
+          type: 'releasePod',
+          uid: 'pod-uid',
+          finalizers: [AT_OUTCOME_FINALIZER],
+        });
+      }
+    }
+  });
+
+  it('does nothing else, whatever the pod', () => {
+    for (const pod of [absent, confirmedAbsent, foreign, released('Succeeded'), released('Running')])
       assert.deepEqual(decide(done(), pod, AFTER), { type: 'nothing', why: 'DONE' });
   });
 
   it('acts on no spec change, whatever the pod: it only records the new generation as observed, once', () => {
-    for (const pod of [absent, confirmedAbsent, foreign, owned('Succeeded'), owned('Running')]) {
+    for (const pod of [absent, confirmedAbsent, foreign, released('Succeeded'), released('Running')]) {
       assert.deepEqual(decide(edited(done()), pod, AFTER), { type: 'observeGeneration' });
       const recorded = edited(done());
       recorded.status = { ...recorded.status, observedGeneration: 5 };
@@ -476,34 +606,34 @@ describe('decide: DONE At', () => {
     // A status written before observedGeneration was recorded at all.
     const unrecorded = done();
     delete unrecorded.status?.observedGeneration;
-    assert.deepEqual(decide(unrecorded, owned('Succeeded'), AFTER), { type: 'observeGeneration' });
+    assert.deepEqual(decide(unrecorded, released('Succeeded'), AFTER), { type: 'observeGeneration' });
   });
 
   it('a spec change while waiting for ttlSecondsAfterFinished is recorded, and the wait kept', () => {
-    assert.deepEqual(decide(edited(done(60)), owned('Succeeded'), AFTER + 1_000), {
+    assert.deepEqual(decide(edited(done(60)), released('Succeeded'), AFTER + 1_000), {
       type: 'observeGeneration',
       retryAfterMs: 59_000,
     });
-    assert.deepEqual(decide(edited(done(60)), owned('Succeeded'), AFTER + 60_000), {
+    assert.deepEqual(decide(edited(done(60)), released('Succeeded'), AFTER + 60_000), {
       type: 'deletePod',
       uid: 'pod-uid',
     });
   });
 
   it('deletes the finished pod once ttlSecondsAfterFinished has passed, and sleeps until then', () => {
-    assert.deepEqual(decide(done(60), owned('Succeeded'), AFTER + 1_000), {
+    assert.deepEqual(decide(done(60), released('Succeeded'), AFTER + 1_000), {
       type: 'wait',
       retryAfterMs: 59_000,
     });
-    assert.deepEqual(decide(done(60), owned('Succeeded'), AFTER + 60_000), {
+    assert.deepEqual(decide(done(60), released('Succeeded'), AFTER + 60_000), {
       type: 'deletePod',
       uid: 'pod-uid',
     });
-    assert.deepEqual(decide(done(0), owned('Failed'), AFTER), { type: 'deletePod', uid: 'pod-uid' });
+    assert.deepEqual(decide(done(0), released('Failed'), AFTER), { type: 'deletePod', uid: 'pod-uid' });
   });
 
   it('ttl never touches a foreign pod, a pod already gone or one being deleted', () => {
-    for (const pod of [absent, foreign, owned('Succeeded', { deleting: true })])
+    for (const pod of [absent, foreign, released('Succeeded', { deleting: true })])
       assert.equal(decide(done(0), pod, AFTER).type, 'nothing');
   });
 });
@@ -559,5 +689,41 @@ describe('observePod', () => {
   it('reads the command container, not whichever comes first', () => {
     const observed = observePod(pod(uid), uid, false);
     assert.deepEqual((observed as { terminated: unknown }).terminated, { exitCode: 2, reason: 'Error' });
+  });
+
+  it('reads the finalizers (none when absent)', () => {
+    const guarded = pod(uid);
+    guarded.metadata = { ...guarded.metadata, finalizers: ['x/y', AT_OUTCOME_FINALIZER] };
+    const finalizers = (observed: ObservedPod): unknown => (observed as { finalizers: unknown }).finalizers;
+    assert.deepEqual(finalizers(observePod(guarded, uid, false)), ['x/y', AT_OUTCOME_FINALIZER]);
+    assert.deepEqual(finalizers(observePod(pod(uid), uid, false)), []);
+  });
+});
+
+describe('releaseWithoutAt (the At is gone from the cache)', () => {
+  const podOf = (meta: NonNullable<Pod['metadata']>): Pod => ({
+    metadata: { name: 'x-pod', uid: 'pod-uid', ...meta },
+  });
+  const owner = { apiVersion: 'v', kind: 'At', name: 'x', uid: 'at-uid', controller: true };
+  const deletionTimestamp = '2030-01-01T00:00:00Z';
+
+  it('releases a pod holding the outcome finalizer that the garbage collector deletes, or that was orphaned', () => {
+    const finalizers = ['x/y', AT_OUTCOME_FINALIZER];
+    for (const pod of [
+      podOf({ finalizers, ownerReferences: [owner], deletionTimestamp }),
+      podOf({ finalizers }),
+      podOf({ finalizers, ownerReferences: [{ ...owner, controller: false }] }),
+    ])
+      assert.deepEqual(releaseWithoutAt(pod), { type: 'releasePod', uid: 'pod-uid', finalizers });
+  });
+
+  it('leaves a pod still owned and not deleted (the At may be only missing from a lagging cache), one without the finalizer, and no pod', () => {
+    assert.equal(
+      releaseWithoutAt(podOf({ finalizers: [AT_OUTCOME_FINALIZER], ownerReferences: [owner] })),
+      undefined,
+    );
+    assert.equal(releaseWithoutAt(podOf({ ownerReferences: [owner], deletionTimestamp })), undefined);
+    assert.equal(releaseWithoutAt(podOf({ finalizers: ['x/y'], deletionTimestamp })), undefined);
+    assert.equal(releaseWithoutAt(undefined), undefined);
   });
 });

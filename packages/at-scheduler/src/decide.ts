@@ -3,14 +3,18 @@
  * about its pod, and the time, what is the next step? No I/O, no clock: reconcile.ts performs the
  * step, decide.test.ts covers every phase x pod state.
  *
- * The invariant everything here protects: at most one pod per At, ever. Once the status says RUNNING
- * (written before the pod is created), no path creates a pod again; a recorded pod that is gone ends
- * the At as Failed/PodDisappeared instead.
+ * The invariant everything here protects: every due At runs exactly once, never twice, never zero
+ * times. The status says RUNNING (the claim) before the pod is created; the pod carries the outcome
+ * finalizer, which holds it until the At has recorded how it ended. So for a claim that says so
+ * (`status.podFinalizer`), a recorded pod that does not exist was never created, and is created (once
+ * more claimed, conditional on the version decided from). A claim of an earlier version (its pod
+ * without the finalizer) cannot tell "never created" from "deleted": its missing pod ends the At
+ * Failed/PodDisappeared, never re-created.
  */
 import { findCondition, isConditionReason, isConditionTrue } from '@loopwright/runtime';
 import type { AtSpec, AtStatus } from './generated/types.ts';
 import { ConditionReason, ConditionType } from './reasons.ts';
-import type { Pod } from './resource.ts';
+import { AT_OUTCOME_FINALIZER, type Pod } from './resource.ts';
 import { parseSchedule } from './schedule.ts';
 
 /** The name of the container that runs the command. */
@@ -63,6 +67,8 @@ export type ObservedPod =
       outsideCache: boolean;
       phase: string | undefined;
       deleting: boolean;
+      /** `metadata.finalizers`; holding {@link AT_OUTCOME_FINALIZER} until the outcome is recorded. */
+      finalizers: readonly string[];
       terminated: { exitCode: number; reason?: string; message?: string } | undefined;
       /** Pod-level reason/message (e.g. Evicted), used when the container never terminated. */
       reason: string | undefined;
@@ -80,8 +86,12 @@ export type Action =
    * PENDING, so it waits without costing the API server anything before its start.
    */
   | { type: 'recordPending'; scheduleMs: number; retryAfterMs: number }
-  /** Record RUNNING + podName in status (conditional on resourceVersion), then create the pod if `createPod`. */
-  | { type: 'start'; createPod: boolean; scheduleMs: number }
+  /**
+   * Record RUNNING + podName in status (conditional on resourceVersion), then create the pod if
+   * `createPod`. `guarded`: the pod carries the outcome finalizer (one created now always does), which
+   * the claim records in `status.podFinalizer`.
+   */
+  | { type: 'start'; createPod: boolean; guarded: boolean; scheduleMs: number }
   /** The cache does not show the pod: GET it from the API server and decide again with the answer. */
   | { type: 'lookupPod' }
   | {
@@ -105,6 +115,11 @@ export type Action =
   /** ttlSecondsAfterFinished has passed: delete the finished pod `uid` (the At stays). */
   | { type: 'deletePod'; uid: string }
   /**
+   * Remove the outcome finalizer from pod `uid` (whose finalizers are `finalizers`): the At's outcome is
+   * recorded, or the At is being deleted.
+   */
+  | { type: 'releasePod'; uid: string; finalizers: readonly string[] }
+  /**
    * The spec changed (a new generation) and the step decided writes no status (a RUNNING or DONE At
    * acts on no spec change): record the generation as observed, in status and in every condition (each
    * still holds for it), in one write; then wake after `retryAfterMs` if the step was a wait.
@@ -126,6 +141,7 @@ export function observePod(pod: Pod | undefined, atUid: string | undefined, conf
     outsideCache: confirmed,
     phase: pod.status?.phase,
     deleting: pod.metadata?.deletionTimestamp !== undefined,
+    finalizers: pod.metadata?.finalizers ?? [],
     terminated: container?.state?.terminated,
     reason: pod.status?.reason,
     message: pod.status?.message,
@@ -133,9 +149,34 @@ export function observePod(pod: Pod | undefined, atUid: string | undefined, conf
 }
 
 export function decide(at: AtView, pod: ObservedPod, nowMs: number): Action {
-  if (at.deleting)
+  if (at.deleting) {
+    // Nothing is recorded for an At that goes; its pod must not outlive it.
+    if (pod.kind === 'owned' && guarded(pod)) return releasePod(pod);
     return { type: 'nothing', why: 'the At is being deleted; garbage collection removes its pod' };
+  }
   return observingGeneration(at, decideStep(at, pod, nowMs));
+}
+
+/**
+ * The pod named for an At that is no longer in the cache (deleted): released when it still holds the
+ * outcome finalizer and is being deleted (the garbage collector's work, its owner gone) or has no
+ * controller owner left (orphaned by the At's deletion); undefined otherwise. Nothing is recorded for
+ * an At that is gone, so nothing waits for the pod's outcome.
+ */
+export function releaseWithoutAt(pod: Pod | undefined): Extract<Action, { type: 'releasePod' }> | undefined {
+  const finalizers = pod?.metadata?.finalizers ?? [];
+  if (!finalizers.includes(AT_OUTCOME_FINALIZER)) return undefined;
+  const owned = pod?.metadata?.ownerReferences?.some((ref) => ref.controller === true) ?? false;
+  if (owned && pod?.metadata?.deletionTimestamp === undefined) return undefined;
+  return { type: 'releasePod', uid: pod?.metadata?.uid ?? '', finalizers };
+}
+
+function guarded(pod: Extract<ObservedPod, { kind: 'owned' }>): boolean {
+  return pod.finalizers.includes(AT_OUTCOME_FINALIZER);
+}
+
+function releasePod(pod: Extract<ObservedPod, { kind: 'owned' }>): Action {
+  return { type: 'releasePod', uid: pod.uid, finalizers: pod.finalizers };
 }
 
 /**
@@ -194,7 +235,8 @@ function decidePending(at: AtView, pod: ObservedPod, nowMs: number): Action {
   }
   // Our own pod already exists although the status does not say RUNNING (the status was reset or lost):
   // record it, never create another one.
-  if (pod.kind === 'owned') return { type: 'start', createPod: false, scheduleMs: schedule.epochMs };
+  if (pod.kind === 'owned')
+    return { type: 'start', createPod: false, guarded: guarded(pod), scheduleMs: schedule.epochMs };
 
   // Written state that no longer holds for this generation: an error to clear, or conditions of an older
   // one. A new At has none (its phase is the CRD's default), and waits without a write.
@@ -226,7 +268,7 @@ function decidePending(at: AtView, pod: ObservedPod, nowMs: number): Action {
   // The foreign pod is invisible to the label-selected cache: while one was last seen, ask the API server
   // before writing RUNNING, so a conflict costs a GET per recheck, not a status round trip.
   if (!pod.confirmed && notOwnedReported) return { type: 'lookupPod' };
-  return { type: 'start', createPod: true, scheduleMs: schedule.epochMs };
+  return { type: 'start', createPod: true, guarded: true, scheduleMs: schedule.epochMs };
 }
 
 function decideRunning(at: AtView, pod: ObservedPod, nowMs: number): Action {
@@ -240,13 +282,26 @@ function decideRunning(at: AtView, pod: ObservedPod, nowMs: number): Action {
         return { type: 'wait', retryAfterMs: startMs + START_GRACE_MS - nowMs };
       // Past it, the cache's word is not enough to end the At: only a live GET can tell.
       if (!pod.confirmed) return { type: 'lookupPod' };
+      // The claimed pod would carry the outcome finalizer, which only an outcome recorded (DONE, so not
+      // this RUNNING) removes: it was never created (the claimer stopped, or its create failed without
+      // an answer). Claimed again, conditional on this version (a reader of a stale RUNNING gets 409),
+      // and created under the same name.
+      if (at.status?.podFinalizer === AT_OUTCOME_FINALIZER) {
+        const schedule = parseSchedule(at.spec.schedule);
+        return {
+          type: 'start',
+          createPod: true,
+          guarded: true,
+          scheduleMs: schedule.ok ? schedule.epochMs : startMs,
+        };
+      }
       return {
         type: 'finish',
         outcome: 'Failed',
         reason: ConditionReason.PodDisappeared,
         conditionReason: ConditionReason.PodDisappeared,
         message:
-          'the recorded pod no longer exists and did not report completion (deleted, evicted, or never created because the controller stopped between recording and creating it); it is not re-created',
+          'the recorded pod (claimed by an at-scheduler before 0.1.5, without the outcome finalizer) no longer exists and did not report completion (deleted, evicted, or never created because the controller stopped between recording and creating it); it is not re-created',
       };
     }
     case 'foreign':
@@ -258,8 +313,27 @@ function decideRunning(at: AtView, pod: ObservedPod, nowMs: number): Action {
         message: 'the recorded pod was replaced by a pod this At does not control; it is not re-created',
       };
     case 'owned':
-      return finishedPod(pod) ?? waitForPod(pod);
+      return finishedPod(pod) ?? deletedBeforeCompletion(pod) ?? waitForPod(pod);
   }
+}
+
+/**
+ * A pod being deleted (by a user, an API-initiated eviction, the node's loss) before it reported
+ * completion: the outcome finalizer keeps it readable, and the At ends Failed with the pod's own reason,
+ * or `PodDeleted`; the release follows.
+ */
+function deletedBeforeCompletion(pod: Extract<ObservedPod, { kind: 'owned' }>): Action | undefined {
+  if (!pod.deleting) return undefined;
+  const reason = reported(pod.terminated?.reason) ?? reported(pod.reason) ?? ConditionReason.PodDeleted;
+  const action: Action = {
+    type: 'finish',
+    outcome: 'Failed',
+    reason,
+    conditionReason: isConditionReason(reason) ? reason : ConditionReason.PodDeleted,
+    message: pod.terminated?.message ?? pod.message ?? 'the pod was deleted before it reported completion',
+  };
+  if (pod.terminated) action.exitCode = pod.terminated.exitCode;
+  return action;
 }
 
 function finishedPod(pod: Extract<ObservedPod, { kind: 'owned' }>): Action | undefined {
@@ -305,6 +379,8 @@ function waitForPod(pod: Extract<ObservedPod, { kind: 'owned' }>): Action {
 }
 
 function decideDone(at: AtView, pod: ObservedPod, nowMs: number): Action {
+  // The outcome is recorded: the pod may go (the ttl deletes it only once released).
+  if (pod.kind === 'owned' && guarded(pod)) return releasePod(pod);
   const ttl = at.spec.ttlSecondsAfterFinished;
   if (ttl === undefined || pod.kind !== 'owned') return { type: 'nothing', why: 'DONE' };
   if (pod.deleting) return { type: 'nothing', why: 'DONE; the finished pod is being deleted' };

@@ -33,6 +33,7 @@ const OBJECT_META: MessageSchema = {
   namespace: [ObjectMeta.namespace, 'string'],
   labels: [ObjectMeta.labels, { map: 'string' }],
   ownerReferences: [ObjectMeta.ownerReferences, { messages: OWNER_REFERENCE }],
+  finalizers: [ObjectMeta.finalizers, 'strings'],
 };
 
 const SECCOMP_PROFILE: MessageSchema = { type: [SeccompProfile.type, 'string'] };

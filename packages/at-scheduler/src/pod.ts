@@ -6,6 +6,7 @@ import {
   AT_API_VERSION,
   AT_KIND,
   AT_NAME_LABEL,
+  AT_OUTCOME_FINALIZER,
   AT_UID_LABEL,
   MANAGED_BY_LABEL,
   MANAGED_BY_VALUE,
@@ -30,7 +31,8 @@ export interface PodOptions {
  * `/bin/sh -c <command>` (busybox has no bash) so quotes, pipes and `&&` behave as typed; `restartPolicy:
  * Never` so a failure is an outcome rather than a restart loop; a restricted-Pod-Security context; no
  * service-account token (the command needs no API access); a controller owner reference so deleting
- * the At deletes the pod (blockOwnerDeletion: foreground deletion of the At waits for it).
+ * the At deletes the pod (blockOwnerDeletion: foreground deletion of the At waits for it); the outcome
+ * finalizer, removed once the At records how the pod ended (or the At is gone).
  */
 export function buildPod(
   at: At & { metadata: { name: string; namespace: string; uid: string } },
@@ -58,6 +60,7 @@ export function buildPod(
           blockOwnerDeletion: true,
         },
       ],
+      finalizers: [AT_OUTCOME_FINALIZER],
     },
     spec: {
       restartPolicy: 'Never',

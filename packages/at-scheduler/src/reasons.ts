@@ -57,6 +57,8 @@ export const ConditionReason = {
   Failed: 'Failed',
   /** Failed=True: the recorded pod is gone (or replaced) without reporting completion. */
   PodDisappeared: 'PodDisappeared',
+  /** Failed=True: the pod was deleted before it reported completion (and gave no reason of its own). */
+  PodDeleted: 'PodDeleted',
   /** Scheduled=False, Running=False: the API server refused the pod; paces the retry. */
   PodCreateFailed: 'PodCreateFailed',
   /** PodNotOwned=True (and Scheduled=False). */

@@ -25,7 +25,7 @@ import {
 import type { At, AtStatus, AtStatusCondition } from './generated/types.ts';
 import { ConditionReason, ConditionType, EventReason } from './reasons.ts';
 import { createAtReconciler, type StartObservation } from './reconcile.ts';
-import { AT_NAME_LABEL, MANAGED_BY_LABEL, type Pod } from './resource.ts';
+import { AT_NAME_LABEL, AT_OUTCOME_FINALIZER, MANAGED_BY_LABEL, type Pod } from './resource.ts';
 
 const NS = 'team';
 const NAME = 'nightly';
@@ -43,7 +43,8 @@ type Call =
   | { method: 'patchAtStatus'; status: Record<string, unknown>; resourceVersion: string; succeeded: boolean }
   | { method: 'createPod'; pod: Pod }
   | { method: 'getPod'; name: string }
-  | { method: 'deletePod'; name: string; uid: string };
+  | { method: 'deletePod'; name: string; uid: string }
+  | { method: 'releasePod'; name: string; uid: string };
 
 const apiError = (code: number, reason: string, message: string): KubeApiError =>
   KubeApiError.fromStatus({ kind: 'Status', status: 'Failure', code, reason, message });
@@ -131,7 +132,36 @@ class FakeAtApi implements AtApi {
   deletePod(namespace: string, name: string, uid: string): Promise<void> {
     assert.equal(namespace, NS);
     this.calls.push({ method: 'deletePod', name, uid });
-    if (this.pods.get(name)?.metadata?.uid === uid) this.pods.delete(name);
+    const pod = this.pods.get(name);
+    if (pod?.metadata?.uid !== uid) return Promise.resolve();
+    // A finalizer holds a deleted pod: it is only marked as being deleted.
+    if ((pod.metadata.finalizers?.length ?? 0) > 0)
+      this.pods.set(name, {
+        ...pod,
+        metadata: { ...pod.metadata, deletionTimestamp: new Date(NOW).toISOString() },
+      });
+    else this.pods.delete(name);
+    return Promise.resolve();
+  }
+
+  /** As the JSON patch: tests the uid and the finalizer's place; a pod being deleted goes with its last one. */
+  releasePod(pod: {
+    namespace: string;
+    name: string;
+    uid: string;
+    finalizers: readonly string[];
+  }): Promise<void> {
+    assert.equal(pod.namespace, NS);
+    this.calls.push({ method: 'releasePod', name: pod.name, uid: pod.uid });
+    const stored = this.pods.get(pod.name);
+    if (!stored) return Promise.resolve();
+    const index = pod.finalizers.indexOf(AT_OUTCOME_FINALIZER);
+    if (stored.metadata?.uid !== pod.uid || stored.metadata.finalizers?.[index] !== AT_OUTCOME_FINALIZER)
+      return Promise.reject(apiError(422, 'Invalid', 'the test operation failed'));
+    const finalizers = stored.metadata.finalizers.filter((_, i) => i !== index);
+    if (finalizers.length === 0 && stored.metadata.deletionTimestamp !== undefined)
+      this.pods.delete(pod.name);
+    else this.pods.set(pod.name, { ...stored, metadata: { ...stored.metadata, finalizers } });
     return Promise.resolve();
   }
 }
@@ -243,6 +273,9 @@ function podOf(
     /** The pod's own, as the kubelet reports an eviction or a node shutdown. */
     reason?: string;
     message?: string;
+    /** Default none: a pod of a version before the outcome finalizer, or one released. */
+    finalizers?: string[];
+    deletionTimestamp?: string;
   } = {},
 ): Pod {
   return {
@@ -250,6 +283,8 @@ function podOf(
       name: POD_NAME,
       namespace: NS,
       uid: options.uid ?? 'pod-uid',
+      ...(options.finalizers ? { finalizers: options.finalizers } : {}),
+      ...(options.deletionTimestamp ? { deletionTimestamp: options.deletionTimestamp } : {}),
       labels: { [MANAGED_BY_LABEL]: 'at-scheduler' },
       ownerReferences: [
         {
@@ -284,6 +319,7 @@ function assertObservedGeneration(w: World, generation = GENERATION): void {
   for (const patch of w.api.patches) assert.equal(patch.status.observedGeneration, generation);
 }
 
+/** Claimed by a version before the outcome finalizer (no `podFinalizer`). */
 const running: AtStatus = {
   phase: 'RUNNING',
   observedGeneration: GENERATION,
@@ -294,12 +330,32 @@ const running: AtStatus = {
     condition(ConditionType.Running, 'True', ConditionReason.PodStarted),
   ],
 };
+/** Claimed for a pod that carries the outcome finalizer. */
+const guardedRunning: AtStatus = { ...running, podFinalizer: AT_OUTCOME_FINALIZER };
 
 describe('reconcile: an At that is gone or going', () => {
   it('a deleted At (no object) is left to garbage collection: no call, no Event', async () => {
     const w = world(anAt());
     assert.equal(await w.reconcile(null), undefined);
+    w.cache.set(POD_NAME, podOf('Running'));
+    assert.equal(await w.reconcile(null), undefined);
     assert.deepEqual(w.api.calls, []);
+    assert.deepEqual(w.events, []);
+  });
+
+  it('a deleted At whose pod the garbage collector deletes: the pod is released (its outcome finalizer removed), and goes', async () => {
+    const w = world(anAt());
+    const guarded = podOf('Running', { finalizers: [AT_OUTCOME_FINALIZER] });
+    w.api.pods.set(POD_NAME, guarded);
+    w.cache.set(POD_NAME, guarded);
+    assert.equal(await w.reconcile(null), undefined);
+    assert.deepEqual(w.api.calls, [], 'not before the pod is deleted: the At may only lag in the cache');
+    const deleting = podOf('Running', { finalizers: [AT_OUTCOME_FINALIZER], deletionTimestamp: EARLIER });
+    w.api.pods.set(POD_NAME, deleting);
+    w.cache.set(POD_NAME, deleting);
+    assert.equal(await w.reconcile(null), undefined);
+    assert.deepEqual(w.api.calls, [{ method: 'releasePod', name: POD_NAME, uid: 'pod-uid' }]);
+    assert.equal(w.api.pods.has(POD_NAME), false);
     assert.deepEqual(w.events, []);
   });
 
@@ -307,6 +363,16 @@ describe('reconcile: an At that is gone or going', () => {
     const w = world(anAt({}, undefined, { deletionTimestamp: EARLIER }));
     assert.equal(await w.reconcile(), undefined);
     assert.deepEqual(w.api.calls, []);
+  });
+
+  it('an At being deleted (foreground) while it runs releases its pod, records nothing', async () => {
+    const w = world(anAt({}, guardedRunning, { deletionTimestamp: EARLIER }));
+    const guarded = podOf('Running', { finalizers: [AT_OUTCOME_FINALIZER] });
+    w.api.pods.set(POD_NAME, guarded);
+    w.cache.set(POD_NAME, guarded);
+    assert.equal(await w.reconcile(), undefined);
+    assert.deepEqual(w.api.calls, [{ method: 'releasePod', name: POD_NAME, uid: 'pod-uid' }]);
+    assert.deepEqual(w.api.pods.get(POD_NAME)?.metadata?.finalizers, []);
   });
 });
 
@@ -372,6 +438,7 @@ describe('reconcile: start (at most once)', () => {
     const status = w.api.at.status;
     assert.equal(status?.phase, 'RUNNING');
     assert.equal(status.podName, POD_NAME);
+    assert.equal(status.podFinalizer, AT_OUTCOME_FINALIZER, 'the claim says its pod is guarded');
     assert.equal(status.startTime, new Date(NOW).toISOString());
     assert.deepEqual(
       [ConditionType.Scheduled, ConditionType.Running].map((type) => [
@@ -390,6 +457,7 @@ describe('reconcile: start (at most once)', () => {
       [['At', NAME, AT_UID, true]],
     );
     assert.equal(pod.metadata.labels?.[AT_NAME_LABEL], NAME);
+    assert.deepEqual(pod.metadata.finalizers, [AT_OUTCOME_FINALIZER]);
     assert.deepEqual(typesOf(w), [ConditionType.Scheduled, ConditionType.Running]);
     assert.equal(
       (pod.spec as { containers: [{ image: string }] }).containers[0].image,
@@ -807,7 +875,7 @@ describe('reconcile: RUNNING', () => {
     assert.deepEqual(w.api.calls, [{ method: 'getPod', name: POD_NAME }]);
   });
 
-  it('a recorded pod that is really gone: a grace period after startTime, then DONE/Failed/PodDisappeared, never re-created', async () => {
+  it("an earlier version's recorded pod that is really gone: a grace period after startTime, then DONE/Failed/PodDisappeared, never re-created", async () => {
     const w = world(anAt({}, { ...running, startTime: new Date(NOW - 1_000).toISOString() }));
     assert.deepEqual(await w.reconcile(), {
       requeueAfterMs: START_GRACE_MS - 1_000,
@@ -828,10 +896,99 @@ describe('reconcile: RUNNING', () => {
     assert.equal(status?.exitCode, undefined);
     assert.match(
       conditionOf(w, ConditionType.Failed)?.message ?? '',
-      /^PodDisappeared: the recorded pod no longer exists/,
+      /^PodDisappeared: the recorded pod \(claimed by an at-scheduler before 0\.1\.5, without the outcome finalizer\) no longer exists/,
     );
     assert.deepEqual(eventsOf(w), [['Warning', EventReason.PodDisappeared, 'RunCommand']]);
   });
+  it('a guarded claim with no pod past the grace: the pod was never created; claimed again (conditional), then created once', async () => {
+    const w = world(anAt({}, { ...guardedRunning, startTime: new Date(NOW - 1_000).toISOString() }));
+    assert.deepEqual(await w.reconcile(), {
+      requeueAfterMs: START_GRACE_MS - 1_000,
+      priority: NORMAL_PRIORITY,
+    });
+    assert.equal(w.api.calls.length, 0, 'within the grace the claimer may still be creating it');
+    w.now = NOW + START_GRACE_MS;
+    assert.deepEqual(await w.reconcile(), { requeueAfterMs: START_GRACE_MS, priority: NORMAL_PRIORITY });
+    assert.deepEqual(
+      w.api.calls.map((call) => call.method),
+      ['getPod', 'patchAtStatus', 'createPod'],
+    );
+    assert.equal(w.api.patches[0]?.resourceVersion, '10');
+    assert.deepEqual(
+      [w.api.at.status?.phase, w.api.at.status?.podFinalizer, w.api.at.status?.startTime],
+      ['RUNNING', AT_OUTCOME_FINALIZER, new Date(w.now).toISOString()],
+    );
+    assert.deepEqual(w.api.pods.get(POD_NAME)?.metadata?.finalizers, [AT_OUTCOME_FINALIZER]);
+    assert.deepEqual(eventsOf(w), [['Normal', EventReason.Started, 'CreatePod']]);
+    assert.equal(w.starts.length, 1);
+  });
+
+  it('a guarded claim read from a stale version (the At is DONE since and its pod deleted): 409, no pod created', async () => {
+    const w = world(anAt({}, { ...guardedRunning, phase: 'DONE', outcome: 'Succeeded' }));
+    // The server's At is one version ahead of the RUNNING this reconcile decides from.
+    w.api.at = { ...w.api.at, metadata: { ...w.api.at.metadata, resourceVersion: '11' } };
+    assert.equal(await w.reconcile(anAt({}, guardedRunning)), undefined);
+    assert.deepEqual(
+      w.api.calls.map((call) => [call.method, 'succeeded' in call ? call.succeeded : true]),
+      [
+        ['getPod', true],
+        ['patchAtStatus', false],
+      ],
+    );
+    assert.equal(w.api.pods.size, 0);
+  });
+
+  it('a guarded pod that finished: DONE first, then released (never released before the outcome is recorded)', async () => {
+    const w = world(anAt({}, guardedRunning));
+    const finished = podOf('Succeeded', {
+      finalizers: [AT_OUTCOME_FINALIZER],
+      terminated: { exitCode: 0, reason: 'Completed' },
+    });
+    w.api.pods.set(POD_NAME, finished);
+    w.cache.set(POD_NAME, finished);
+    assert.equal(await w.reconcile(), undefined, "the release's pod event wakes the At for what follows");
+    assert.deepEqual(
+      w.api.calls.map((call) => call.method),
+      ['patchAtStatus', 'releasePod'],
+    );
+    assert.equal(w.api.at.status?.phase, 'DONE');
+    assert.deepEqual(w.api.pods.get(POD_NAME)?.metadata?.finalizers, []);
+  });
+
+  it('a guarded pod deleted before it reported completion: DONE/Failed/PodDeleted from the pod still there, then released, and it goes', async () => {
+    const w = world(anAt({}, guardedRunning));
+    const deleting = podOf('Running', { finalizers: [AT_OUTCOME_FINALIZER], deletionTimestamp: PAST });
+    w.api.pods.set(POD_NAME, deleting);
+    w.cache.set(POD_NAME, deleting);
+    assert.equal(await w.reconcile(), undefined);
+    assert.deepEqual(
+      w.api.calls.map((call) => call.method),
+      ['patchAtStatus', 'releasePod'],
+    );
+    const status = w.api.at.status;
+    assert.deepEqual(
+      [status?.phase, status?.outcome, status?.reason],
+      ['DONE', 'Failed', ConditionReason.PodDeleted],
+    );
+    assert.equal(conditionOf(w, ConditionType.Failed)?.reason, ConditionReason.PodDeleted);
+    assert.deepEqual(eventsOf(w), [['Warning', EventReason.Failed, 'RunCommand']]);
+    assert.equal(w.api.pods.has(POD_NAME), false, 'released, the deleted pod is gone');
+  });
+
+  it('a guarded pod outside the cache that finished is released from the live read', async () => {
+    const w = world(anAt({}, guardedRunning));
+    w.api.pods.set(
+      POD_NAME,
+      podOf('Failed', { finalizers: [AT_OUTCOME_FINALIZER], terminated: { exitCode: 1, reason: 'Error' } }),
+    );
+    assert.equal(await w.reconcile(), undefined);
+    assert.deepEqual(
+      w.api.calls.map((call) => call.method),
+      ['getPod', 'patchAtStatus', 'releasePod'],
+    );
+    assert.deepEqual(w.api.pods.get(POD_NAME)?.metadata?.finalizers, []);
+  });
+
   it('decides the step after DONE in the reconcile that wrote it (its echo reconciles nothing): the ttl wait, or the delete', async () => {
     const w = world(anAt({ ttlSecondsAfterFinished: 60 }, running));
     w.cache.set(POD_NAME, podOf('Succeeded', { uid: 'finished-uid' }));
@@ -883,6 +1040,20 @@ describe('reconcile: DONE', () => {
     w.cache.set(POD_NAME, { ...deleting, metadata: { ...deleting.metadata, deletionTimestamp: PAST } });
     assert.equal(await w.reconcile(), undefined);
     assert.equal(w.api.calls.length, 1);
+  });
+
+  it('a pod still holding the outcome finalizer (the release after DONE did not happen) is released before the ttl deletes it', async () => {
+    const w = world(anAt({ ttlSecondsAfterFinished: 0 }, done));
+    const guarded = podOf('Succeeded', { uid: 'finished-uid', finalizers: [AT_OUTCOME_FINALIZER] });
+    w.api.pods.set(POD_NAME, guarded);
+    w.cache.set(POD_NAME, guarded);
+    assert.equal(await w.reconcile(), undefined);
+    assert.deepEqual(w.api.calls, [{ method: 'releasePod', name: POD_NAME, uid: 'finished-uid' }]);
+    // The release's pod event: the ttl deletes it, and nothing holds it any more.
+    w.cache.set(POD_NAME, structuredClone(w.api.pods.get(POD_NAME) ?? {}));
+    assert.equal(await w.reconcile(), undefined);
+    assert.deepEqual(w.api.calls[1], { method: 'deletePod', name: POD_NAME, uid: 'finished-uid' });
+    assert.equal(w.api.pods.has(POD_NAME), false);
   });
 
   it('an edit is acknowledged once: observedGeneration in status and every condition, nothing else changes', async () => {

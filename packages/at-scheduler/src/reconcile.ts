@@ -4,10 +4,13 @@
  *   1. status -> RUNNING with podName/startTime, as a merge patch conditional on the At's resourceVersion:
  *      of two workers (or two replicas during a leadership hand-over) acting on the same version, exactly
  *      one succeeds; the other gets 409 Conflict and stops;
- *   2. only then create the pod, under a deterministic name (a retried create cannot make a second one).
+ *   2. only then create the pod, under a deterministic name (a retried create cannot make a second one),
+ *      with the outcome finalizer, which holds the pod until step 3;
+ *   3. status -> DONE from the pod's end (or its deletion), and only then remove the finalizer.
  *
- * A crash between 1 and 2 leaves RUNNING without a pod; the next reconcile cannot tell "never created"
- * from "deleted" and ends the At Failed/PodDisappeared rather than risk a second run (see README).
+ * A crash between 1 and 2 leaves RUNNING without a pod; since a created pod cannot vanish before 3, the
+ * next reconcile knows it was never created and creates it (claimed again first, so a stale reader gets
+ * 409). A claim of an earlier version (`status.podFinalizer` absent) ends Failed/PodDisappeared (README).
  *
  * Every status write is conditional on the resourceVersion it was decided from and records
  * `observedGeneration`. It goes through the runtime (`request.status`), which remembers it: the next
@@ -35,13 +38,20 @@ import {
 } from '@loopwright/runtime';
 import type { Logger } from 'winston';
 import { FIELD_MANAGER, type AtApi } from './api.ts';
-import { POD_NOT_OWNED_RECHECK_MS, decide, observePod, type Action, type AtView } from './decide.ts';
+import {
+  POD_NOT_OWNED_RECHECK_MS,
+  decide,
+  observePod,
+  releaseWithoutAt,
+  type Action,
+  type AtView,
+} from './decide.ts';
 import type { At } from './generated/types.ts';
 import type { AtMetrics } from './metrics.ts';
 import { podNameFor } from './names.ts';
 import { buildPod } from './pod.ts';
 import { ConditionReason, ConditionType, EventReason } from './reasons.ts';
-import { AT_API_VERSION, AT_KIND, type Pod } from './resource.ts';
+import { AT_API_VERSION, AT_KIND, AT_OUTCOME_FINALIZER, type Pod } from './resource.ts';
 
 /** Reported for every pod create the controller issues (the benchmark's lateness measure). */
 export interface StartObservation {
@@ -90,8 +100,11 @@ type Result = { requeueAfterMs: number; priority?: number } | undefined;
 export function createAtReconciler(options: AtReconcilerOptions): Reconciler<At> {
   return async ({ namespace, name, object, status, log, signal }) => {
     // Deleted (a delete event, or a pod event or timer for an At deleted since): its pod goes by
-    // garbage collection (owner reference); there is nothing to record.
-    if (!object) return undefined;
+    // garbage collection (owner reference); there is nothing to record, and the pod is released.
+    if (!object) {
+      await releasePodWithoutAt(options, namespace ?? '', name, log, signal);
+      return undefined;
+    }
     const writer = options.wrapStatusWriter?.(status, { namespace: namespace ?? '', name }) ?? status;
     const result = await new Step(options, object as StoredAt, writer, log, signal).run();
     // Each wake-up an At asks for is a time it set coming (its schedule, a grace, a recheck): news, as a
@@ -101,17 +114,33 @@ export function createAtReconciler(options: AtReconcilerOptions): Reconciler<At>
   };
 }
 
+async function releasePodWithoutAt(
+  options: AtReconcilerOptions,
+  namespace: string,
+  name: string,
+  log: Logger,
+  signal: AbortSignal,
+): Promise<void> {
+  const podName = podNameFor(name);
+  const release = releaseWithoutAt(options.pods.get(namespace, podName));
+  if (!release) return;
+  await options.api.releasePod({ namespace, name: podName, ...release }, signal);
+  log.info('released the pod of a deleted At (removed its outcome finalizer)', { pod: podName });
+}
+
 /**
  * The claim: the status write that records a start (RUNNING, the pod's name, since when) before the pod
  * exists. A pure function of the At it is decided from and the time, so the bench's limit program sends
- * the very same body as the controller.
+ * the very same body as the controller. `guarded`: the pod carries the outcome finalizer (every pod
+ * buildPod makes does; only an earlier version's pod found while no claim records it does not).
  */
-export function claimStatus(at: At, podName: string, now: Date): Record<string, unknown> {
+export function claimStatus(at: At, podName: string, now: Date, guarded = true): Record<string, unknown> {
   const generation = at.metadata?.generation ?? 0;
   const conditions = at.status?.conditions;
   return {
     phase: 'RUNNING',
     podName,
+    podFinalizer: guarded ? AT_OUTCOME_FINALIZER : null,
     startTime: now.toISOString(),
     conditions: changeConditions(
       conditions,
@@ -181,15 +210,19 @@ class Step {
   readonly #log: Logger;
   readonly #signal: AbortSignal;
   readonly #now: () => number;
+  /** The pod this step decided from, and whether a live GET gave it (else the cache did). */
+  #pod: { pod: Pod | undefined; confirmed: boolean } | undefined;
   /** The step being performed, for the log. */
   #action: Action['type'] | undefined;
 
+  /** `pod`: the pod to decide from instead of the cache's (the pod a previous step decided from). */
   constructor(
     options: AtReconcilerOptions,
     at: StoredAt,
     status: StatusWriter<At>,
     log: Logger,
     signal: AbortSignal,
+    pod?: { pod: Pod | undefined; confirmed: boolean },
   ) {
     this.#options = options;
     this.#at = at;
@@ -204,12 +237,16 @@ class Step {
     this.#log = log;
     this.#signal = signal;
     this.#now = options.now ?? Date.now;
+    this.#pod = pod;
   }
 
   async run(): Promise<Result> {
-    const cached = this.#options.pods.get(this.#at.metadata.namespace, this.#podName);
+    const known = this.#pod ?? {
+      pod: this.#options.pods.get(this.#at.metadata.namespace, this.#podName),
+      confirmed: false,
+    };
     try {
-      return await this.#perform(this.#decide(cached, false));
+      return await this.#perform(this.#decide(known.pod, known.confirmed));
     } catch (error) {
       // A stale resourceVersion: the cache has (or will get) a newer At, whose event reconciles again.
       if (isConflict(error)) {
@@ -223,6 +260,7 @@ class Step {
   }
 
   #decide(pod: Pod | undefined, confirmed: boolean): Action {
+    this.#pod = { pod, confirmed };
     const action = decide(this.#view, observePod(pod, this.#at.metadata.uid, confirmed), this.#now());
     this.#action = action.type;
     this.#log.debug('decided', {
@@ -248,7 +286,7 @@ class Step {
         await this.#recordPending(action.scheduleMs, action.retryAfterMs);
         return { requeueAfterMs: action.retryAfterMs };
       case 'start':
-        return this.#start(action.createPod, action.scheduleMs);
+        return this.#start(action.createPod, action.guarded, action.scheduleMs);
       case 'finish':
         return this.#continueFrom(await this.#finish(action));
       case 'podNotOwned':
@@ -284,6 +322,20 @@ class Step {
           this.#signal,
         );
         return undefined;
+      case 'releasePod':
+        // The outcome is recorded (or the At goes): the pod may be deleted now. Its update event wakes the
+        // At again (the ttl's timer, a generation to acknowledge).
+        await this.#options.api.releasePod(
+          {
+            namespace: this.#at.metadata.namespace,
+            name: this.#podName,
+            uid: action.uid,
+            finalizers: action.finalizers,
+          },
+          this.#signal,
+        );
+        this.#log.info('released the pod (removed its outcome finalizer)', { pod: this.#podName });
+        return undefined;
       case 'observeGeneration':
         await this.#observeGeneration();
         return action.retryAfterMs === undefined ? undefined : { requeueAfterMs: action.retryAfterMs };
@@ -295,6 +347,7 @@ class Step {
     await this.#patch({
       phase: 'PENDING',
       podName: null,
+      podFinalizer: null,
       startTime: null,
       conditions: this.#conditions([
         {
@@ -315,8 +368,14 @@ class Step {
     this.#event('Normal', EventReason.Scheduled, 'Schedule', `runs at ${when}`);
   }
 
-  async #start(createPod: boolean, scheduleMs: number): Promise<Result> {
-    const recorded = await this.#patch(claimStatus(this.#at, this.#podName, new Date(this.#now())));
+  async #start(createPod: boolean, guarded: boolean, scheduleMs: number): Promise<Result> {
+    const reclaim = this.#at.status?.phase === 'RUNNING';
+    const recorded = await this.#patch(claimStatus(this.#at, this.#podName, new Date(this.#now()), guarded));
+    if (reclaim)
+      this.#log.warn(
+        'the claimed pod was never created (it would carry the outcome finalizer); claimed again, creating it',
+        { pod: this.#podName },
+      );
     this.#log.debug('recorded RUNNING; creating the pod', { pod: this.#podName });
     if (!createPod) {
       this.#log.warn(
@@ -349,7 +408,14 @@ class Step {
    * write moves the phase forward (RUNNING, then DONE), so the chain ends.
    */
   #continueFrom(written: At): Promise<Result> {
-    return new Step(this.#options, written as StoredAt, this.#status, this.#log, this.#signal).run();
+    return new Step(
+      this.#options,
+      written as StoredAt,
+      this.#status,
+      this.#log,
+      this.#signal,
+      this.#pod,
+    ).run();
   }
 
   /**
@@ -382,6 +448,7 @@ class Step {
         {
           phase: 'PENDING',
           podName: null,
+          podFinalizer: null,
           startTime: null,
           conditions: this.#conditions(
             [
@@ -417,7 +484,7 @@ class Step {
     await this.#patch(
       {
         phase: 'PENDING',
-        ...(revert ? { podName: null, startTime: null } : {}),
+        ...(revert ? { podName: null, podFinalizer: null, startTime: null } : {}),
         conditions: this.#conditions(
           [
             { type: ConditionType.PodNotOwned, status: 'True', reason, message },

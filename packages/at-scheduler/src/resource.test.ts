@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { BinaryWriter, WireType } from '@bufbuild/protobuf/wire';
 import { observePod } from './decide.ts';
 import { buildPod } from './pod.ts';
-import { decodePodFieldsRead, keepPodFieldsRead, type Pod } from './resource.ts';
+import { AT_OUTCOME_FINALIZER, decodePodFieldsRead, keepPodFieldsRead, type Pod } from './resource.ts';
 
 const atUid = '6d1f8a2e-0c4b-4f7e-9a51-3b2c7d9e0f11';
 
@@ -173,6 +173,7 @@ describe('decodePodFieldsRead', () => {
       writer.tag(7, Varint).bool(owner.blockOwnerDeletion ?? false);
       writer.join();
     }
+    for (const finalizer of metadata.finalizers ?? []) writer.tag(14, LD).string(finalizer);
     writer.join();
   }
 
@@ -312,6 +313,7 @@ describe('decodePodFieldsRead', () => {
             blockOwnerDeletion: true,
           },
         ],
+        finalizers: [AT_OUTCOME_FINALIZER],
       },
       status: {
         phase: 'Failed',

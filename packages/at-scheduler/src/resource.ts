@@ -48,6 +48,13 @@ export const AT_UID_LABEL = `${AT_GROUP}/at-uid`;
 
 export const POD_SELECTOR = `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`;
 
+/**
+ * The finalizer on every pod this controller creates (as the Job controller's
+ * `batch.kubernetes.io/job-tracking`): it holds a deleted or evicted pod until the At's outcome is
+ * recorded from it, so a claimed pod that does not exist was never created.
+ */
+export const AT_OUTCOME_FINALIZER = `${AT_GROUP}/at-outcome`;
+
 /** A Pod as far as the controller reads it. */
 export interface Pod extends KubeObject {
   metadata?: ObjectMeta & { deletionTimestamp?: string; creationTimestamp?: string };

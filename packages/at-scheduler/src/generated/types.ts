@@ -20,6 +20,8 @@ export interface AtStatus {
   observedGeneration?: number;
   /** The pod that runs (or ran) the command; recorded before the pod is created. */
   podName?: string;
+  /** The finalizer the recorded pod is created with, which holds the pod until its outcome is recorded; so a recorded pod that does not exist was never created, and is created. Absent in claims written before at-scheduler 0.1.5, whose pods may have gone without a trace. */
+  podFinalizer?: string;
   /** When the controller started the command (recorded the pod and created it). */
   startTime?: string;
   /** When the controller saw the pod end (or disappear). */
@@ -27,7 +29,7 @@ export interface AtStatus {
   outcome?: 'Succeeded' | 'Failed';
   /** The container's exit code, when it terminated. */
   exitCode?: number;
-  /** Why the At ended as it did (container reason such as Completed or Error, or PodDisappeared). */
+  /** Why the At ended as it did (container reason such as Completed or Error, the pod's such as Evicted, or PodDeleted, PodDisappeared). */
   reason?: string;
   /** Human-readable detail (the container's termination message, if any). */
   message?: string;
