@@ -9,11 +9,12 @@
  * - A MailgunCluster beyond the newest few (which the churn patches) must have exactly one mail; it and
  *   its Cluster are deleted.
  * - Beyond the newest few machines with a server, the oldest server is deleted (the load's own rule);
- *   a machine whose server is gone must lose its Node, and is dropped once it has; a Node must never go
- *   while its server exists.
+ *   a machine whose server is gone must lose its Node, and is dropped once it has (a Node that was
+ *   never initialised is deleted by the bench: cloud-node never deletes a Node without a providerID);
+ *   a Node must never go while its server exists.
  * What is not there yet {@link LATE_MS} after it was due is a violation, as is a count that is too high.
  */
-import type { KubeObject, OwnerReference } from '@loopwright/client';
+import { isNotFound, type KubeObject, type OwnerReference } from '@loopwright/client';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { resource } from '../src/kube.ts';
 import { ATS, CLUSTERS, MAILGUN_CLUSTERS, NODES, PODS } from '../src/resources.ts';
@@ -49,7 +50,7 @@ export class Retirer {
   readonly #seen = new Map<string, number>();
   #running = false;
   #loop: Promise<void> = Promise.resolve();
-  readonly retired = { ats: 0, clusters: 0, machines: 0 };
+  readonly retired = { ats: 0, clusters: 0, machines: 0, uninitialisedNodes: 0 };
   readonly violations: string[] = [];
 
   constructor(env: ChaosEnvironment, load: Load) {
@@ -185,11 +186,17 @@ export class Retirer {
       const uninitialised = nodes
         .get(machine.node)
         ?.spec?.taints?.some((taint) => taint.key === UNINITIALIZED_TAINT);
-      if (hasNode && now - gone > LATE_MS)
-        this.violations.push(
-          `Node ${machine.node} still there ${LATE_MS / 1000} s after its server went` +
-            (uninitialised ? ' (it was never initialised)' : ''),
-        );
+      if (hasNode && uninitialised) {
+        // Never initialised, so no providerID: cloud-node never deletes such a Node (its README says
+        // why), and an operator does. So does the bench, for its population to stay steady.
+        await resource(this.#env.admin, NODES)
+          .delete({ name: machine.node })
+          .catch((error: unknown) => {
+            if (!isNotFound(error)) throw error;
+          });
+        this.retired.uninitialisedNodes++;
+      } else if (hasNode && now - gone > LATE_MS)
+        this.violations.push(`Node ${machine.node} still there ${LATE_MS / 1000} s after its server went`);
       else if (hasNode) continue;
       else this.retired.machines++;
       done.add(machine.node);

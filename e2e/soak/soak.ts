@@ -159,7 +159,8 @@ async function soak(
     `machine CPU busy (2 CPUs, everything on the machine): median ${percentOf(busy[Math.floor(busy.length / 2)])}, ` +
       `max ${percentOf(busy.at(-1))}; this bench (churn, watches, the fakes) used ${percentOf(benchCpuShare)} of one CPU`,
     `checked and retired during the run: ${retirer.retired.ats} Ats, ${retirer.retired.clusters} MailgunClusters, ` +
-      `${retirer.retired.machines} machines; ${retirer.violations.length} violations`,
+      `${retirer.retired.machines} machines (and ${retirer.retired.uninitialisedNodes} Nodes never initialised, ` +
+      `deleted by the bench); ${retirer.violations.length} violations`,
     `invariants at the end: ${invariants}`,
     '',
     missed.length === 0 ? 'every target met' : `MISSED:\n${missed.map((line) => `- ${line}`).join('\n')}`,
