@@ -8,9 +8,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { atTestbed } from './at-controller.test-support.ts';
-import { UNCACHED_POD_RECHECK_MS } from './decide.ts';
+import { START_GRACE_MS, UNCACHED_POD_RECHECK_MS } from './decide.ts';
 import type { At } from './generated/types.ts';
-import { MANAGED_BY_LABEL } from './resource.ts';
+import { AT_OUTCOME_FINALIZER, MANAGED_BY_LABEL } from './resource.ts';
 
 describe('at-scheduler on a real control plane: pods that go away', () => {
   const bed = atTestbed('at-pod-gone');
@@ -50,6 +50,58 @@ describe('at-scheduler on a real control plane: pods that go away', () => {
       metadata: { name: 'evicted-pod', namespace: bed.ns.name },
     });
     await assertEndedByDeletion('evicted', at);
+  });
+
+  /** The claim a replica leaves when it dies between its two requests: RUNNING, and no pod. */
+  async function leaveClaimWithoutPod(name: string, podFinalizer?: string): Promise<At> {
+    const at = await createAt(name, { schedule: '2099-01-01T00:00:00Z', command: 'true' });
+    await bed.ats.status.patch(
+      { namespace: bed.ns.name, name },
+      {
+        merge: {
+          status: {
+            phase: 'RUNNING',
+            observedGeneration: 1,
+            podName: `${name}-pod`,
+            startTime: new Date().toISOString(),
+            ...(podFinalizer ? { podFinalizer } : {}),
+          },
+        },
+      },
+    );
+    return at;
+  }
+
+  it('a claim left without its pod (its writer died before the create): the pod is created after the grace, once', async () => {
+    const at = await leaveClaimWithoutPod('interrupted', AT_OUTCOME_FINALIZER);
+    await eventually(
+      async () => {
+        assert.equal((await podsOf(at)).length, 1);
+      },
+      { timeoutMs: START_GRACE_MS + 10_000, intervalMs: 250 },
+    );
+    assert.deepEqual((await getPod('interrupted-pod')).metadata?.finalizers, [AT_OUTCOME_FINALIZER]);
+    const claimed = await getAt('interrupted');
+    assert.deepEqual(
+      [claimed.status?.phase, claimed.status?.podFinalizer],
+      ['RUNNING', AT_OUTCOME_FINALIZER],
+    );
+    await sleep(START_GRACE_MS + 1_000);
+    assert.equal((await podsOf(at)).length, 1);
+    assert.equal(bed.controller.starts.filter((s) => s.name === 'interrupted').length, 1);
+  });
+
+  it("an earlier version's claim left without its pod ends Failed/PodDisappeared: its pod is never created", async () => {
+    const at = await leaveClaimWithoutPod('unguarded');
+    await eventually(
+      async () => {
+        assert.equal((await getAt('unguarded')).status?.phase, 'DONE');
+      },
+      { timeoutMs: START_GRACE_MS + 10_000, intervalMs: 250 },
+    );
+    assert.equal((await getAt('unguarded')).status?.reason, 'PodDisappeared');
+    assert.equal((await podsOf(at)).length, 0);
+    assert.equal(bed.controller.starts.filter((s) => s.name === 'unguarded').length, 0);
   });
 
   it('a running pod whose managed-by label is removed is still its pod: its outcome is recorded when it ends', async () => {
