@@ -10,6 +10,7 @@ import { basename, join } from 'node:path';
 import { promisify } from 'node:util';
 import { stringify } from 'yaml';
 import { chartPath, one, render, type ChartName } from './charts.ts';
+import { promtoolBinary } from './prometheus.ts';
 
 const run = promisify(execFile);
 
@@ -61,8 +62,6 @@ export async function renderPrometheusRuleGroups(
 export function alertNames(groups: RuleGroup[]): string[] {
   return groups.flatMap((group) => group.rules.flatMap((rule) => (rule.alert ? [rule.alert] : [])));
 }
-
-const promtoolBinary = process.env.PROMTOOL_BINARY ?? '/usr/bin/promtool';
 
 /** `promtool check rules` on these groups (syntax, PromQL, templates); rejects with promtool's output. */
 export async function promtoolCheckRules(groups: RuleGroup[]): Promise<void> {

@@ -88,7 +88,8 @@ export async function startPrometheus(options: {
   };
 }
 
-const promtoolBinary = process.env.PROMTOOL_BINARY ?? '/usr/bin/promtool';
+/** Debian's promtool (scripts/setup.sh installs it), or `PROMTOOL_BINARY`. */
+export const promtoolBinary = process.env.PROMTOOL_BINARY ?? '/usr/bin/promtool';
 
 /**
  * `promtool check metrics` on the text of a /metrics endpoint: resolves with promtool's findings
