@@ -136,15 +136,23 @@ describe('at-scheduler on a real control plane: pods that go away', () => {
 
   // Last: the garbage collector discovers a new CRD's resource only on its periodic resync (~30 s).
   it('an At deleted while its pod runs: the garbage collector deletes the pod, the controller releases it, it goes', async () => {
-    const at = await createAt('dropped', { schedule: '2019-04-12T10:12:00Z', command: 'sleep 3600' });
+    const dropped = await createAt('dropped', { schedule: '2019-04-12T10:12:00Z', command: 'sleep 3600' });
+    const reborn = await createAt('reborn', { schedule: '2019-04-12T10:12:00Z', command: 'sleep 3600' });
     await eventually(() => getPod('dropped-pod'));
+    await eventually(() => getPod('reborn-pod'));
     await kubelet('dropped-pod', 'Running');
     await bed.ats.delete({ namespace: bed.ns.name, name: 'dropped' });
+    // Deleted and created again under the same name: the old pod holds the name until it is released.
+    await bed.ats.delete({ namespace: bed.ns.name, name: 'reborn' });
+    const again = await createAt('reborn', { schedule: '2019-04-12T10:12:00Z', command: 'true' });
     await eventually(
       async () => {
-        assert.equal((await podsOf(at)).length, 0);
+        assert.equal((await podsOf(dropped)).length, 0);
+        assert.equal((await podsOf(reborn)).length, 0);
+        assert.equal((await podsOf(again)).length, 1);
       },
       { timeoutMs: 60_000, intervalMs: 250 },
     );
+    assert.equal((await getAt('reborn')).status?.phase, 'RUNNING');
   });
 });

@@ -714,7 +714,25 @@ describe('releaseWithoutAt (the At is gone from the cache)', () => {
       podOf({ finalizers }),
       podOf({ finalizers, ownerReferences: [{ ...owner, controller: false }] }),
     ])
-      assert.deepEqual(releaseWithoutAt(pod), { type: 'releasePod', uid: 'pod-uid', finalizers });
+      assert.deepEqual(releaseWithoutAt(pod), { uid: 'pod-uid', finalizers });
+  });
+
+  it('observePod marks such a pod, owned by an earlier At of the same name, as a leftover; decide releases it first', () => {
+    const finalizers = [AT_OUTCOME_FINALIZER];
+    const collected = podOf({ finalizers, ownerReferences: [owner], deletionTimestamp });
+    const observed = observePod(collected, 'new-at-uid', false);
+    assert.deepEqual(observed, { kind: 'foreign', leftover: { uid: 'pod-uid', finalizers } });
+    for (const phase of [undefined, 'PENDING', 'RUNNING', 'DONE'] as const) {
+      for (const deleting of [false, true])
+        assert.deepEqual(decide(at({ phase, deleting }), observed, AFTER), {
+          type: 'releasePod',
+          uid: 'pod-uid',
+          finalizers,
+        });
+    }
+    // Not yet deleted by the garbage collector: an ordinary foreign pod until then.
+    const waiting = observePod(podOf({ finalizers, ownerReferences: [owner] }), 'new-at-uid', false);
+    assert.deepEqual(waiting, { kind: 'foreign' });
   });
 
   it('leaves a pod still owned and not deleted (the At may be only missing from a lagging cache), one without the finalizer, and no pod', () => {

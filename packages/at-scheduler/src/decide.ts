@@ -57,8 +57,12 @@ export interface AtView {
 export type ObservedPod =
   /** Not in the cache (`confirmed: false`), or not found by a live GET (`confirmed: true`). */
   | { kind: 'absent'; confirmed: boolean }
-  /** A pod with that name whose controller owner is not this At (by uid). Never adopted. */
-  | { kind: 'foreign' }
+  /**
+   * A pod with that name whose controller owner is not this At (by uid). Never adopted. `leftover`: it
+   * is a pod of ours that outlived its At (an earlier At of the same name), still holding the outcome
+   * finalizer while the garbage collector deletes it; released, it goes and frees the name.
+   */
+  | { kind: 'foreign'; leftover?: PodToRelease }
   | {
       kind: 'owned';
       /** The pod's own uid: a delete is conditional on it (the name may be re-used by then). */
@@ -74,6 +78,12 @@ export type ObservedPod =
       reason: string | undefined;
       message: string | undefined;
     };
+
+/** A pod whose outcome finalizer is to be removed: its uid, and its finalizers as seen. */
+export interface PodToRelease {
+  uid: string;
+  finalizers: readonly string[];
+}
 
 export type Action =
   | { type: 'nothing'; why: string }
@@ -118,7 +128,7 @@ export type Action =
    * Remove the outcome finalizer from pod `uid` (whose finalizers are `finalizers`): the At's outcome is
    * recorded, or the At is being deleted.
    */
-  | { type: 'releasePod'; uid: string; finalizers: readonly string[] }
+  | ({ type: 'releasePod' } & PodToRelease)
   /**
    * The spec changed (a new generation) and the step decided writes no status (a RUNNING or DONE At
    * acts on no spec change): record the generation as observed, in status and in every condition (each
@@ -130,7 +140,10 @@ export type Action =
 export function observePod(pod: Pod | undefined, atUid: string | undefined, confirmed: boolean): ObservedPod {
   if (!pod) return { kind: 'absent', confirmed };
   const controller = pod.metadata?.ownerReferences?.find((ref) => ref.controller === true);
-  if (!controller || controller.uid !== atUid) return { kind: 'foreign' };
+  if (!controller || controller.uid !== atUid) {
+    const leftover = podOfAtGone(pod);
+    return leftover ? { kind: 'foreign', leftover } : { kind: 'foreign' };
+  }
   const container =
     pod.status?.containerStatuses?.find((c) => c.name === COMMAND_CONTAINER) ??
     pod.status?.containerStatuses?.[0];
@@ -149,6 +162,7 @@ export function observePod(pod: Pod | undefined, atUid: string | undefined, conf
 }
 
 export function decide(at: AtView, pod: ObservedPod, nowMs: number): Action {
+  if (pod.kind === 'foreign' && pod.leftover) return { type: 'releasePod', ...pod.leftover };
   if (at.deleting) {
     // Nothing is recorded for an At that goes; its pod must not outlive it.
     if (pod.kind === 'owned' && guarded(pod)) return releasePod(pod);
@@ -163,12 +177,20 @@ export function decide(at: AtView, pod: ObservedPod, nowMs: number): Action {
  * controller owner left (orphaned by the At's deletion); undefined otherwise. Nothing is recorded for
  * an At that is gone, so nothing waits for the pod's outcome.
  */
-export function releaseWithoutAt(pod: Pod | undefined): Extract<Action, { type: 'releasePod' }> | undefined {
-  const finalizers = pod?.metadata?.finalizers ?? [];
+export function releaseWithoutAt(pod: Pod | undefined): PodToRelease | undefined {
+  return pod && podOfAtGone(pod);
+}
+
+/**
+ * `pod`, known not to belong to a live At (none by its name, or one with another uid), when it holds the
+ * outcome finalizer and is being deleted or has no controller owner left.
+ */
+function podOfAtGone(pod: Pod): PodToRelease | undefined {
+  const finalizers = pod.metadata?.finalizers ?? [];
   if (!finalizers.includes(AT_OUTCOME_FINALIZER)) return undefined;
-  const owned = pod?.metadata?.ownerReferences?.some((ref) => ref.controller === true) ?? false;
-  if (owned && pod?.metadata?.deletionTimestamp === undefined) return undefined;
-  return { type: 'releasePod', uid: pod?.metadata?.uid ?? '', finalizers };
+  const owned = pod.metadata?.ownerReferences?.some((ref) => ref.controller === true) ?? false;
+  if (owned && pod.metadata?.deletionTimestamp === undefined) return undefined;
+  return { uid: pod.metadata?.uid ?? '', finalizers };
 }
 
 function guarded(pod: Extract<ObservedPod, { kind: 'owned' }>): boolean {

@@ -698,6 +698,28 @@ describe('reconcile: start (at most once)', () => {
 describe('reconcile: a pod name held by a pod it does not control', () => {
   const foreign = (): Pod => podOf('Running', { ownerUid: 'old-at-uid', uid: 'foreign-uid' });
 
+  it('the pod of an earlier At of the same name, being deleted by the garbage collector: released, then the At runs', async () => {
+    const w = world(anAt());
+    const leftover = podOf('Running', {
+      ownerUid: 'old-at-uid',
+      uid: 'leftover-uid',
+      finalizers: [AT_OUTCOME_FINALIZER],
+      deletionTimestamp: PAST,
+    });
+    w.api.pods.set(POD_NAME, leftover);
+    w.cache.set(POD_NAME, leftover);
+    assert.equal(await w.reconcile(), undefined, "the pod's deletion event wakes the At");
+    assert.deepEqual(w.api.calls, [{ method: 'releasePod', name: POD_NAME, uid: 'leftover-uid' }]);
+    assert.equal(w.api.pods.has(POD_NAME), false);
+    w.cache.delete(POD_NAME);
+    await w.reconcile();
+    assert.deepEqual(
+      w.api.calls.slice(1).map((call) => call.method),
+      ['patchAtStatus', 'createPod'],
+    );
+    assert.equal(w.api.pods.get(POD_NAME)?.metadata?.ownerReferences?.[0]?.uid, AT_UID);
+  });
+
   it('is reported once per generation (condition + Event) and checked again every 10 s, never adopted', async () => {
     const w = world(anAt({}, { phase: 'PENDING', observedGeneration: GENERATION }));
     // A pod of an earlier At of the same name still carries the managed-by label: it is in the cache.
