@@ -60,7 +60,11 @@ describe('the fault suite on the real node', () => {
     const started = env as ChaosEnvironment | undefined;
     if (!started) return;
     await load.pause();
-    if (rows.length > 0) process.stderr.write(`\n${table(rows)}\n\n`);
+    // Fault 7 is not a test: a time namespace offsets CLOCK_MONOTONIC and CLOCK_BOOTTIME only, never the
+    // CLOCK_REALTIME that Date.now() reads, and the machine's own clock is not the suite's to step (see
+    // e2e/README.md). The table still names it, so that no reader takes its absence for a pass.
+    rows.push({ fault: '7. wall clock stepped +/-30 s', detected: '-', recovered: '-', ok: 'not injected' });
+    process.stderr.write(`\n${table(rows)}\n\n`);
     await started.stop();
   });
 
@@ -105,14 +109,4 @@ describe('the fault suite on the real node', () => {
   // LOOPWRIGHT_CHAOS_FAULTS=2,5 injects only those (while working on one), in the suite's order.
   const only = process.env.LOOPWRIGHT_CHAOS_FAULTS?.split(',').map(Number);
   for (const fault of faults) if (!only || only.includes(fault.id)) inject(fault);
-
-  test("fault 7: the leader's wall clock stepped by +/-30 s: not injected (see e2e/README.md)", (t) => {
-    rows.push({
-      fault: '7. wall clock stepped +/-30 s',
-      detected: '-',
-      recovered: '-',
-      ok: 'not injected',
-    });
-    t.skip('a time namespace offsets CLOCK_MONOTONIC and CLOCK_BOOTTIME only, never CLOCK_REALTIME');
-  });
 });
