@@ -204,6 +204,11 @@ export interface FollowedLog {
   failure(): PodLogReadError | undefined;
   /** The complete log once the container has exited (or what was read when the signal aborted). */
   untilExit: Promise<string>;
+  /**
+   * Whether a read ever began: false for a pod deleted before its container started (e.g. one a
+   * Deployment scaled away while it was still being created), which has no log to read.
+   */
+  started(): boolean;
 }
 
 /**
@@ -233,6 +238,7 @@ async function followPodLog(
   let failure: PodLogReadError | undefined;
   let opened: () => void = () => undefined;
   const open = new Promise<void>((resolve) => (opened = resolve));
+  let started = false;
   const aborted = () => signal.aborted;
   const untilExit = (async () => {
     while (!aborted()) {
@@ -251,7 +257,10 @@ async function followPodLog(
             keep();
           },
           signal,
-          opened,
+          () => {
+            started = true;
+            opened();
+          },
         );
         // An abort ends the read quietly, part-way: what it read stands.
         if (aborted()) break;
@@ -278,13 +287,15 @@ async function followPodLog(
     return text;
   })();
   await open;
-  return { text: () => text, failure: () => failure, untilExit };
+  return { text: () => text, failure: () => failure, untilExit, started: () => started };
 }
 
 export interface PodLogs {
   /**
-   * Each pod's log so far, by pod name, for every pod that matched the selector since the start. Throws
-   * if the log of one of them could not be read whole (see {@link FollowedLog.failure}).
+   * Each pod's log so far, by pod name, for every pod that matched the selector since the start and
+   * whose container started (see {@link FollowedLog.started}; a pod whose read has not begun yet is
+   * left out too). Throws if the log of one of them could not be read whole (see
+   * {@link FollowedLog.failure}).
    */
   byPod(): Map<string, string>;
   stop(): void;
@@ -317,7 +328,10 @@ export function followPodLogs(
       const failed = [...followed.values()].flatMap((log) => log?.failure() ?? []);
       if (failed.length > 0)
         throw new Error(`the pod log collector failed: ${failed.map((error) => error.message).join('; ')}`);
-      return new Map([...followed].map(([pod, log]) => [pod, log?.text() ?? '']));
+      const read = [...followed].flatMap(([pod, log]) =>
+        log?.started() ? [[pod, log.text()] as const] : [],
+      );
+      return new Map(read);
     },
     stop: () => {
       stopped.abort();
