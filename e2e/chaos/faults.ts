@@ -4,10 +4,11 @@
  * status), and what their metrics and logs must then say. `inject` resolves once the fault is undone;
  * the suite then holds the controllers to the invariants and times their recovery from that moment.
  */
-import type { KubeObject, ResourceType } from '@loopwright/client';
+import type { KubeObject } from '@loopwright/client';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { podLog } from '../src/node.ts';
 import { resource } from '../src/kube.ts';
+import { CONFIG_MAPS } from '../src/resources.ts';
 import { UNCACHED_RESOURCE, type ChaosEnvironment, type Controller } from './environment.ts';
 import type { Load } from './load.ts';
 import { leaderAndStandby, leaseOf, replicasOf, scrape, type Metrics, type Replica } from './replicas.ts';
@@ -38,14 +39,6 @@ const SILENT_WATCH_MS = 120_000;
 const LOWER_AGAIN_MS = 20_000;
 /** While waiting for the kill, 2 Ats this often: work for the leader to allocate for. */
 const AT_EVERY_MS = 2000;
-
-const CONFIG_MAPS: ResourceType = {
-  group: '',
-  version: 'v1',
-  plural: 'configmaps',
-  kind: 'ConfigMap',
-  namespaced: true,
-};
 
 const controller = (env: ChaosEnvironment, name: Controller['name']): Controller => {
   const found = env.controllers.find((c) => c.name === name);

@@ -13,6 +13,7 @@ const core = (plural: string, kind: string, namespaced: boolean): ResourceType =
 });
 
 export const NAMESPACES = core('namespaces', 'Namespace', false);
+export const CONFIG_MAPS = core('configmaps', 'ConfigMap', true);
 export const NODES = core('nodes', 'Node', false);
 export const PODS = core('pods', 'Pod', true);
 export const SECRETS = core('secrets', 'Secret', true);
