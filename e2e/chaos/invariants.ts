@@ -18,7 +18,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { resource } from '../src/kube.ts';
 import { ATS, NODES, PODS } from '../src/resources.ts';
 import type { ChaosEnvironment } from './environment.ts';
-import { UNINITIALIZED_TAINT, type Load } from './load.ts';
+import { UNINITIALIZED_TAINT } from '../src/kubeletless-node.ts';
+import type { Load } from './load.ts';
 import { cacheDumpOf, replicasOf, type CachedScope } from './replicas.ts';
 
 /** Raised for a count that can only grow: retrying would only hide it until the timeout. */

@@ -14,6 +14,7 @@ import { isAlreadyExists, type KubeObject, type ResourceType } from '@loopwright
 import { setTimeout as sleep } from 'node:timers/promises';
 import { resource } from '../src/kube.ts';
 import { ATS, CLUSTERS, MAILGUN_CLUSTERS, NODES } from '../src/resources.ts';
+import { kubeletlessNode } from '../src/kubeletless-node.ts';
 import type { ChaosEnvironment } from './environment.ts';
 
 /** An At the suite created: due at `schedule`. */
@@ -30,10 +31,8 @@ export interface Machine {
   serverExists: boolean;
 }
 
-export const UNINITIALIZED_TAINT = 'node.cloudprovider.kubernetes.io/uninitialized';
 /** On every suite Node: nothing tolerates it, so no pod is scheduled onto a Node without a kubelet. */
 const NO_KUBELET_TAINT = { key: 'loopwright.dev/chaos-no-kubelet', value: 'true', effect: 'NoSchedule' };
-const NODE_RESOURCES = { cpu: '2', memory: '3900Mi', pods: '110' };
 
 /** How often each driver acts while the load runs. */
 const PERIODS = { at: 3000, cluster: 10_000, machine: 15_000 } as const;
@@ -133,28 +132,10 @@ export class Load {
           },
         ],
       });
-      await this.#created(NODES, {
-        apiVersion: 'v1',
-        kind: 'Node',
-        metadata: { name: node, labels: { [nodeLabel.key]: nodeLabel.value } },
-        spec: {
-          taints: [{ key: UNINITIALIZED_TAINT, value: 'true', effect: 'NoSchedule' }, NO_KUBELET_TAINT],
-        },
-        status: {
-          capacity: NODE_RESOURCES,
-          allocatable: NODE_RESOURCES,
-          conditions: [
-            {
-              type: 'Ready',
-              status: 'False',
-              reason: 'KubeletNotReady',
-              message: 'container runtime network not ready: cni plugin not initialized',
-              lastHeartbeatTime: new Date().toISOString(),
-              lastTransitionTime: new Date().toISOString(),
-            },
-          ],
-        },
-      });
+      await this.#created(
+        NODES,
+        kubeletlessNode(node, { [nodeLabel.key]: nodeLabel.value }, NO_KUBELET_TAINT),
+      );
       this.machines.push({ node, serverId: server.id, serverExists: true });
     }
   }

@@ -19,7 +19,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { resource } from '../src/kube.ts';
 import { ATS, CLUSTERS, MAILGUN_CLUSTERS, NODES, PODS } from '../src/resources.ts';
 import type { ChaosEnvironment } from '../chaos/environment.ts';
-import { UNINITIALIZED_TAINT, type Load } from '../chaos/load.ts';
+import { UNINITIALIZED_TAINT } from '../src/kubeletless-node.ts';
+import type { Load } from '../chaos/load.ts';
 
 const ROUND_MS = 10_000;
 /** How long after it is due an object is left alone (its last writes settle first). */

@@ -76,12 +76,12 @@ import {
   SERVICE_ACCOUNTS,
   SERVICES,
 } from './resources.ts';
+import { kubeletlessNode, UNINITIALIZED_TAINT } from './kubeletless-node.ts';
 
 const expectedRules = JSON.parse(
   await readFile(new URL('../expected/cloud-node.effective-rules.json', import.meta.url), 'utf8'),
 ) as Record<'releaseNamespace' | 'defaultNamespace' | 'otherNamespace' | 'nonResource', PolicyRule[]>;
 
-const UNINITIALIZED_TAINT = 'node.cloudprovider.kubernetes.io/uninitialized';
 /** On every test Node: nothing tolerates it, so no pod lands on a Node that has no kubelet. */
 const NO_KUBELET_TAINT: Taint = { key: 'loopwright.dev/e2e-no-kubelet', value: 'true', effect: 'NoSchedule' };
 const RUN_LABEL = 'loopwright.dev/e2e-cloud-node';
@@ -702,39 +702,15 @@ describe('cloud-node on the node: helm install, Nodes initialised, failover, upg
   }
 });
 
-/** What a small Hetzner server's kubelet reports (cx22: 2 vCPU, 4 GB). */
-const NODE_RESOURCES = { cpu: '2', memory: '3900Mi', pods: '110' };
-
 /** A Node as a kubelet with `--cloud-provider=external` registers it (API object only: no kubelet). */
 async function registerUninitialisedNode(
   admin: KubeConfig,
   name: string,
   labels: Record<string, string>,
 ): Promise<void> {
-  await resource<KubeObject & { spec: object; status: object }>(admin, NODES).create({
-    apiVersion: 'v1',
-    kind: 'Node',
-    metadata: { name, labels },
-    spec: { taints: [{ key: UNINITIALIZED_TAINT, value: 'true', effect: 'NoSchedule' }, NO_KUBELET_TAINT] },
-    status: {
-      // A kubelet registers its resources; without them the scheduler finds no room on the Node.
-      capacity: NODE_RESOURCES,
-      allocatable: NODE_RESOURCES,
-      // ...and reports NotReady until its CNI is up (which may wait for this controller's addresses);
-      // kube-controller-manager then keeps the not-ready taint on (it removes it from a Node without
-      // a Ready condition).
-      conditions: [
-        {
-          type: 'Ready',
-          status: 'False',
-          reason: 'KubeletNotReady',
-          message: 'container runtime network not ready: cni plugin not initialized',
-          lastHeartbeatTime: new Date().toISOString(),
-          lastTransitionTime: new Date().toISOString(),
-        },
-      ],
-    },
-  });
+  await resource<KubeObject & { spec: object; status: object }>(admin, NODES).create(
+    kubeletlessNode(name, labels, NO_KUBELET_TAINT),
+  );
 }
 
 /**
