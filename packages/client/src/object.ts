@@ -56,6 +56,13 @@ export interface ListPage<K extends KubeObject> {
   resourceVersion: string;
   /** The continue token of the next page; `''` on the last page. */
   continue: string;
+  /**
+   * The shard selector the API server applied (`metadata.shardInfo.selector`): the page holds only the
+   * objects whose hash falls in its ranges. Absent when the page is the whole collection, which is
+   * also what a server without the ShardedListAndWatch feature answers to a `shardSelector`: it ignores
+   * the parameter.
+   */
+  shardSelector?: string;
 }
 
 /** Names one object: `namespace` is omitted for a cluster-scoped resource. */

@@ -55,7 +55,8 @@ export const metaV1Fields = {
   Time: { seconds: 1, nanos: 2 },
   /** Every list kind (`PodList`...) numbers its two fields as `List` does. */
   List: { metadata: 1, items: 2 },
-  ListMeta: { resourceVersion: 2, continue: 3 },
+  ListMeta: { resourceVersion: 2, continue: 3, shardInfo: 5 },
+  ShardInfo: { selector: 1 },
   WatchEvent: { type: 1, object: 2 },
   Status: { status: 2, message: 3, reason: 4, details: 5, code: 6 },
   StatusDetails: { name: 1, group: 2, kind: 3, causes: 4, retryAfterSeconds: 5, uid: 6 },

@@ -89,6 +89,10 @@ describe('decodeListPage', () => {
     list.tag(2, LD).string('4711');
     list.tag(3, LD).string('continue-token');
     list.tag(4, WireType.Varint).int64(12); // remainingItemCount: skipped
+    list.tag(5, LD).fork(); // shardInfo
+    list.tag(2, LD).string('a field of a newer ShardInfo');
+    list.tag(1, LD).string('the applied selector');
+    list.join();
     list.join();
     list.tag(2, LD).bytes(objectMessage(named('a')));
     list.tag(9, LD).string('a field of a newer API');
@@ -102,6 +106,7 @@ describe('decodeListPage', () => {
       ],
       resourceVersion: '4711',
       continue: 'continue-token',
+      shardSelector: 'the applied selector',
     });
   });
 

@@ -28,7 +28,7 @@ import {
 import { metaV1Fields, runtimeFields } from './proto-fields.ts';
 
 const { List, ListMeta, WatchEvent: WatchEventFields, ObjectMeta: ObjectMetaFields } = metaV1Fields;
-const { OwnerReference: OwnerReferenceFields, ManagedFieldsEntry, FieldsV1 } = metaV1Fields;
+const { OwnerReference: OwnerReferenceFields, ManagedFieldsEntry, FieldsV1, ShardInfo } = metaV1Fields;
 const { RawExtension } = runtimeFields;
 
 /**
@@ -56,7 +56,15 @@ export function decodeListPage<T extends KubeObject>(
           if (metaWire !== WireType.LengthDelimited) return false;
           if (metaField === ListMeta.resourceVersion) page.resourceVersion = reader.string();
           else if (metaField === ListMeta.continue) page.continue = reader.string();
-          else return false;
+          else if (metaField === ListMeta.shardInfo) {
+            readMessage(reader, (infoEnd) => {
+              readFields(reader, infoEnd, (infoField, infoWire) => {
+                if (infoField !== ShardInfo.selector || infoWire !== WireType.LengthDelimited) return false;
+                page.shardSelector = reader.string();
+                return true;
+              });
+            });
+          } else return false;
           return true;
         });
       });

@@ -208,6 +208,7 @@ describe('Resource.list', () => {
       namespace: 'ns',
       labelSelector: 'a=b',
       fieldSelector: 'metadata.name=w',
+      shardSelector: "shardRange(object.metadata.uid, '0x0000000000000000', '0x8000000000000000')",
       limit: 10,
       continue: 'token',
       resourceVersion: '5',
@@ -218,7 +219,9 @@ describe('Resource.list', () => {
     assert.deepEqual(
       peer.received.map(({ url }) => url.replace(/^\/prefix/, '')),
       [
-        '/apis/example.com/v2/namespaces/ns/widgets?labelSelector=a%3Db&fieldSelector=metadata.name%3Dw&limit=10&continue=token&resourceVersion=5&resourceVersionMatch=NotOlderThan',
+        '/apis/example.com/v2/namespaces/ns/widgets?labelSelector=a%3Db&fieldSelector=metadata.name%3Dw&' +
+          'shardSelector=shardRange%28object.metadata.uid%2C+%270x0000000000000000%27%2C+%270x8000000000000000%27%29&' +
+          'limit=10&continue=token&resourceVersion=5&resourceVersionMatch=NotOlderThan',
         '/apis/example.com/v2/widgets',
         '/apis/example.com/v2/clusterwidgets?labelSelector=x',
       ],
@@ -231,7 +234,7 @@ describe('Resource.list', () => {
     answer(200, {
       apiVersion: 'example.com/v1',
       kind: 'WidgetList',
-      metadata: { resourceVersion: '42', continue: 'next' },
+      metadata: { resourceVersion: '42', continue: 'next', shardInfo: { selector: 'the applied one' } },
       items: [
         { metadata: { name: 'a' } },
         { apiVersion: 'other/v9', kind: 'Other', metadata: { name: 'b' } },
@@ -244,6 +247,7 @@ describe('Resource.list', () => {
       ],
       resourceVersion: '42',
       continue: 'next',
+      shardSelector: 'the applied one',
     });
     answer(200, { items: [{ metadata: { name: 'a' } }] });
     assert.deepEqual(await widgets.list(), {
@@ -309,6 +313,7 @@ describe('Resource.watch', () => {
       namespace: 'ns',
       labelSelector: 'a=b',
       fieldSelector: 'f=g',
+      shardSelector: "shardRange(object.metadata.uid, '0x0000000000000000', '0x8000000000000000')",
       resourceVersion: '9',
       timeoutSeconds: 30,
       idleTimeoutMs: 5000,
@@ -345,7 +350,9 @@ describe('Resource.watch', () => {
     assert.deepEqual(
       peer.received.map(({ url }) => url.replace(/^\/prefix/, '')),
       [
-        '/apis/example.com/v2/namespaces/ns/widgets?labelSelector=a%3Db&fieldSelector=f%3Dg&watch=1&allowWatchBookmarks=true&resourceVersion=9&timeoutSeconds=30',
+        '/apis/example.com/v2/namespaces/ns/widgets?labelSelector=a%3Db&fieldSelector=f%3Dg&' +
+          'shardSelector=shardRange%28object.metadata.uid%2C+%270x0000000000000000%27%2C+%270x8000000000000000%27%29&' +
+          'watch=1&allowWatchBookmarks=true&resourceVersion=9&timeoutSeconds=30',
         '/apis/example.com/v2/widgets?watch=1',
         '/apis/example.com/v2/widgets?watch=1&allowWatchBookmarks=true',
         '/apis/example.com/v2/widgets?watch=1&allowWatchBookmarks=true&resourceVersion=&sendInitialEvents=true&resourceVersionMatch=NotOlderThan',
