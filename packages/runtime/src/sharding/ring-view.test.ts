@@ -1,0 +1,123 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { FakeClock } from '@loopwright/core/testing';
+import { HOLDINGS_ANNOTATION } from './holdings.ts';
+import { decodeMemberLease, type MemberLease } from './member-lease.ts';
+import { RingView } from './ring-view.ts';
+
+/**
+ * A member Lease of `identity` renewed at `renew` (seconds), listing `holdings` (no annotation for
+ * `null`), with a lease of `leaseDurationSeconds`.
+ */
+function lease(
+  identity: string,
+  renew: number,
+  holdings: string | null = '',
+  leaseDurationSeconds = 15,
+): MemberLease {
+  return decodeMemberLease(
+    {
+      metadata: {
+        name: `ring-${identity}`,
+        resourceVersion: String(renew),
+        ...(holdings === null ? {} : { annotations: { [HOLDINGS_ANNOTATION]: holdings } }),
+      },
+      spec: {
+        holderIdentity: identity,
+        leaseDurationSeconds,
+        renewTime: new Date(Date.UTC(2026, 0, 1) + renew * 1000).toISOString().replace('Z', '000Z'),
+      },
+    },
+    'GET',
+  );
+}
+
+function expiredOf(view: RingView, now?: number): Record<string, boolean> {
+  return Object.fromEntries(view.views(now).map(({ identity, expired }) => [identity, expired]));
+}
+
+describe('RingView', () => {
+  it('judges a Lease expired once its content was seen unchanged for its own lease duration', async () => {
+    const clock = new FakeClock();
+    const view = new RingView(clock);
+    view.observe([lease('a', 1), lease('b', 1, '', 5)]);
+    await clock.advance(4_999);
+    view.observe([lease('a', 1), lease('b', 1, '', 5)]);
+    assert.deepEqual(expiredOf(view), { a: false, b: false });
+    assert.deepEqual(expiredOf(view, 5_000), { a: false, b: true });
+    assert.deepEqual(expiredOf(view, 14_999), { a: false, b: true });
+    assert.deepEqual(expiredOf(view, 15_000), { a: true, b: true });
+  });
+
+  it('counts from when it first saw the content, whatever the renewTime says', async () => {
+    const clock = new FakeClock();
+    const view = new RingView(clock);
+    // A renewTime far in the past (a skewed node) does not make a Lease first seen now expired.
+    view.observe([lease('a', -3_600)]);
+    assert.deepEqual(expiredOf(view), { a: false });
+    await clock.advance(10_000);
+    // A changed record (a renewal) starts the count again.
+    view.observe([lease('a', -3_590)]);
+    assert.deepEqual(expiredOf(view, 24_999), { a: false });
+    assert.deepEqual(expiredOf(view, 25_000), { a: true });
+  });
+
+  it('counts a change of holdings alone as a change', async () => {
+    const clock = new FakeClock();
+    const view = new RingView(clock);
+    view.observe([lease('a', 1, '0-3')]);
+    await clock.advance(10_000);
+    view.observe([lease('a', 1, '0-4')]);
+    assert.deepEqual(expiredOf(view, 15_000), { a: false });
+    assert.deepEqual(expiredOf(view, 25_000), { a: true });
+  });
+
+  it('forgets a Lease missing from a read: a Lease seen again counts from then', async () => {
+    const clock = new FakeClock();
+    const view = new RingView(clock);
+    view.observe([lease('a', 1), lease('b', 1)]);
+    await clock.advance(10_000);
+    view.observe([lease('a', 1)]);
+    assert.deepEqual(expiredOf(view), { a: false });
+    await clock.advance(10_000);
+    view.observe([lease('a', 1), lease('b', 1)]);
+    assert.deepEqual(expiredOf(view), { a: true, b: false });
+  });
+
+  it('parses holdings, and gives undefined for absent or unparseable ones', () => {
+    const view = new RingView(new FakeClock());
+    view.observe([lease('a', 1, '0-2,7'), lease('b', 1, ''), lease('c', 1, null), lease('d', 1, '5-5')]);
+    assert.deepEqual(
+      view.views().map(({ identity, holdings }) => [identity, holdings]),
+      [
+        ['a', [0, 1, 2, 7]],
+        ['b', []],
+        ['c', undefined],
+        ['d', undefined],
+      ],
+    );
+  });
+
+  it('passes a released Lease (no holder) on with its empty identity', () => {
+    const view = new RingView(new FakeClock());
+    view.observe([lease('', 1)]);
+    assert.deepEqual(view.views(), [{ identity: '', expired: false, holdings: [] }]);
+  });
+
+  it('lists the Leases unchanged for a multiple of their own duration', async () => {
+    const clock = new FakeClock();
+    const view = new RingView(clock);
+    view.observe([lease('a', 1), lease('b', 1, '', 5)]);
+    await clock.advance(49_999);
+    view.observe([lease('a', 1), lease('b', 1, '', 5)]);
+    assert.deepEqual(view.expiredFor(10), []);
+    assert.deepEqual(
+      view.expiredFor(10, 50_000).map(({ name }) => name),
+      ['ring-b'],
+    );
+    assert.deepEqual(
+      view.expiredFor(10, 150_000).map(({ name }) => name),
+      ['ring-a', 'ring-b'],
+    );
+  });
+});
