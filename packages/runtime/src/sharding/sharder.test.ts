@@ -548,6 +548,66 @@ describe('Sharder', () => {
     assert.equal(await run, 'stopped');
   });
 
+  for (const seed of [1, 2, 3]) {
+    it(`never runs a bucket twice through random joins, stops, crashes, renew failures and stale views (seed ${seed})`, async (t) => {
+      const sim = new Simulation();
+      const draw = random(seed);
+      const pick = <T>(items: readonly T[]): T | undefined => items[Math.floor(draw() * items.length)];
+      /** The ring as listed each second: a stale view is one of the last few. */
+      const history: ReturnType<MemoryLeaseStore['list']>[] = [];
+      const joinedAt = new Map<string, number>();
+      let next = 0;
+      const join = (): void => {
+        const identity = `m-${next++}`;
+        joinedAt.set(identity, sim.clock.now());
+        sim.join(identity);
+      };
+      for (let i = 0; i < 3; i++) join();
+      const live = (): Replica[] => [...sim.replicas.values()].filter((r) => !r.dead && r.exit === undefined);
+      for (let second = 0; second < 300; second++) {
+        history.push(sim.store.list(`${RING_LABEL}=${RING}`));
+        if (second % 3 === 0) {
+          const replica = pick(live());
+          const event = draw();
+          if (event < 0.2 || live().length < 2) join();
+          else if (replica === undefined) continue;
+          else if (event < 0.35) replica.stop.abort();
+          else if (event < 0.45) sim.crash(replica.identity);
+          else if (event < 0.5) {
+            // Cut off for a while: it may or may not outlast the renew deadline.
+            const api = replica.api;
+            api.faults.update = 'fail';
+            sim.clock.setTimer(() => delete api.faults.update, draw() * 2 * RENEW_MS);
+          } else if ((joinedAt.get(replica.identity) ?? 0) + 12_000 < sim.clock.now()) {
+            const stale = history.at(-1 - Math.floor(draw() * 10));
+            if (stale !== undefined) replica.api.serveStaleListOnce(stale);
+          }
+        }
+        await sim.runFor(1_000);
+      }
+      // Quiet: every fault healed, no more events; the survivors converge.
+      for (const replica of sim.replicas.values()) delete replica.api.faults.update;
+      if (live().length === 0) join();
+      await sim.until(() => sim.converged(live().map(({ identity }) => identity)), 20 * LEASE_MS);
+      const replicas = [...sim.replicas.values()];
+      for (const replica of replicas) assert.ok(replica.lostCalls <= 1, replica.identity);
+      const count = (result: HandoffResult): number =>
+        replicas.reduce((sum, r) => sum + r.handoffs.filter((h) => h.result === result).length, 0);
+      t.diagnostic(
+        `${replicas.length} members, ${replicas.filter((r) => r.dead).length} crashed, ` +
+          `${replicas.filter((r) => r.exit === 'lost').length} lost; hand-offs: ${count('taken')} taken, ` +
+          `${count('released')} released, ${count('conflict')} conflicts, ${count('failed')} failed`,
+      );
+      await sim.stopAll();
+      // Only the Leases of crashed and lost members are left, to expire and be deleted by the others.
+      const left = sim.store.names().map((name) => sim.replica(name.slice(RING.length + 1)));
+      assert.deepEqual(
+        left.filter(({ dead, exit }) => !dead && exit !== 'lost'),
+        [],
+      );
+    });
+  }
+
   describe('configuration', () => {
     const valid: SharderOptions = {
       client: new MemoryLeaseStore().api('a').client(),
