@@ -1,5 +1,4 @@
-import { jitter, realClock, sleep, type Clock } from '@loopwright/core';
-import { deadlineSignal } from './deadline-signal.ts';
+import { deadlineSignal, jitter, realClock, sleep, type Clock } from '@loopwright/core';
 import { LeaderElectionConfigError, LeaderWorkError } from './errors.ts';
 import { consoleLogger, errorText, type Logger } from './logger.ts';
 import { recordContent, type LeaderElectionRecord, type ResourceLock } from './resource-lock.ts';

@@ -36,10 +36,9 @@
  * retried, as leader election does.
  */
 import { isAlreadyExists, isConflict, isNotFound } from '@loopwright/client';
-import { jitter, realClock, sleep, type Clock } from '@loopwright/core';
+import { deadlineSignal, jitter, realClock, sleep, type Clock, type DeadlineSignal } from '@loopwright/core';
 import { consoleLogger, type LeaderElectionRecord, type Logger } from '@loopwright/leader-election';
 import { assign } from './assignment.ts';
-import { deadlineSignal, type DeadlineSignal } from './deadline-signal.ts';
 import { planHandoff } from './handoff.ts';
 import { formatHoldings } from './holdings.ts';
 import { LEASES, MemberLeases, memberLeaseName, type LeaseObject, type MemberLease } from './member-lease.ts';

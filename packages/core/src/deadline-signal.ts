@@ -1,14 +1,14 @@
 /**
- * An AbortSignal that aborts `delayMs` from now on `clock`, or when `parent` aborts: bounds each request
- * of a tick by the renew deadline, so a hung request cannot keep a member that cannot write alive.
- * `AbortSignal.timeout` runs on real time, which a FakeClock does not drive. (Leader election has the
- * same helper, internal to its package.)
+ * An AbortSignal that aborts `delayMs` from now on `clock` (with a `TimeoutError`), or when `parent`
+ * aborts (with its reason): bounds one request by a deadline, such as a lease's renew deadline, so that a
+ * hung request cannot outlive it. Not `AbortSignal.timeout`: that runs on real time, which a FakeClock
+ * does not drive.
  */
-import type { Clock } from '@loopwright/core';
+import type { Clock } from './clock.ts';
 
 export interface DeadlineSignal {
   readonly signal: AbortSignal;
-  /** Disarms the timer and lets go of `parent`. */
+  /** Disarms the timer and lets go of `parent`: call it when the request is done. */
   dispose(): void;
 }
 
