@@ -28,10 +28,10 @@ describe('deadlineSignal', () => {
   it('dispose disarms the timer and lets go of the parent', async () => {
     const clock = new FakeClock();
     const parent = new AbortController();
-    const { signal, dispose } = deadlineSignal(clock, 1000, parent.signal);
-    dispose();
+    const deadline = deadlineSignal(clock, 1000, parent.signal);
+    deadline.dispose();
     await clock.advance(5000);
     parent.abort(new Error('later'));
-    assert.equal(signal.aborted, false);
+    assert.equal(deadline.signal.aborted, false);
   });
 });
