@@ -279,6 +279,23 @@ describe('EventRecorder', () => {
     await recorder.close();
   });
 
+  it('forgets the spam bucket of an object once it has refilled, and only then; series once finished', async () => {
+    const { clock, recorder } = setup();
+    for (let i = 0; i < 100; i++) recorder.event({ ...pod, name: `web-${i}`, uid: `uid-${i}` }, failed);
+    for (let i = 0; i < 25; i++) recorder.event(node, { ...failed, reason: `Reason${i}` });
+    await settle();
+    assert.deepEqual(recorder.remembered(), { series: 125, spamFilter: 101 });
+    // One token back (a 5-minute refill): the pods' buckets are full again, the node's is not.
+    await clock.advance(5 * 60_000);
+    recorder.event(pod, { ...failed, reason: 'Later' });
+    assert.deepEqual(recorder.remembered(), { series: 126, spamFilter: 2 });
+    // Past the series' 6 minutes the sweep finishes the old series too; the node's bucket fills later.
+    await clock.advance(60_000);
+    recorder.event(pod, { ...failed, reason: 'Later' });
+    assert.deepEqual(recorder.remembered(), { series: 1, spamFilter: 2 });
+    await recorder.close();
+  });
+
   it('recreates the Event with its series when the patch finds it gone (TTL)', async () => {
     const { clock, sink, recorder } = setup();
     recorder.event(pod, failed);
