@@ -109,6 +109,27 @@ const EXPECTED: Record<string, Expected> = {
       'is the string used to identify the lease. Please make sure to group by name.',
     labels: ['name'],
   },
+  loopwright_shard_members: {
+    type: 'gauge',
+    help: "Live members of this controller's shard ring, as this replica last read it.",
+    labels: ['controller'],
+  },
+  loopwright_shard_owned_fraction: {
+    type: 'gauge',
+    help: 'Share of the hash space (0 to 1) whose objects this replica reconciles.',
+    labels: ['controller'],
+  },
+  loopwright_shard_handoffs_total: {
+    type: 'counter',
+    help: 'Hand-offs of hash ranges between replicas, by result: taken, released, conflict (a claim another replica also made, dropped), failed (retried).',
+    labels: ['controller', 'result'],
+  },
+  loopwright_shard_handoff_duration_seconds: {
+    type: 'histogram',
+    help: 'How long a hand-off that moved ranges took: a release from the start of its drain, a take from its claim to its confirmation.',
+    labels: ['controller'],
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
+  },
   rest_client_requests_total: {
     type: 'counter',
     help: 'Number of HTTP requests, partitioned by status code, method, and host.',
@@ -158,6 +179,9 @@ function exerciseEveryFamily(metrics: Metrics): void {
     durationSeconds: 0.01,
   });
   metrics.informer.forResource('pods').relisted();
+  metrics.sharding.setMembers('at-scheduler', 2);
+  metrics.sharding.setOwnedFraction('at-scheduler', 0.5);
+  metrics.sharding.observeHandoff('at-scheduler', 'taken', 128, 0.02);
 }
 
 describe('createMetrics', () => {

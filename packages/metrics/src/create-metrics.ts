@@ -5,6 +5,7 @@ import { createInformerMetrics, type InformerMetrics } from './informer.ts';
 import { createLeaderElectionMetrics, type LeaderElectionMetrics } from './leader-election.ts';
 import { createReconcileMetrics, type ReconcileMetrics } from './reconcile.ts';
 import { createRestClientMetrics, type RestClientMetrics } from './rest-client.ts';
+import { createShardingMetrics, type ShardingMetrics } from './sharding.ts';
 import { createWorkqueueMetricsProvider, type WorkqueueMetricsProvider } from './workqueue.ts';
 
 export interface MetricsOptions {
@@ -21,6 +22,7 @@ export interface Metrics {
   workqueueProvider: WorkqueueMetricsProvider;
   reconcile: ReconcileMetrics;
   leaderElection: LeaderElectionMetrics;
+  sharding: ShardingMetrics;
   restClient: RestClientMetrics;
   informer: InformerMetrics;
   events: EventMetrics;
@@ -61,6 +63,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     workqueueProvider: createWorkqueueMetricsProvider(registry),
     reconcile: createReconcileMetrics(registry),
     leaderElection: createLeaderElectionMetrics(registry),
+    sharding: createShardingMetrics(registry),
     restClient: createRestClientMetrics(registry),
     informer: createInformerMetrics(registry),
     events: createEventMetrics(registry),

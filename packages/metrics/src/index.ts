@@ -9,6 +9,7 @@ export {
   type ReconcileResult,
 } from './reconcile.ts';
 export type { LeaderElectionMetrics } from './leader-election.ts';
+export { SHARD_HANDOFF_RESULTS, type ShardHandoffResult, type ShardingMetrics } from './sharding.ts';
 export {
   REST_CLIENT_DURATION_BUCKETS,
   type RestClientMetrics,

@@ -6,6 +6,7 @@
 import type { KubeClient } from '@loopwright/client';
 import type { Clock } from '@loopwright/core';
 import { JITTER_FACTOR, type Logger } from '@loopwright/leader-election';
+import type { ShardHandoffResult } from '@loopwright/metrics';
 
 /** What the sharder tells the replica that reconciles. */
 export interface SharderCallbacks {
@@ -26,18 +27,14 @@ export interface SharderCallbacks {
   lost(): void;
 }
 
-/** How a tick's hand-off ended, for {@link ShardingMetricsSink.observeHandoff}. */
-export type HandoffResult =
-  /** Buckets claimed and started. */
-  | 'taken'
-  /** Buckets drained and removed from the Lease. */
-  | 'released'
-  /** Claimed buckets that another live member listed too after the claim: dropped, not started. */
-  | 'conflict'
-  /** A drain rejected, or a write or read failed: retried on a later tick. */
-  | 'failed';
+/**
+ * How a tick's hand-off ended, for {@link ShardingMetricsSink.observeHandoff}: `taken`, `released`,
+ * `conflict` (claimed buckets another live member also listed: dropped, never started) or `failed`
+ * (retried on a later tick). One list with the metric's label values.
+ */
+export type HandoffResult = ShardHandoffResult;
 
-/** Structural hook for the sharding metrics (the Prometheus families come later). Must not throw. */
+/** Structural hook for the sharding metrics; `@loopwright/metrics`' `ShardingMetrics` fits. Must not throw. */
 export interface ShardingMetricsSink {
   /** The live members of the ring as last read, this replica included. */
   setMembers(ring: string, members: number): void;
