@@ -114,7 +114,12 @@ export class LeaderElector {
     this.#leaseDurationMs = options.leaseDurationMs ?? 15_000;
     this.#renewDeadlineMs = options.renewDeadlineMs ?? 10_000;
     this.#retryPeriodMs = options.retryPeriodMs ?? 2_000;
-    validateDurations(this.#leaseDurationMs, this.#renewDeadlineMs, this.#retryPeriodMs);
+    const problem = leaseDurationsProblem({
+      leaseDurationMs: this.#leaseDurationMs,
+      renewDeadlineMs: this.#renewDeadlineMs,
+      retryPeriodMs: this.#retryPeriodMs,
+    });
+    if (problem !== undefined) throw new LeaderElectionConfigError(problem);
     // The type system covers TypeScript callers; these catch JavaScript callers and `as any`.
     const callbacks = options.callbacks as Partial<LeaderCallbacks> | undefined;
     if (typeof callbacks?.onStartedLeading !== 'function') {
@@ -452,29 +457,30 @@ export class LeaderElector {
   }
 }
 
-function validateDurations(leaseDurationMs: number, renewDeadlineMs: number, retryPeriodMs: number): void {
-  for (const [name, value] of [
-    ['leaseDurationMs', leaseDurationMs],
-    ['renewDeadlineMs', renewDeadlineMs],
-    ['retryPeriodMs', retryPeriodMs],
-  ] as const) {
-    if (!Number.isFinite(value) || value <= 0) {
-      throw new LeaderElectionConfigError(`${name} must be a positive number of milliseconds, got ${value}`);
-    }
+/**
+ * What is wrong with a lease's durations, as client-go checks them, or `undefined`: positive; the lease
+ * a whole number of seconds (the Lease stores `leaseDurationSeconds`); the lease longer than the renew
+ * deadline; the renew deadline longer than {@link JITTER_FACTOR} retry periods. Shared by everything that
+ * renews a Lease on these rules (leader election, shard ring membership).
+ */
+export function leaseDurationsProblem(durations: {
+  leaseDurationMs: number;
+  renewDeadlineMs: number;
+  retryPeriodMs: number;
+}): string | undefined {
+  const { leaseDurationMs, renewDeadlineMs, retryPeriodMs } = durations;
+  for (const [name, value] of Object.entries(durations)) {
+    if (!Number.isFinite(value) || value <= 0)
+      return `${name} must be a positive number of milliseconds, got ${value}`;
   }
   if (leaseDurationMs % 1000 !== 0) {
-    throw new LeaderElectionConfigError(
-      `leaseDurationMs must be a whole number of seconds (the Lease stores leaseDurationSeconds), got ${leaseDurationMs}`,
-    );
+    return `leaseDurationMs must be a whole number of seconds (the Lease stores leaseDurationSeconds), got ${leaseDurationMs}`;
   }
   if (leaseDurationMs <= renewDeadlineMs) {
-    throw new LeaderElectionConfigError(
-      `leaseDurationMs (${leaseDurationMs}) must be greater than renewDeadlineMs (${renewDeadlineMs})`,
-    );
+    return `leaseDurationMs (${leaseDurationMs}) must be greater than renewDeadlineMs (${renewDeadlineMs})`;
   }
   if (renewDeadlineMs <= JITTER_FACTOR * retryPeriodMs) {
-    throw new LeaderElectionConfigError(
-      `renewDeadlineMs (${renewDeadlineMs}) must be greater than ${JITTER_FACTOR} * retryPeriodMs (${JITTER_FACTOR * retryPeriodMs})`,
-    );
+    return `renewDeadlineMs (${renewDeadlineMs}) must be greater than ${JITTER_FACTOR} * retryPeriodMs (${JITTER_FACTOR * retryPeriodMs})`;
   }
+  return undefined;
 }

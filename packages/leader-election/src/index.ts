@@ -2,9 +2,9 @@
  * @loopwright/leader-election: client-go `tools/leaderelection` with a Lease lock, interoperable with
  * Go candidates sharing the same Lease. See the README for exact semantics.
  */
-export { LeaderElector, JITTER_FACTOR } from './elector.ts';
+export { LeaderElector, JITTER_FACTOR, leaseDurationsProblem } from './elector.ts';
 export type { LeaderCallbacks, LeaderElectionMetricsSink, LeaderElectorOptions } from './elector.ts';
-export { LeaseLock } from './lease-lock.ts';
+export { LEASES, LeaseLock } from './lease-lock.ts';
 export type { LeaseLockOptions } from './lease-lock.ts';
 export type { LeaderElectionRecord, ResourceLock } from './resource-lock.ts';
 export { formatMicroTime, parseMicroTime, MicroTimeError } from './micro-time.ts';

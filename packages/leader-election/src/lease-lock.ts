@@ -32,7 +32,8 @@ interface LeaseObject extends KubeObject {
   spec?: LeaseSpec;
 }
 
-const LEASES: ResourceType = {
+/** `coordination.k8s.io/v1` Leases: the resource of every lock and member Lease. */
+export const LEASES: ResourceType = {
   group: 'coordination.k8s.io',
   version: 'v1',
   plural: 'leases',

@@ -10,21 +10,13 @@
  * operations and an annotation argument would not be small, and the elector needs none of it. What is
  * shared is reused: the record type and the MicroTime codec of `@loopwright/leader-election`.
  */
-import { KubeApiError, KubeApiFailure, type KubeObject, type ResourceType } from '@loopwright/client';
+import { KubeApiError, KubeApiFailure, type KubeObject } from '@loopwright/client';
 import { formatMicroTime, parseMicroTime, type LeaderElectionRecord } from '@loopwright/leader-election';
 import { hashHex } from './hash.ts';
 import { HOLDINGS_ANNOTATION } from './holdings.ts';
 
 /** The label that puts a member Lease in its ring; its value is the ring's name. */
 export const RING_LABEL = 'sharding.loopwright.dev/ring';
-
-export const LEASES: ResourceType = {
-  group: 'coordination.k8s.io',
-  version: 'v1',
-  plural: 'leases',
-  kind: 'Lease',
-  namespaced: true,
-};
 
 interface LeaseSpec {
   holderIdentity?: unknown;

@@ -5,7 +5,7 @@
  */
 import type { KubeClient } from '@loopwright/client';
 import type { Clock } from '@loopwright/core';
-import { JITTER_FACTOR, type Logger } from '@loopwright/leader-election';
+import { leaseDurationsProblem, type Logger } from '@loopwright/leader-election';
 import type { ShardHandoffResult } from '@loopwright/metrics';
 
 /** What the sharder tells the replica that reconciles. */
@@ -113,26 +113,7 @@ export function validateSharderOptions(options: SharderOptions): Durations {
     renewDeadlineMs: options.renewDeadlineMs ?? 10_000,
     retryPeriodMs: options.retryPeriodMs ?? 2_000,
   };
-  for (const [name, value] of Object.entries(durations)) {
-    if (!Number.isFinite(value) || value <= 0) {
-      throw new ShardingConfigError(`${name} must be a positive number of milliseconds, got ${value}`);
-    }
-  }
-  const { leaseDurationMs, renewDeadlineMs, retryPeriodMs } = durations;
-  if (leaseDurationMs % 1000 !== 0) {
-    throw new ShardingConfigError(
-      `leaseDurationMs must be a whole number of seconds (the Lease stores leaseDurationSeconds), got ${leaseDurationMs}`,
-    );
-  }
-  if (leaseDurationMs <= renewDeadlineMs) {
-    throw new ShardingConfigError(
-      `leaseDurationMs (${leaseDurationMs}) must be greater than renewDeadlineMs (${renewDeadlineMs})`,
-    );
-  }
-  if (renewDeadlineMs <= JITTER_FACTOR * retryPeriodMs) {
-    throw new ShardingConfigError(
-      `renewDeadlineMs (${renewDeadlineMs}) must be greater than ${JITTER_FACTOR} * retryPeriodMs (${JITTER_FACTOR * retryPeriodMs})`,
-    );
-  }
+  const problem = leaseDurationsProblem(durations);
+  if (problem !== undefined) throw new ShardingConfigError(problem);
   return durations;
 }

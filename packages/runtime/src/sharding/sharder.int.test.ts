@@ -12,7 +12,8 @@ import { createTestNamespace, eventually, loadTestKubeConfig, type TestNamespace
 import { createLogger } from '../log/index.ts';
 import { assign } from './assignment.ts';
 import { formatHoldings, HOLDINGS_ANNOTATION } from './holdings.ts';
-import { decodeMemberLease, LEASES, memberLeaseName, type LeaseObject } from './member-lease.ts';
+import { LEASES } from '@loopwright/leader-election';
+import { decodeMemberLease, memberLeaseName, type LeaseObject } from './member-lease.ts';
 import { Sharder, type SharderExit } from './sharder.ts';
 import { BUCKETS } from './space.ts';
 

@@ -37,11 +37,11 @@
  */
 import { isAlreadyExists, isConflict, isNotFound } from '@loopwright/client';
 import { deadlineSignal, jitter, realClock, sleep, type Clock, type DeadlineSignal } from '@loopwright/core';
-import { consoleLogger, type LeaderElectionRecord, type Logger } from '@loopwright/leader-election';
+import { consoleLogger, LEASES, type LeaderElectionRecord, type Logger } from '@loopwright/leader-election';
 import { assign } from './assignment.ts';
 import { planHandoff } from './handoff.ts';
 import { formatHoldings } from './holdings.ts';
-import { LEASES, MemberLeases, memberLeaseName, type LeaseObject, type MemberLease } from './member-lease.ts';
+import { MemberLeases, memberLeaseName, type LeaseObject, type MemberLease } from './member-lease.ts';
 import { RingView } from './ring-view.ts';
 import {
   validateSharderOptions,
