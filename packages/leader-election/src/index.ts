@@ -4,8 +4,8 @@
  */
 export { LeaderElector, JITTER_FACTOR, leaseDurationsProblem } from './elector.ts';
 export type { LeaderCallbacks, LeaderElectionMetricsSink, LeaderElectorOptions } from './elector.ts';
-export { LEASES, LeaseLock } from './lease-lock.ts';
-export type { LeaseLockOptions } from './lease-lock.ts';
+export { decodeLeaseSpec, encodeLeaseSpec, LEASES, LeaseLock } from './lease-lock.ts';
+export type { LeaseLockOptions, LeaseSpec } from './lease-lock.ts';
 export type { LeaderElectionRecord, ResourceLock } from './resource-lock.ts';
 export { formatMicroTime, parseMicroTime, MicroTimeError } from './micro-time.ts';
 export type { EpochMicros } from './micro-time.ts';

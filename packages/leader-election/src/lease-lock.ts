@@ -41,7 +41,7 @@ export const LEASES: ResourceType = {
   namespaced: true,
 };
 
-interface LeaseSpec {
+export interface LeaseSpec {
   holderIdentity?: string;
   leaseDurationSeconds?: number;
   acquireTime?: string;
@@ -92,7 +92,7 @@ export class LeaseLock implements ResourceLock {
       apiVersion: 'coordination.k8s.io/v1',
       kind: 'Lease',
       metadata: { name: this.#options.name, namespace: this.#options.namespace },
-      spec: leaseSpec(record),
+      spec: encodeLeaseSpec(record),
     };
     this.#accept(await this.#leases.create(lease, { signal }), 'POST');
   }
@@ -101,7 +101,7 @@ export class LeaseLock implements ResourceLock {
     if (this.#lease === undefined) {
       throw new Error(`Lease ${this.describe()} not read yet: call get or create before update`);
     }
-    const lease: LeaseObject = { ...this.#lease, spec: leaseSpec(record) };
+    const lease: LeaseObject = { ...this.#lease, spec: encodeLeaseSpec(record) };
     this.#accept(await this.#leases.update(lease, { signal }), 'PUT');
   }
 
@@ -114,14 +114,14 @@ export class LeaseLock implements ResourceLock {
       });
     }
     const object = lease as LeaseObject;
-    const record = leaderElectionRecord(object.spec ?? {}, this.describe(), method);
+    const record = decodeLeaseSpec(object.spec ?? {}, this.describe(), method);
     this.#lease = object;
     return record;
   }
 }
 
 /** The spec client-go writes: every field present, an empty holder included (that is a release). */
-function leaseSpec(record: LeaderElectionRecord): LeaseSpec {
+export function encodeLeaseSpec(record: LeaderElectionRecord): LeaseSpec {
   return {
     holderIdentity: record.holderIdentity,
     leaseDurationSeconds: record.leaseDurationSeconds,
@@ -133,9 +133,10 @@ function leaseSpec(record: LeaderElectionRecord): LeaseSpec {
 
 /**
  * Reads a spec with client-go's defaults for absent fields (a Lease created by hand may lack any). A
- * field of the wrong type is a `decode` failure of the request that returned it.
+ * field of the wrong type is a `decode` failure of the request (`method`) that returned the Lease
+ * (`lease`, for the message).
  */
-function leaderElectionRecord(spec: LeaseSpec, lease: string, method: string): LeaderElectionRecord {
+export function decodeLeaseSpec(spec: LeaseSpec, lease: string, method: string): LeaderElectionRecord {
   const undecodable = (message: string, cause?: unknown): KubeApiError =>
     new KubeApiError(`Lease ${lease}: ${message}`, { failure: KubeApiFailure.Decode, cause, method });
   const field = <T>(name: string, value: unknown, type: 'string' | 'number', fallback: T): T => {

@@ -10,22 +10,18 @@
  * operations and an annotation argument would not be small, and the elector needs none of it. What is
  * shared is reused: the record type and the MicroTime codec of `@loopwright/leader-election`.
  */
-import { KubeApiError, KubeApiFailure, type KubeObject } from '@loopwright/client';
-import { formatMicroTime, parseMicroTime, type LeaderElectionRecord } from '@loopwright/leader-election';
+import type { KubeObject } from '@loopwright/client';
+import {
+  decodeLeaseSpec,
+  encodeLeaseSpec,
+  type LeaderElectionRecord,
+  type LeaseSpec,
+} from '@loopwright/leader-election';
 import { hashHex } from './hash.ts';
 import { HOLDINGS_ANNOTATION } from './holdings.ts';
 
 /** The label that puts a member Lease in its ring; its value is the ring's name. */
 export const RING_LABEL = 'sharding.loopwright.dev/ring';
-
-interface LeaseSpec {
-  holderIdentity?: unknown;
-  leaseDurationSeconds?: unknown;
-  acquireTime?: unknown;
-  renewTime?: unknown;
-  leaseTransitions?: unknown;
-  [field: string]: unknown;
-}
 
 /** A Lease as the server returns it; written back whole, so fields this file does not know survive. */
 export interface LeaseObject extends KubeObject {
@@ -142,7 +138,7 @@ export class MemberLeases {
         labels: { [RING_LABEL]: this.#ring },
         annotations: { [HOLDINGS_ANNOTATION]: holdings },
       },
-      spec: leaseSpec(record),
+      spec: encodeLeaseSpec(record),
     };
     return decodeMemberLease(await this.#api.create(lease, { signal }), 'POST');
   }
@@ -165,7 +161,7 @@ export class MemberLeases {
         labels: { ...metadata.labels, [RING_LABEL]: this.#ring },
         annotations: { ...metadata.annotations, [HOLDINGS_ANNOTATION]: holdings },
       },
-      spec: { ...base.object.spec, ...leaseSpec(record) },
+      spec: { ...base.object.spec, ...encodeLeaseSpec(record) },
     };
     return decodeMemberLease(await this.#api.update(lease, { signal }), 'PUT');
   }
@@ -179,48 +175,13 @@ export class MemberLeases {
   }
 }
 
-/** The spec client-go writes: every field present. */
-function leaseSpec(record: LeaderElectionRecord): LeaseSpec {
-  return {
-    holderIdentity: record.holderIdentity,
-    leaseDurationSeconds: record.leaseDurationSeconds,
-    ...(record.acquireTime === undefined ? {} : { acquireTime: formatMicroTime(record.acquireTime) }),
-    ...(record.renewTime === undefined ? {} : { renewTime: formatMicroTime(record.renewTime) }),
-    leaseTransitions: record.leaseTransitions,
-  };
-}
-
 /** Reads a Lease with client-go's defaults for absent spec fields, as `LeaseLock` does. */
 export function decodeMemberLease(object: LeaseObject, method: string): MemberLease {
   const name = object.metadata?.name ?? '';
-  const undecodable = (message: string, cause?: unknown): KubeApiError =>
-    new KubeApiError(`Lease ${name}: ${message}`, { failure: KubeApiFailure.Decode, cause, method });
-  const spec = object.spec ?? {};
-  const field = <T>(key: string, type: 'string' | 'number', fallback: T): T => {
-    const value = spec[key];
-    if (value === undefined || value === null) return fallback;
-    if (typeof value !== type) throw undecodable(`spec.${key} is not a ${type}: ${JSON.stringify(value)}`);
-    return value as T;
-  };
-  const time = (key: string): number | undefined => {
-    const text = field<string | undefined>(key, 'string', undefined);
-    if (text === undefined) return undefined;
-    try {
-      return parseMicroTime(text);
-    } catch (error) {
-      throw undecodable(`spec.${key} is not a timestamp`, error);
-    }
-  };
   return {
     name,
     resourceVersion: object.metadata?.resourceVersion ?? '',
-    record: {
-      holderIdentity: field('holderIdentity', 'string', ''),
-      leaseDurationSeconds: field('leaseDurationSeconds', 'number', 0),
-      acquireTime: time('acquireTime'),
-      renewTime: time('renewTime'),
-      leaseTransitions: field('leaseTransitions', 'number', 0),
-    },
+    record: decodeLeaseSpec(object.spec ?? {}, name, method),
     holdings: object.metadata?.annotations?.[HOLDINGS_ANNOTATION],
     object,
   };
