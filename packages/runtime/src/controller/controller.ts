@@ -16,10 +16,11 @@ import { isTerminal } from '../errors/index.ts';
 import { OwnWrites } from '../writes/own-writes.ts';
 import { ownStatusWriter } from '../writes/status-writer.ts';
 import { enqueueFiltered } from './event-handler.ts';
-import { enqueueControllerOwner, splitKey } from './mappers.ts';
+import { controllerOwnerOf, enqueueControllerOwner, splitKey } from './mappers.ts';
 import { isPanic } from './panic.ts';
 import { reconcileDeadline } from './reconcile-deadline.ts';
 import { and, type Predicate } from './predicates.ts';
+import { ShardFilter, type ShardBy } from './shard-filter.ts';
 import type { OwnedResource, PrimaryResource, ReconcileResult, Reconciler, Watch } from './types.ts';
 
 export interface ControllerOptions<T extends KubeObject> {
@@ -53,6 +54,12 @@ export interface ControllerOptions<T extends KubeObject> {
    * `ReconciliationTimeout`); 0: no limit. Default: the Manager's (`--reconcile-timeout`).
    */
   reconcileTimeoutMs?: number;
+  /**
+   * What decides which replica reconciles a key when the Manager runs sharded (`ManagerOptions.sharding`):
+   * the hash of the key's primary object's `metadata.uid`, or of the key's namespace (all of a
+   * namespace's objects in one replica). Ignored without sharding. Default `'uid'`.
+   */
+  shardBy?: ShardBy;
 }
 
 /** What the Manager hands a controller when it starts it. */
@@ -66,6 +73,11 @@ export interface ControllerContext {
   signal: AbortSignal;
   /** The reconcile timeout of a controller that sets none of its own; default 0: no limit. */
   reconcileTimeoutMs?: number;
+  /**
+   * The Manager runs sharded: nothing is reconciled but the keys of the buckets it hands over with
+   * {@link Controller.startBuckets} (none at first).
+   */
+  sharded?: boolean;
 }
 
 /**
@@ -90,10 +102,21 @@ export interface ControllerContext {
  *
  * Status writes through `ReconcileRequest.status` are the controller's own (see `OwnWrites`): the next
  * reconcile reads the written object while the cache lags, and the write's echo enqueues nothing.
+ *
+ * Sharded (issue 39; the Manager's `sharding`, in-replica filtering: every replica caches everything),
+ * the controller reconciles only the keys of the buckets it holds (see `ShardFilter`): a key is queued
+ * only when its bucket is held, a key whose bucket was drained since it was queued is dropped when a
+ * worker takes it (forgotten, not reconciled, not counted), {@link Controller.startBuckets} queues the
+ * cached primary objects of newly held buckets as an initial list would, and
+ * {@link Controller.drainBuckets} gives buckets up at once and resolves once none of their reconciles
+ * is in flight. An owned object's event finds its bucket from its controller owner reference's uid,
+ * which is the owner's.
  */
 export class Controller<T extends KubeObject = KubeObject> {
   readonly name: string;
   readonly #options: ControllerOptions<T>;
+  /** Set by a sharded `run`: the filter, and how to queue the cached objects of buckets taken. */
+  #sharding: { filter: ShardFilter; enqueueCached: (buckets: ReadonlySet<number>) => void } | undefined;
 
   constructor(options: ControllerOptions<T>) {
     if (!options.name) throw new Error('a controller needs a name');
@@ -109,6 +132,25 @@ export class Controller<T extends KubeObject = KubeObject> {
     factory.forResource(this.#options.for);
     for (const owned of this.#options.owns ?? []) factory.forResource(owned);
     for (const watch of this.#options.watches ?? []) factory.forResource(watch.resource);
+  }
+
+  /**
+   * Takes `buckets` (the Sharder's `start`, through the Manager): their keys are queued from now on, and
+   * every cached primary object in them is queued at once at low priority, as by an initial list, so
+   * nothing that changed while another replica held them is missed. Only while running sharded.
+   */
+  startBuckets(buckets: readonly number[]): void {
+    if (this.#sharding === undefined) throw new Error(`controller ${this.name} is not running sharded`);
+    this.#sharding.filter.hold(buckets);
+    this.#sharding.enqueueCached(new Set(buckets));
+  }
+
+  /**
+   * Gives `buckets` up at once: none of their keys is queued or begins a reconcile from now on. Resolves
+   * once no reconcile of theirs is in flight (the Sharder's `drain`).
+   */
+  drainBuckets(buckets: readonly number[]): Promise<void> {
+    return this.#sharding?.filter.release(buckets) ?? Promise.resolve();
   }
 
   /**
@@ -130,33 +172,58 @@ export class Controller<T extends KubeObject = KubeObject> {
     const resource = client.resource<T>(resourceTypeOf(this.#options.for));
     const ownWrites = new OwnWrites<T>();
 
-    const enqueue = (key: string, priority: number): void => {
-      queue.add(key, priority);
-    };
+    const { kind, group, namespaced } = this.#options.for;
+    const shards = context.sharded
+      ? new ShardFilter(this.#options.shardBy ?? 'uid', (key) => {
+          const { namespace, name } = splitKey(key);
+          return primary.lister.get(namespace, name)?.metadata?.uid;
+        })
+      : undefined;
+    // `uidOf`: the uid of the key's primary object as the event's object carries it, if it does.
+    const enqueueWith =
+      (uidOf: (obj: KubeObject) => string | undefined) =>
+      (key: string, priority: number, obj: KubeObject): void => {
+        if (shards !== undefined && !shards.admit(key, uidOf(obj))) return;
+        queue.add(key, priority);
+      };
     const filter = <R extends KubeObject>(own: Predicate<R> | undefined): Predicate<R> =>
       and(...[this.#options.eventFilter, own].filter((p) => p !== undefined));
-    const registrations: HandlerRegistration[] = [
-      primary.addEventHandler(
-        withoutEchoes(
-          ownWrites,
-          enqueueFiltered(enqueue, (obj) => [objectKey(obj)], filter(this.#options.for.predicate)),
-        ),
+    const primaryHandlers = withoutEchoes(
+      ownWrites,
+      enqueueFiltered(
+        enqueueWith((obj) => obj.metadata?.uid),
+        (obj) => [objectKey(obj)],
+        filter(this.#options.for.predicate),
       ),
-    ];
-    const { kind, group, namespaced } = this.#options.for;
+    );
+    const registrations: HandlerRegistration[] = [primary.addEventHandler(primaryHandlers)];
     const ownerKeys = enqueueControllerOwner(kind, group, namespaced);
+    const ownerUid = (obj: KubeObject) => controllerOwnerOf(obj, kind, group)?.uid;
     for (const owned of this.#options.owns ?? [])
       registrations.push(
         factory
           .forResource(owned)
-          .addEventHandler(enqueueFiltered(enqueue, ownerKeys, filter(owned.predicate))),
+          .addEventHandler(enqueueFiltered(enqueueWith(ownerUid), ownerKeys, filter(owned.predicate))),
       );
     for (const watch of this.#options.watches ?? [])
       registrations.push(
-        factory
-          .forResource(watch.resource)
-          .addEventHandler(enqueueFiltered(enqueue, watch.map, filter(watch.predicate))),
+        factory.forResource(watch.resource).addEventHandler(
+          enqueueFiltered(
+            enqueueWith(() => undefined),
+            watch.map,
+            filter(watch.predicate),
+          ),
+        ),
       );
+    if (shards !== undefined) {
+      this.#sharding = {
+        filter: shards,
+        enqueueCached: (buckets) => {
+          for (const obj of primary.lister.list())
+            if (shards.objectIn(obj, buckets)) primaryHandlers.onAdd?.(obj, true);
+        },
+      };
+    }
 
     const stop = (): void => {
       for (const registration of registrations) registration.remove();
@@ -169,7 +236,17 @@ export class Controller<T extends KubeObject = KubeObject> {
     const timeoutMs = this.#options.reconcileTimeoutMs ?? context.reconcileTimeoutMs ?? 0;
     await Promise.all(
       Array.from({ length: workers }, () =>
-        this.#worker({ queue, lister: primary.lister, resource, ownWrites, metrics, log, signal, timeoutMs }),
+        this.#worker({
+          queue,
+          lister: primary.lister,
+          resource,
+          ownWrites,
+          metrics,
+          log,
+          signal,
+          timeoutMs,
+          shards,
+        }),
       ),
     );
     log.info('all workers finished');
@@ -186,9 +263,17 @@ export class Controller<T extends KubeObject = KubeObject> {
         queue.done(item.key);
         return;
       }
+      if (worker.shards !== undefined && !worker.shards.begin(item.key)) {
+        queue.forget(item.key);
+        queue.done(item.key);
+        worker.log.debug('dropped a key whose bucket this replica no longer holds', { key: item.key });
+        continue;
+      }
+      let outcome: ReconcileOutcome | undefined;
       try {
-        await this.#reconcileKey(item.key, item.priority, worker);
+        outcome = await this.#reconcileKey(item.key, item.priority, worker);
       } finally {
+        worker.shards?.end(item.key, outcome !== undefined && REQUEUED.has(outcome));
         queue.done(item.key);
       }
     }
@@ -199,7 +284,7 @@ export class Controller<T extends KubeObject = KubeObject> {
     key: string,
     priority: number,
     { queue, lister, resource, ownWrites, metrics, log: controllerLog, signal, timeoutMs }: Worker<T>,
-  ): Promise<void> {
+  ): Promise<ReconcileOutcome> {
     const { namespace, name } = splitKey(key);
     const object = ownWrites.latest(key, lister.get(namespace, name));
     const status = ownStatusWriter(
@@ -255,6 +340,7 @@ export class Controller<T extends KubeObject = KubeObject> {
       deadline.clear();
     }
     metrics?.reconcileFinished(outcome, (performance.now() - started) / 1000);
+    return outcome;
   }
 }
 
@@ -268,7 +354,17 @@ interface Worker<T extends KubeObject> {
   signal: AbortSignal;
   /** Each reconcile's timeout; 0: none. */
   timeoutMs: number;
+  /** Sharded: which keys this replica may reconcile. */
+  shards: ShardFilter | undefined;
 }
+
+/** The outcomes after which the key is queued again (retry with backoff, or after a delay). */
+const REQUEUED: ReadonlySet<ReconcileOutcome> = new Set<ReconcileOutcome>([
+  'requeue_after',
+  'requeue',
+  'error',
+  'panic',
+]);
 
 /**
  * The primary's handlers without the echoes of the controller's own status writes (see

@@ -22,12 +22,15 @@ import type { Predicate } from './predicates.ts';
  *   not drop it (both generations are often 1).
  */
 export function enqueueFiltered<R extends KubeObject>(
-  enqueue: (key: string, priority: number) => void,
+  enqueue: (key: string, priority: number, obj: R) => void,
   map: (obj: R) => readonly string[],
   predicate: Predicate<R> = {},
 ): EventHandlers<R> {
   const enqueueMapped = (priority: number, ...objects: R[]): void => {
-    for (const key of new Set(objects.flatMap((obj) => map(obj)))) enqueue(key, priority);
+    // Each key once, with the last object that maps to it (of a re-created object, the new one).
+    const keys = new Map<string, R>();
+    for (const obj of objects) for (const key of map(obj)) keys.set(key, obj);
+    for (const [key, obj] of keys) enqueue(key, priority, obj);
   };
   const created = (obj: R): boolean => predicate.create?.(obj) ?? true;
   const deleted = (obj: R, info: { finalStateUnknown: boolean }): boolean =>

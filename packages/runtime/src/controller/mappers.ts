@@ -18,12 +18,21 @@ export function enqueueControllerOwner(
   namespaced = true,
 ): (obj: KubeObject) => string[] {
   return (obj) => {
-    const owner = obj.metadata?.ownerReferences?.find(
-      (ref) => ref.controller === true && ref.kind === kind && groupOf(ref.apiVersion) === group,
-    );
+    const owner = controllerOwnerOf(obj, kind, group);
     if (owner === undefined) return [];
     return [namespaced ? keyFor(obj.metadata?.namespace, owner.name) : owner.name];
   };
+}
+
+/** `obj`'s controller owner reference when it points at a `kind` in `group` (any version). */
+export function controllerOwnerOf(
+  obj: KubeObject,
+  kind: string,
+  group: string,
+): { name: string; uid: string } | undefined {
+  return obj.metadata?.ownerReferences?.find(
+    (ref) => ref.controller === true && ref.kind === kind && groupOf(ref.apiVersion) === group,
+  );
 }
 
 /** Splits a `namespace/name` key (or a cluster-scoped `name`). */

@@ -8,6 +8,8 @@ import { createMetrics, type Metrics } from '@loopwright/metrics';
 import type { Logger } from 'winston';
 import type { Controller } from '../controller/controller.ts';
 import { EventRecorder } from '../events/index.ts';
+import { Sharder } from '../sharding/sharder.ts';
+import { ShardingConfigError, validateSharderOptions } from '../sharding/sharder-options.ts';
 import { cacheSyncTimeoutApplies } from './cache-sync.ts';
 import { informerMetricsHook } from './informer-metrics.ts';
 import { startServers, type ServerAddress, type StartedServers } from './servers.ts';
@@ -19,6 +21,21 @@ export interface LeaderElectionOptions {
   leaseName: string;
   /** Unique per replica; default `<hostname>_<uuid>` as controller-runtime. */
   identity?: string;
+  leaseDurationMs?: number;
+  renewDeadlineMs?: number;
+  retryPeriodMs?: number;
+}
+
+/**
+ * Active-active sharding (issue 39): every replica runs its controllers, each reconciling only the
+ * objects of the hash buckets it holds, handed off through member Leases (see `Sharder`). Durations as
+ * the Sharder's (defaults 15 s, 10 s, 2 s); the identity is the Manager's.
+ */
+export interface ShardingOptions {
+  /** Where the ring's member Leases live: usually the controller's own namespace (POD_NAMESPACE). */
+  namespace: string;
+  /** The ring's name (a label value), the same in every replica of one controller. */
+  ring: string;
   leaseDurationMs?: number;
   renewDeadlineMs?: number;
   retryPeriodMs?: number;
@@ -40,6 +57,12 @@ export interface ManagerOptions {
   metricsServer?: ServerAddress;
   /** Omit to run without leader election (one replica, or tests). */
   leaderElection?: LeaderElectionOptions;
+  /**
+   * Run every replica's controllers, each on its share of the objects (see {@link ShardingOptions});
+   * replaces leader election, so not with `leaderElection`. Every replica caches everything and filters
+   * in-process; /readyz as without leader election.
+   */
+  sharding?: ShardingOptions;
   /**
    * With leader election: whether a standby starts its informers and fills its caches while it waits
    * (warm: it takes over without a full list), or only once it wins (cold: less memory while waiting).
@@ -87,7 +110,11 @@ export interface ManagerOptions {
 /** How a standby waits for the Lease: informers running (warm) or not started yet (cold). */
 type Standby = 'warm' | 'cold';
 
-/** How {@link Manager.start} ended; `lost-leadership` must end the process with a non-zero status. */
+/**
+ * How {@link Manager.start} ended; `lost-leadership` must end the process with a non-zero status. A
+ * sharded Manager ends so too when its member Lease could not be renewed in time: the same duty (stop
+ * at once, exit, let the others take over), told apart in the log.
+ */
 export type ManagerExit = 'stopped' | 'lost-leadership';
 
 export class CacheSyncTimeoutError extends Error {
@@ -151,6 +178,11 @@ export class Manager {
   #servers: StartedServers | undefined;
 
   constructor(options: ManagerOptions) {
+    if (options.sharding !== undefined && options.leaderElection !== undefined) {
+      throw new ShardingConfigError(
+        'sharding and leaderElection exclude each other: a sharded controller runs in every replica, each on its own share; drop leaderElection',
+      );
+    }
     this.#options = options;
     this.identity = options.identity ?? options.leaderElection?.identity ?? `${hostname()}_${randomUUID()}`;
     this.metrics = options.metrics ?? createMetrics();
@@ -165,6 +197,8 @@ export class Manager {
       metrics: informerMetricsHook(this.metrics.informer),
       transform: options.cacheTransform ?? stripManagedFields,
     });
+    // A bad ring name or unsafe durations fail here, at configuration, rather than at `start`.
+    if (options.sharding !== undefined) validateSharderOptions(this.#sharderOptions(options.sharding));
   }
 
   /**
@@ -222,6 +256,7 @@ export class Manager {
     try {
       for (const controller of this.#controllers) controller.requestInformers(this.factory);
       const election = this.#options.leaderElection;
+      const sharding = this.#options.sharding;
       const standby: Standby = this.#options.warmStandby === false ? 'cold' : 'warm';
       if (election === undefined || standby === 'warm') {
         if (!(await this.#syncCaches(signal))) return 'stopped';
@@ -229,7 +264,9 @@ export class Manager {
       }
       const outcome: ManagerExit = election
         ? await this.#runElected(election, standby, signal)
-        : await this.#runControllers(signal).then(() => 'stopped' as const);
+        : sharding
+          ? await this.#runSharded(sharding, signal)
+          : await this.#runControllers(signal).then(() => 'stopped' as const);
       exit = outcome;
       return outcome;
     } finally {
@@ -385,6 +422,83 @@ export class Manager {
     return 'stopped';
   }
 
+  /** The Sharder's options but its client and callbacks (validated by the constructor). */
+  #sharderOptions(sharding: ShardingOptions) {
+    return {
+      namespace: sharding.namespace,
+      ring: sharding.ring,
+      identity: this.identity,
+      ...(sharding.leaseDurationMs === undefined ? {} : { leaseDurationMs: sharding.leaseDurationMs }),
+      ...(sharding.renewDeadlineMs === undefined ? {} : { renewDeadlineMs: sharding.renewDeadlineMs }),
+      ...(sharding.retryPeriodMs === undefined ? {} : { retryPeriodMs: sharding.retryPeriodMs }),
+      client: this.client,
+      callbacks: { start: () => undefined, drain: () => Promise.resolve(), lost: () => undefined },
+    };
+  }
+
+  /**
+   * Sharded: the controllers run from the start holding nothing, the Sharder beside them hands them
+   * buckets (`startBuckets`, `drainBuckets`). On `signal` the controllers stop taking keys while the
+   * Sharder drains everything (in-flight reconciles finish) and deletes its Lease, so the others take
+   * over at their next tick. A lost member Lease stops every controller at once and resolves
+   * `'lost-leadership'` without waiting. Reconciles outliving the grace period: the Sharder is halted
+   * (its Lease left to expire, as the elected Manager keeps its Lease) and `start` rejects.
+   */
+  async #runSharded(sharding: ShardingOptions, signal: AbortSignal): Promise<ManagerExit> {
+    const log = this.#options.logger;
+    const controllers = this.#controllers;
+    const lost = new AbortController();
+    const halt = new AbortController();
+    log.info('running sharded: in-replica filtering: every replica caches everything', {
+      ring: sharding.ring,
+      namespace: sharding.namespace,
+      identity: this.identity,
+    });
+    const running = this.#runControllers(AbortSignal.any([signal, lost.signal]), true);
+    // After a lost Lease nobody awaits `running`: its late rejection must not become an unhandled one.
+    running.catch(() => undefined);
+    const shutdownTimedOut = running.then(
+      () => new Promise<never>(() => undefined),
+      (error: unknown) => {
+        halt.abort();
+        throw error;
+      },
+    );
+    shutdownTimedOut.catch(() => undefined);
+    // The member Lease gets a client of its own, as the elector's: renewals never queue behind reconciles.
+    const leaseClient = new KubeClient(this.#options.kubeConfig, this.#clientOptions());
+    const sharder = new Sharder({
+      ...this.#sharderOptions(sharding),
+      client: leaseClient,
+      halt: halt.signal,
+      metrics: this.metrics.sharding,
+      logger: log.child({ component: 'sharding' }),
+      callbacks: {
+        start: (buckets) => {
+          for (const controller of controllers) controller.startBuckets(buckets);
+        },
+        drain: async (buckets) => {
+          await Promise.all(controllers.map((controller) => controller.drainBuckets(buckets)));
+        },
+        lost: () => {
+          lost.abort();
+        },
+      },
+    });
+    let exit: Awaited<ReturnType<Sharder['run']>>;
+    try {
+      exit = await Promise.race([sharder.run(signal), shutdownTimedOut]);
+    } finally {
+      await leaseClient.close();
+    }
+    if (exit === 'lost' && !signal.aborted) {
+      log.error('the shard member Lease was lost; exiting so that no work overlaps its next holder');
+      return 'lost-leadership';
+    }
+    await running;
+    return 'stopped';
+  }
+
   /** Every connection to the API server: the configured rate limit, counted in `rest_client_*`. */
   #clientOptions(): KubeClientOptions {
     return { observer: this.metrics.restClient, rateLimit: this.#options.rateLimit ?? false };
@@ -394,7 +508,7 @@ export class Manager {
    * Runs every controller until `signal` aborts; then waits for in-flight reconciles, bounded: rejects
    * {@link GracefulShutdownTimeoutError} when they outlive `gracefulShutdownTimeoutMs`.
    */
-  async #runControllers(signal: AbortSignal): Promise<void> {
+  async #runControllers(signal: AbortSignal, sharded = false): Promise<void> {
     const { logger, metrics } = { logger: this.#options.logger, metrics: this.metrics };
     const running = Promise.all(
       this.#controllers.map((c) =>
@@ -405,6 +519,7 @@ export class Manager {
           metrics,
           signal,
           reconcileTimeoutMs: this.#options.reconcileTimeoutMs ?? 0,
+          ...(sharded ? { sharded } : {}),
         }),
       ),
     );

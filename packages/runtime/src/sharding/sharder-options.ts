@@ -72,8 +72,9 @@ export interface SharderOptions {
   /** For tests: randomness in [0, 1) for the jitter. Default `Math.random`. */
   random?: () => number;
   /**
-   * For tests: aborting it stops the sharder dead, as a crash would: no drain, no write, no delete;
-   * `run` resolves `'halted'`.
+   * Aborting it stops the sharder dead, as a crash would: no drain, no write, no delete; `run` resolves
+   * `'halted'`. For tests, and for the Manager when reconciles outlive its graceful shutdown timeout: a
+   * drain would wait for them forever, and the Lease must then expire rather than be deleted.
    */
   halt?: AbortSignal;
 }
