@@ -27,4 +27,20 @@ describe('at-scheduler options', () => {
       message: `DEFAULT_IMAGE: expected an image reference such as ${DEFAULT_IMAGE}, got "busy box"`,
     });
   });
+
+  it('offers sharding: off by default, the ring named at-scheduler; on, leader election is off', () => {
+    const unsharded = parse([]).standard;
+    assert.deepEqual(
+      [unsharded.sharding, unsharded.shardingRing, unsharded.leaderElect],
+      [false, 'at-scheduler', true],
+    );
+    const sharded = parse([], { SHARDING: 'true', SHARDING_RING: 'at-scheduler-blue' }).standard;
+    assert.deepEqual(
+      [sharded.sharding, sharded.shardingRing, sharded.leaderElect],
+      [true, 'at-scheduler-blue', false],
+    );
+    assert.throws(() => parse(['--sharding', '--leader-elect']), {
+      message: /^--sharding and --leader-elect: sharding replaces leader election/,
+    });
+  });
 });

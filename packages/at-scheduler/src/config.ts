@@ -22,6 +22,8 @@ export const program = defineProgram({
   // timeouts: a minute is far past any healthy one and cuts only one stuck on a connection that hangs.
   reconcileTimeout: '1m',
   namespaced: true,
+  // Each At is one object to start: a replica needs only its share of them (`--sharding`).
+  sharding: true,
   options: {
     defaultImage: option(
       text({

@@ -110,4 +110,18 @@ describe('mailgun-cluster options', () => {
       assert.match(text, message, JSON.stringify(override));
     }
   });
+
+  it('offers sharding: off by default, the ring named mailgun-cluster; on, leader election is off', () => {
+    const unsharded = parse([], valid).standard;
+    assert.deepEqual(
+      [unsharded.sharding, unsharded.shardingRing, unsharded.leaderElect],
+      [false, 'mailgun-cluster', true],
+    );
+    const sharded = parse(['--sharding'], valid).standard;
+    assert.deepEqual([sharded.sharding, sharded.leaderElect], [true, false]);
+    assert.match(
+      problem({ ...valid, SHARDING: 'true', LEADER_ELECT: 'true' }),
+      /^SHARDING and LEADER_ELECT: /,
+    );
+  });
 });

@@ -40,6 +40,8 @@ export const program = defineProgram({
   // mail up in Mailgun's events before it sends again, so nothing is sent twice.
   reconcileTimeout: '3m',
   namespaced: true,
+  // Each mail is one object to claim and send: a replica needs only its share of them (`--sharding`).
+  sharding: true,
   options: {
     mailgunDomain: option(
       text({

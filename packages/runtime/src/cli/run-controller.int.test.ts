@@ -139,6 +139,56 @@ describe('runController on a cluster', () => {
     assert.equal(code, 0, output());
   });
 
+  it('--sharding=true: a sharded Manager, its member Lease where the leader-election Lease would be, with its durations; no leader election', async () => {
+    const port = await freeLoopbackPort();
+    const address = `127.0.0.1:${port}`;
+    const { child, output } = start(['--sharding=true'], {
+      HEALTH_PROBE_BIND_ADDRESS: address,
+      METRICS_BIND_ADDRESS: address,
+      POD_NAME: 'fixture-sharded-0',
+      POD_NAMESPACE: ns.name,
+      SHARDING_RING: 'fixture-ring',
+      LEADER_ELECT_LEASE_DURATION: '20s',
+    });
+    children.push(child);
+    await eventually(
+      async () => {
+        assert.equal(await status(port, '/readyz'), 200, output() || '(no output yet)');
+      },
+      { timeoutMs: 60_000 },
+    );
+    const coordination = kc.makeApiClient(CoordinationV1Api);
+    const members = async () =>
+      (
+        await coordination.listNamespacedLease({
+          namespace: ns.name,
+          labelSelector: 'sharding.loopwright.dev/ring=fixture-ring',
+        })
+      ).items;
+    await eventually(
+      async () => {
+        assert.deepEqual(
+          (await members()).map((lease) => [lease.spec?.holderIdentity, lease.spec?.leaseDurationSeconds]),
+          [['fixture-sharded-0', 20]],
+          'POD_NAMESPACE places it, POD_NAME holds it, LEADER_ELECT_LEASE_DURATION times it',
+        );
+      },
+      { timeoutMs: 30_000 },
+    );
+    const leases = await coordination.listNamespacedLease({ namespace: ns.name });
+    assert.ok(
+      leases.items.every((lease) => lease.metadata?.name !== 'fixture'),
+      'no leader-election Lease',
+    );
+    assert.match(output(), /leader election is off, every replica is active/);
+    assert.match(output(), /running sharded/);
+    assert.doesNotMatch(output(), /waiting for leadership/);
+    child.kill('SIGTERM');
+    const [code] = (await once(child, 'exit')) as [number | null];
+    assert.equal(code, 0, output());
+    assert.deepEqual(await members(), [], 'it leaves the ring on the way out');
+  });
+
   describe('a kubeconfig or context the user got wrong: exit 2, one line naming the flag or variable set', () => {
     async function exit(
       args: string[],

@@ -14,6 +14,8 @@ const program = defineProgram({
   workers: 2,
   reconcileTimeout: '0',
   namespaced: true,
+  // It takes --sharding too, so that the tests can run it sharded.
+  sharding: true,
   options: {
     greeting: option(text(), { flag: '--greeting', description: 'logged at start', default: 'hello' }),
   },

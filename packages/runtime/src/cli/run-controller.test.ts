@@ -68,6 +68,16 @@ describe('runController', () => {
         'POD_NAMESPACE: expected a DNS-1123 label (at most 63 characters), got "Ops"',
       ],
       [[], { LOG_FORMAT: 'text' }, 'LOG_FORMAT: expected one of json, console, got "text"'],
+      [
+        ['--sharding=true'],
+        { LEADER_ELECT: 'true' },
+        '--sharding and LEADER_ELECT: sharding replaces leader election (every replica is active): leave --leader-elect unset or false',
+      ],
+      [
+        [],
+        { SHARDING: 'true', SHARDING_RING: 'ring/1' },
+        `SHARDING_RING: expected a label value (at most 63 letters, digits, '-', '_' or '.', alphanumeric at both ends), got "ring/1"`,
+      ],
     ];
     for (const [args, env, message] of cases)
       assert.deepEqual(

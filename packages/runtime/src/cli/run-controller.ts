@@ -5,8 +5,9 @@
  * 2. every option from flags and environment, validated: a bad one is one line on stderr, exit 2;
  * 3. the logger, the cluster (`--kubeconfig`, `--context`): a kubeconfig that does not exist or does not
  *    load, or a context it lacks or cannot use, is a bad value of the option that chose it: one line
- *    naming it as set, exit 2 (see kube-config-options.ts); then the Manager with leader election, the
- *    client rate limit, health probes and metrics, this replica's identity;
+ *    naming it as set, exit 2 (see kube-config-options.ts); then the Manager with leader election (or
+ *    sharding, where the program offers it and `--sharding` asks for it), the client rate limit, health
+ *    probes and metrics, this replica's identity;
  * 4. the controller's `start`, which adds its controllers (and may do start-up work of its own): a
  *    `ConfigError` it throws (a value that names what does not exist, such as cloud-node's network) is a
  *    bad value too (exit 2), any other failure exit 1;
@@ -117,6 +118,18 @@ export async function runController<O extends OptionSet>(
   });
 
   const servers = serversOf(standard.healthProbeBindAddress, standard.metricsBindAddress);
+  // The member Leases live where the leader-election Lease would, renewed with the same durations.
+  const leases = {
+    namespace: standard.leaderElectionNamespace ?? standard.podNamespace ?? cluster.namespace,
+    leaseDurationMs: standard.leaseDuration,
+    renewDeadlineMs: standard.renewDeadline,
+    retryPeriodMs: standard.retryPeriod,
+  };
+  // parseProgram turned a defaulted --leader-elect off (one set to true is refused): say so once.
+  if (standard.sharding === true && setBy.standard.leaderElect === undefined)
+    logger.info(
+      'sharded (--sharding): leader election is off, every replica is active; --warm-standby is ignored',
+    );
   const manager = new Manager({
     kubeConfig,
     logger,
@@ -126,17 +139,11 @@ export async function runController<O extends OptionSet>(
     reconcileTimeoutMs: standard.reconcileTimeout,
     warmStandby: standard.warmStandby,
     ...(standard.podName ? { identity: standard.podName } : {}),
-    ...(standard.leaderElect
-      ? {
-          leaderElection: {
-            namespace: standard.leaderElectionNamespace ?? standard.podNamespace ?? cluster.namespace,
-            leaseName: standard.leaderElectionId,
-            leaseDurationMs: standard.leaseDuration,
-            renewDeadlineMs: standard.renewDeadline,
-            retryPeriodMs: standard.retryPeriod,
-          },
-        }
-      : {}),
+    ...(standard.sharding === true && standard.shardingRing !== undefined
+      ? { sharding: { ...leases, ring: standard.shardingRing } }
+      : standard.leaderElect
+        ? { leaderElection: { ...leases, leaseName: standard.leaderElectionId } }
+        : {}),
   });
   const signal = shutdownSignal(logger);
   const { cacheDumpBindAddress: dump } = standard;

@@ -8,6 +8,7 @@ import {
   duration,
   httpUrl,
   integer,
+  labelValue,
   rateOrUnlimited,
   listOf,
   oneOf,
@@ -129,6 +130,18 @@ describe('value kinds', () => {
       ['Bad Lease!', 'a..b', '.a', 'a.', 'a'.repeat(254)],
     );
     check(dnsSubdomain(128), [['a'.repeat(128), 'a'.repeat(128)]], ['a'.repeat(129)]);
+  });
+
+  it('labelValue: letters of either case, digits, "-", "_" and "." inside; at most 63', () => {
+    check(
+      labelValue,
+      [
+        ['at-scheduler', 'at-scheduler'],
+        ['Ring_1.v2', 'Ring_1.v2'],
+        ['a'.repeat(63), 'a'.repeat(63)],
+      ],
+      ['-a', 'a_', '.a', 'a b', 'a/b', 'a'.repeat(64)],
+    );
   });
 
   it('httpUrl: http and https only, without trailing slashes', () => {

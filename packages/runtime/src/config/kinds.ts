@@ -121,6 +121,14 @@ export const dnsLabel: ValueKind<string> = text({
   maxLength: 63,
 });
 
+/** A label value, such as a sharding ring's name: letters, digits, '-', '_' and '.', at most 63. */
+export const labelValue: ValueKind<string> = text({
+  placeholder: '<name>',
+  expected: "a label value (at most 63 letters, digits, '-', '_' or '.', alphanumeric at both ends)",
+  pattern: /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/,
+  maxLength: 63,
+});
+
 /** A DNS-1123 subdomain, as the name of a Lease or a Pod; `maxLength` where a field allows less than 253. */
 export function dnsSubdomain(maxLength = 253): ValueKind<string> {
   return text({

@@ -7,6 +7,7 @@ import { after, describe, it } from 'node:test';
 import { ConfigError } from './config-error.ts';
 import { boolean, dnsLabel, duration, httpUrl, integer, listOf, oneOf, text } from './kinds.ts';
 import { nameAsSet, option, secret, variableOf } from './option.ts';
+import { optionsTable } from './options-table.ts';
 import { defineProgram, parseProgram, type Configuration } from './program.ts';
 import type { Env } from './resolve.ts';
 
@@ -405,6 +406,99 @@ describe('parseProgram: standard options', () => {
     );
     const parsed = parseProgram(clusterScoped, [], { ...REQUIRED, WATCH_NAMESPACE: 'a' });
     assert.ok(parsed.action === 'run' && parsed.standard.watchNamespace === undefined);
+  });
+});
+
+describe('parseProgram: sharding', () => {
+  const sharded = defineProgram({ ...program, sharding: true });
+  function parseSharded(argv: string[], env: Env = {}) {
+    const parsed = parseProgram(sharded, argv, { ...REQUIRED, ...env });
+    assert.equal(parsed.action, 'run');
+    return parsed;
+  }
+  function shardedProblem(argv: string[], env: Env): string {
+    try {
+      parseProgram(sharded, argv, { ...REQUIRED, ...env });
+    } catch (error) {
+      assert.ok(error instanceof ConfigError, String(error));
+      return error.message;
+    }
+    assert.fail(`accepted ${JSON.stringify([argv, env])}`);
+  }
+
+  it('defaults: off, leader election on, the ring named after the program', () => {
+    const { standard, setBy } = parseSharded([]);
+    assert.deepEqual(
+      [standard.sharding, standard.shardingRing, standard.leaderElect],
+      [false, 'example', true],
+    );
+    assert.equal(setBy.standard.sharding, undefined);
+  });
+
+  it('--sharding / SHARDING, --sharding-ring / SHARDING_RING: the flag wins over its variable', () => {
+    const fromEnv = parseSharded([], { SHARDING: 'true', SHARDING_RING: 'Example_ring.v2' });
+    assert.deepEqual([fromEnv.standard.sharding, fromEnv.standard.shardingRing], [true, 'Example_ring.v2']);
+    assert.deepEqual(
+      [fromEnv.setBy.standard.sharding, fromEnv.setBy.standard.shardingRing],
+      ['SHARDING', 'SHARDING_RING'],
+    );
+    const flagged = parseSharded(['--sharding=false', '--sharding-ring', 'other'], {
+      SHARDING: 'true',
+      SHARDING_RING: 'ring',
+    });
+    assert.deepEqual([flagged.standard.sharding, flagged.standard.shardingRing], [false, 'other']);
+    assert.equal(parseSharded(['--sharding']).standard.sharding, true, 'a bool flag takes no value');
+    assert.equal(
+      shardedProblem([], { SHARDING_RING: 'a/b' }),
+      `SHARDING_RING: expected a label value (at most 63 letters, digits, '-', '_' or '.', alphanumeric at both ends), got "a/b"`,
+    );
+    assert.match(
+      shardedProblem(['--sharding-ring', 'r'.repeat(64)], {}),
+      /^--sharding-ring: expected a label value/,
+    );
+  });
+
+  it('sharded, a defaulted --leader-elect turns off; one set to false stays so', () => {
+    const defaulted = parseSharded(['--sharding']);
+    assert.deepEqual(
+      [defaulted.standard.leaderElect, defaulted.setBy.standard.leaderElect],
+      [false, undefined],
+    );
+    const off = parseSharded([], { SHARDING: 'true', LEADER_ELECT: 'false' });
+    assert.equal(off.standard.leaderElect, false);
+    const unsharded = parseSharded([], { LEADER_ELECT: 'true' });
+    assert.deepEqual([unsharded.standard.sharding, unsharded.standard.leaderElect], [false, true]);
+  });
+
+  it('sharded with --leader-elect set to true: one line naming both as set', () => {
+    const cases: [string[], Env, string][] = [
+      [['--sharding', '--leader-elect'], {}, '--sharding and --leader-elect'],
+      [[], { SHARDING: 'true', LEADER_ELECT: 'true' }, 'SHARDING and LEADER_ELECT'],
+      [['--leader-elect=true'], { SHARDING: '1' }, 'SHARDING and --leader-elect'],
+    ];
+    for (const [argv, env, names] of cases) {
+      const message = shardedProblem(argv, env);
+      assert.equal(
+        message,
+        `${names}: sharding replaces leader election (every replica is active): leave --leader-elect unset or false`,
+      );
+      assert.doesNotMatch(message, /\n/);
+    }
+  });
+
+  it('--warm-standby says it is ignored when sharded', () => {
+    assert.match(optionsTable(sharded), /`--warm-standby` .*; ignored with --sharding \(no standbys\)/);
+  });
+
+  it('a program without sharding has neither option, nor the note on --warm-standby', () => {
+    assert.throws(
+      () => parseProgram(program, ['--sharding'], REQUIRED),
+      /^ConfigError: --sharding: unknown argument$/,
+    );
+    const parsed = parse([], { ...REQUIRED, SHARDING: 'true', SHARDING_RING: 'x' });
+    assert.ok(!('sharding' in parsed.standard) && !('shardingRing' in parsed.standard));
+    assert.equal(parsed.standard.leaderElect, true, 'the variables mean nothing to it');
+    assert.doesNotMatch(optionsTable(program), /sharding/i);
   });
 });
 

@@ -6,6 +6,7 @@ import { parseCommandLine } from './command-line.ts';
 import { namesOf, type OptionSet, type OptionValues } from './option.ts';
 import { resolveOptions, type Env, type SetBy } from './resolve.ts';
 import {
+  applySharding,
   checkStandard,
   standardOptions,
   watchNamespaceOption,
@@ -31,12 +32,14 @@ export interface ControllerProgram<O extends OptionSet> {
   readonly reconcileTimeout: string;
   /** Its resources are namespaced: it takes `--watch-namespace`. */
   readonly namespaced: boolean;
+  /** Its controllers may run sharded: it takes `--sharding` and `--sharding-ring` (see StandardDefaults). */
+  readonly sharding?: true;
 }
 
 /** What the option lists, `--help` and the README tables need of a program, whatever its options. */
 export type ProgramShape = Pick<
   ControllerProgram<OptionSet>,
-  'name' | 'options' | 'workers' | 'reconcileTimeout' | 'namespaced'
+  'name' | 'options' | 'workers' | 'reconcileTimeout' | 'namespaced' | 'sharding'
 >;
 
 /** Declares a program; fails at once when a flag or variable is declared twice (or shadows a standard one). */
@@ -53,7 +56,10 @@ export function defineProgram<O extends OptionSet>(program: ControllerProgram<O>
   return program;
 }
 
-/** The standard options as this program has them (its Lease name and workers; a namespace scope or not). */
+/**
+ * The standard options as this program has them (its Lease name and workers; a namespace scope or not;
+ * sharding or not).
+ */
 export function standardOptionsOf(
   program: ProgramShape,
 ): StandardOptions & { watchNamespace?: typeof watchNamespaceOption } {
@@ -101,10 +107,11 @@ export function parseProgram<O extends OptionSet>(
   const standard = resolveOptions(standardSet, commandLine.flags, env);
   program.check?.(own.values, own.setBy);
   checkStandard(standardSet, standard.values, standard.setBy);
+  const values = applySharding(standard.values);
   return {
     action: 'run',
     config: own.values,
-    standard: { ...standard.values, watchNamespace: standard.values.watchNamespace },
+    standard: { ...values, watchNamespace: values.watchNamespace },
     setBy: { config: own.setBy, standard: standard.setBy },
   };
 }

@@ -1,7 +1,7 @@
 /**
  * The options every controller has, under controller-runtime's and kube-controller-manager's flag
  * names; `runController` applies them (kubeconfig, leader election, servers, client rate limit, logging,
- * workers, namespace scope, the replica's identity).
+ * workers, namespace scope, the replica's identity), and sharding where a program offers it.
  */
 import { LOG_FORMATS, LOG_LEVELS } from '../log/logger.ts';
 import { ConfigError } from './config-error.ts';
@@ -12,6 +12,7 @@ import {
   dnsSubdomain,
   duration,
   integer,
+  labelValue,
   rateOrUnlimited,
   listOf,
   oneOf,
@@ -29,9 +30,35 @@ export interface StandardDefaults {
   readonly workers: number;
   /** The default of `--reconcile-timeout`, a Go duration (`0`: none); each controller says why in its README. */
   readonly reconcileTimeout: string;
+  /**
+   * Its controllers may run sharded (issue 39): it takes `--sharding` and `--sharding-ring`. Only where
+   * a share of the objects is all a replica needs. Not cloud-node: every replica would call the Hetzner
+   * API for its Nodes (its own sweeps of the servers), multiplying the calls on one account's rate limit.
+   */
+  readonly sharding?: true;
 }
 
-export function standardOptions({ name, workers, reconcileTimeout }: StandardDefaults) {
+/**
+ * The sharding options, after leader election's: membership reuses its namespace and durations (the
+ * issue: member Leases renew "as leader election does, with the same durations"), so there are only two.
+ */
+function shardingOptions(name: string) {
+  return {
+    sharding: option(boolean, {
+      flag: '--sharding',
+      description:
+        "every replica reconciles its share of the objects (hash ranges handed off through member Leases, in leader election's namespace, renewed with its durations); leader election is then off",
+      default: 'false',
+    }),
+    shardingRing: option(labelValue, {
+      flag: '--sharding-ring',
+      description: "the ring's name, which labels its member Leases; replicas of one controller share it",
+      default: name,
+    }),
+  } as const;
+}
+
+export function standardOptions({ name, workers, reconcileTimeout, sharding }: StandardDefaults) {
   return {
     kubeconfig: option(text({ placeholder: '<path>', expected: 'a path' }), {
       flag: '--kubeconfig',
@@ -51,7 +78,8 @@ export function standardOptions({ name, workers, reconcileTimeout }: StandardDef
     warmStandby: option(boolean, {
       flag: '--warm-standby',
       description:
-        'a standby lists, watches and caches everything before it leads, so it takes over without a full list; false: it lists only once it wins (less memory while it waits)',
+        'a standby lists, watches and caches everything before it leads, so it takes over without a full list; false: it lists only once it wins (less memory while it waits)' +
+        (sharding ? '; ignored with --sharding (no standbys)' : ''),
       default: 'true',
     }),
     leaderElectionNamespace: option(dnsLabel, {
@@ -79,6 +107,7 @@ export function standardOptions({ name, workers, reconcileTimeout }: StandardDef
       description: 'how long to wait between attempts to acquire or renew the Lease',
       default: '2s',
     }),
+    ...(sharding ? shardingOptions(name) : {}),
     healthProbeBindAddress: option(bindAddress, {
       flag: '--health-probe-bind-address',
       description: 'where /healthz and /readyz are served (with /metrics when the addresses are equal)',
@@ -165,8 +194,8 @@ export function checkStandard(
   setBy: SetBy<StandardOptions>,
 ): void {
   const { leaseDuration, renewDeadline, retryPeriod } = values;
-  const name = (key: keyof StandardOptions, other: keyof StandardOptions = key): string =>
-    setBy[key] ?? setBy[other] ?? options[key].flag;
+  type Always = Exclude<keyof StandardOptions, keyof ReturnType<typeof shardingOptions>>;
+  const name = (key: Always, other: Always = key): string => setBy[key] ?? setBy[other] ?? options[key].flag;
   if (leaseDuration % 1000 !== 0)
     throw new ConfigError(
       name('leaseDuration'),
@@ -183,12 +212,26 @@ export function checkStandard(
       name('retryPeriod', 'renewDeadline'),
       `the renew deadline (${renewDeadline} ms) must exceed 1.2 retry periods (${1.2 * retryPeriod} ms)`,
     );
+  if (values.sharding === true && values.leaderElect && setBy.leaderElect !== undefined)
+    throw new ConfigError(
+      // Both were set (sharding's default is false): name them as the user did.
+      `${setBy.sharding ?? '--sharding'} and ${setBy.leaderElect}`,
+      'sharding replaces leader election (every replica is active): leave --leader-elect unset or false',
+    );
   const [probes, metrics] = [values.healthProbeBindAddress, values.metricsBindAddress];
   if (probes && metrics && probes.port === metrics.port && probes.port !== 0 && probes.host !== metrics.host)
     throw new ConfigError(
       name('metricsBindAddress', 'healthProbeBindAddress'),
       'the same port as the health probes needs the same host too (one server serves both)',
     );
+}
+
+/**
+ * The values as they apply: sharded, leader election is off. Only a defaulted `--leader-elect` gets
+ * here (one set to true is refused by {@link checkStandard}); `runController` logs that it turned off.
+ */
+export function applySharding<V extends StandardValues>(values: V): V {
+  return values.sharding === true ? { ...values, leaderElect: false } : values;
 }
 
 /** True when probes and metrics share one server. */
