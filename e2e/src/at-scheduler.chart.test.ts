@@ -10,7 +10,7 @@ import { controllerContainer, envOf, one, render } from './charts.ts';
 
 const chart = 'at-scheduler';
 
-testChartContract({ chart, watchNamespaces: true });
+testChartContract({ chart, watchNamespaces: true, sharding: true });
 
 describe('at-scheduler chart', () => {
   test('default Deployment: resources, and exactly this env', async () => {

@@ -66,6 +66,8 @@ export interface ChartExpectations {
   leaseName?: string;
   /** The chart offers watchNamespaces (a Role per namespace instead of the ClusterRole). */
   watchNamespaces: boolean;
+  /** The chart offers sharding (its program has --sharding): else its schema rejects the value. */
+  sharding: boolean;
   /**
    * The controller owns Secrets and watches them in every namespace: list and watch on Secrets in its
    * ClusterRole is then the one broad rule allowed (the expected RBAC compares it; no other verb).
@@ -301,6 +303,94 @@ export function testChartContract(expectations: ChartExpectations): void {
         return true;
       });
     });
+
+    if (expectations.sharding) {
+      const shardingOn = { 'sharding.enabled': true, 'leaderElection.enabled': false, replicaCount: 3 };
+      test('sharding on: SHARDING and the ring (the full name by default), a member-Lease Role with exactly the verbs the runtime uses, no leader-election Role', async () => {
+        const manifests = await renderWith(shardingOn);
+        const objects = manifests.filter((m) => !isTestHook(m));
+        assert.equal(objects.filter((m) => m.metadata.name.endsWith('leader-election')).length, 0);
+        const role = one(objects, 'Role', `${fullname}-sharding`);
+        assert.equal(role.metadata.namespace, 'controllers');
+        // Member Leases are named per pod identity: no resourceNames; list by label, no get, no watch.
+        assert.deepEqual(
+          rules(role),
+          normalizeRules([
+            {
+              apiGroups: ['coordination.k8s.io'],
+              resources: ['leases'],
+              verbs: ['list', 'create', 'update', 'delete'],
+            },
+          ]),
+        );
+        one(objects, 'RoleBinding', `${fullname}-sharding`);
+        assertBindings(objects, fullname, 'controllers');
+        const deployment = one(objects, 'Deployment');
+        assert.equal((deployment.spec as { replicas: number }).replicas, 3);
+        const env = envOf(controllerContainer(deployment));
+        assert.deepEqual(
+          {
+            SHARDING: env.SHARDING,
+            SHARDING_RING: env.SHARDING_RING,
+            LEADER_ELECT: env.LEADER_ELECT,
+            LEADER_ELECTION_ID: env.LEADER_ELECTION_ID,
+            WARM_STANDBY: env.WARM_STANDBY,
+          },
+          {
+            SHARDING: 'true',
+            SHARDING_RING: fullname,
+            LEADER_ELECT: 'false',
+            LEADER_ELECTION_ID: undefined,
+            WARM_STANDBY: undefined,
+          },
+        );
+        assertEnvKnownToController(env, chart);
+        const ring = envOf(
+          controllerContainer(
+            one(await renderWith({ ...shardingOn, 'sharding.ring': 'my-ring' }), 'Deployment'),
+          ),
+        );
+        assert.equal(ring.SHARDING_RING, 'my-ring');
+        // Off (the default): no sharding env, no member-Lease Role.
+        const off = await renderWith();
+        assert.equal(envOf(controllerContainer(one(off, 'Deployment'))).SHARDING, undefined);
+        assert.equal(off.filter((m) => m.metadata.name.endsWith('-sharding')).length, 0);
+      });
+
+      test('sharding on: the helm test hook lists the ring’s Leases and the pods, and reads no leader Lease', async () => {
+        const hooks = (await renderWith(shardingOn)).filter(isTestHook);
+        assert.deepEqual(
+          rules(one(hooks, 'Role')),
+          normalizeRules([
+            { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['list'] },
+            { apiGroups: [''], resources: ['pods'], verbs: ['list'] },
+            {
+              apiGroups: [''],
+              resources: ['services'],
+              resourceNames: [`${fullname}-metrics`],
+              verbs: ['get'],
+            },
+          ]),
+        );
+        const container = (
+          one(hooks, 'Pod').spec as { containers: { env: { name: string; value: string }[] }[] }
+        ).containers[0];
+        const env = Object.fromEntries((container?.env ?? []).map((e) => [e.name, e.value]));
+        assert.equal(env.LEASE_NAME, '');
+        assert.equal(env.SHARDING_RING, fullname);
+      });
+
+      test('sharding and leader election both on: refused, saying which to turn off', async () => {
+        await assert.rejects(renderWith({ 'sharding.enabled': true }), (error: unknown) => {
+          assert.ok(error instanceof HelmError);
+          assert.match(
+            error.stderr,
+            /sharding\.enabled=true replaces leader election: set leaderElection\.enabled=false/,
+          );
+          return true;
+        });
+      });
+    }
 
     test('ServiceMonitor, PodMonitor and PodDisruptionBudget are off by default and rendered when enabled', async () => {
       const off = await renderWith();
@@ -769,6 +859,14 @@ export function testChartContract(expectations: ChartExpectations): void {
           ? ['watchNamespaces="team-a"', 'watchNamespaces=["Not_A_Namespace"]']
           : // Its kinds are cluster-scoped: there is no namespace to watch.
             ['watchNamespaces=["team-a"]']),
+        ...(expectations.sharding
+          ? [
+              'sharding.enabled="true"',
+              'sharding.ring="Not a label value!"',
+              `sharding.ring="${'a'.repeat(64)}"`,
+            ]
+          : // Its program has no --sharding: the value would be ignored, so the schema refuses it.
+            ['sharding={"enabled":true}']),
       ])
         await assertSchemaRejects(chart, set, [...valuesArgs, ...apiVersionArgs]);
     });

@@ -67,6 +67,7 @@ testChartContract({
     'RoleBinding/default/rel-cloud-node-events',
   ],
   watchNamespaces: false,
+  sharding: false,
   ownTolerations: requiredTolerations,
   ownVolumes: [
     {

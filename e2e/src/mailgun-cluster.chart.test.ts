@@ -22,6 +22,7 @@ testChartContract({
   valuesFiles: [ciValues],
   apiVersions: [CLUSTER_API],
   watchNamespaces: true,
+  sharding: true,
   workers: 1,
   leaseName: 'mailgun-cluster-controller',
   ownVolumes: [

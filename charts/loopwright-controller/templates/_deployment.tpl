@@ -2,7 +2,11 @@
 {{- $top := .top }}
 {{- $c := .controller }}
 {{- $v := $top.Values }}
-{{- if and (not $v.leaderElection.enabled) (gt (int $v.replicaCount) 1) }}
+{{- $sharding := include "loopwright-controller.sharding" $top }}
+{{- if and $sharding $v.leaderElection.enabled }}
+{{- fail "sharding.enabled=true replaces leader election: set leaderElection.enabled=false" }}
+{{- end }}
+{{- if and (not $sharding) (not $v.leaderElection.enabled) (gt (int $v.replicaCount) 1) }}
 {{- fail (printf "leaderElection.enabled=false needs replicaCount 1: %s" $c.oneReplicaReason) }}
 {{- end }}
 {{- $selectorLabels := include "loopwright-controller.selectorLabels" $top }}
@@ -86,6 +90,13 @@ spec:
               value: {{ $v.leaderElection.leaseName | quote }}
             - name: WARM_STANDBY
               value: {{ $v.leaderElection.warmStandby | quote }}
+            {{- end }}
+            {{- if $sharding }}
+            # Every replica reconciles its share; member Leases in the pod's namespace (the release's).
+            - name: SHARDING
+              value: "true"
+            - name: SHARDING_RING
+              value: {{ include "loopwright-controller.shardingRing" $top | quote }}
             {{- end }}
             {{- with $v.reconcileTimeout }}
             - name: RECONCILE_TIMEOUT

@@ -75,3 +75,17 @@ each served version, comma-separated (the helm test looks each up in discovery).
 {{- end }}
 {{- join "," $resources }}
 {{- end }}
+
+{{/*
+Sharding: offered by a controller chart whose values have a `sharding` key (as watchNamespaces, the
+key is the opt-in: a chart whose program has no --sharding has no such value, and its schema rejects
+one). "true" (non-empty) when it is offered and enabled. Takes the chart's root context.
+*/}}
+{{- define "loopwright-controller.sharding" -}}
+{{- if and (hasKey .Values "sharding") .Values.sharding.enabled }}true{{ end }}
+{{- end }}
+
+{{/* The ring of the member Leases: sharding.ring, else the full name (one ring per release). */}}
+{{- define "loopwright-controller.shardingRing" -}}
+{{- .Values.sharding.ring | default (include "loopwright-controller.fullname" .) }}
+{{- end }}

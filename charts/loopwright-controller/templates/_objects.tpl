@@ -19,6 +19,10 @@ $controller is the chart's part, a dict (string fields are YAML, so comments rea
   alerts            the controller's own alerting rules (a YAML list of Prometheus rules), a group of
                     the PrometheusRule after the runtime alerts; select its series with
                     `include "loopwright-controller.alertSelector" .`
+Sharding is offered by a chart whose values have a `sharding` key ({enabled, ring}), as watchNamespaces
+is: only a chart whose program has --sharding has it. Enabled: SHARDING and SHARDING_RING (default: the
+full name), the member Leases' Role instead of the leader-election one (leaderElection.enabled=true with
+it fails), any replicaCount, and a helm test that checks every running replica's member Lease.
 The chart's Grafana dashboards are read from its dashboards/ directory.
 The chart's CRDs are read from its crds/ directory.
 */}}

@@ -1,6 +1,7 @@
 {{/*
 RBAC: the chart's rules cluster-wide (a ClusterRole), or, in a chart with watchNamespaces set, the same
-rules in a Role per watched namespace; its extra namespaced roles; the Lease Role for leader election.
+rules in a Role per watched namespace; its extra namespaced roles; the Lease Role for leader election,
+or with sharding the member Leases' Role.
 Every binding names the controller's ServiceAccount in the release namespace.
 */}}
 {{- define "loopwright-controller.rbac" -}}
@@ -22,6 +23,10 @@ Every binding names the controller's ServiceAccount in the release namespace.
 {{- if $v.leaderElection.enabled }}
 {{- $leaseRules := printf "- apiGroups: [coordination.k8s.io]\n  resources: [leases]\n  resourceNames: [%s]\n  verbs: [get, update]\n- apiGroups: [coordination.k8s.io]\n  resources: [leases]\n  verbs: [create]" ($v.leaderElection.leaseName | quote) }}
 {{- include "loopwright-controller.grant" (dict "ctx" . "kind" "Role" "name" (printf "%s-leader-election" $fullname) "namespace" $top.Release.Namespace "rules" $leaseRules "comment" "Leader election: get/update only on the Lease's own name; create cannot be limited by name.") }}
+{{- end }}
+{{- if include "loopwright-controller.sharding" $top }}
+{{- $memberRules := "- apiGroups: [coordination.k8s.io]\n  resources: [leases]\n  verbs: [list, create, update, delete]" }}
+{{- include "loopwright-controller.grant" (dict "ctx" . "kind" "Role" "name" (printf "%s-sharding" $fullname) "namespace" $top.Release.Namespace "rules" $memberRules "comment" "Sharding: list (the ring, by label), create/update (its own member Lease), delete (its own on leave, and members' Leases expired for 10 lease durations); no get or watch. Names cannot be limited: each pod's Lease is named after its identity, generated per pod.") }}
 {{- end }}
 {{- end }}
 {{- end }}

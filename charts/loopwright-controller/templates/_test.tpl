@@ -2,7 +2,8 @@
 `helm test <release>`: a Pod that checks what a user would check first, from inside the cluster:
 the chart's CRDs are served (API discovery, which every authenticated client may read, lists a CRD's
 resource once it is established), the leader-election Lease is held (and renewed) by one
-of the release's running pods, and /metrics answers on the metrics Service. It runs the controller's
+of the release's running pods (with sharding instead: every running pod holds a renewed member Lease
+of the ring), and /metrics answers on the metrics Service. It runs the controller's
 own image (distroless Node.js, no shell) with a short script, under its own ServiceAccount that may
 read exactly those objects, in the release namespace only. Rendered when helmTest.enabled and
 rbac.create (the hook brings a Role of its own, and rbac.create=false promises no RBAC objects). All of
@@ -26,6 +27,7 @@ helm.sh/hook-delete-policy: before-hook-creation,hook-succeeded
 {{- if and $v.helmTest.enabled $v.rbac.create }}
 {{- $name := printf "%s-test" (include "loopwright-controller.fullname" $top) | trunc 63 | trimSuffix "-" }}
 {{- $crds := include "loopwright-controller.crdResources" $top }}
+{{- $sharding := include "loopwright-controller.sharding" $top }}
 {{- /* Distinct from the controller's selector labels, or its ReplicaSet would adopt the test Pod. */}}
 {{- $labels := include "loopwright-controller.labels" . | fromYaml }}
 {{- $labels = merge (include "loopwright-controller.testSelectorLabels" $top | fromYaml) (dict "app.kubernetes.io/component" "test") $labels }}
@@ -43,6 +45,10 @@ automountServiceAccountToken: true
 {{- $rules := list }}
 {{- if $v.leaderElection.enabled }}
 {{- $rules = append $rules (dict "apiGroups" (list "coordination.k8s.io") "resources" (list "leases") "resourceNames" (list $v.leaderElection.leaseName) "verbs" (list "get")) }}
+{{- $rules = append $rules (dict "apiGroups" (list "") "resources" (list "pods") "verbs" (list "list")) }}
+{{- else if $sharding }}
+{{- /* Member Leases are named per pod identity (generated): list the ring by label, no names. */}}
+{{- $rules = append $rules (dict "apiGroups" (list "coordination.k8s.io") "resources" (list "leases") "verbs" (list "list")) }}
 {{- $rules = append $rules (dict "apiGroups" (list "") "resources" (list "pods") "verbs" (list "list")) }}
 {{- end }}
 {{- $rules = append $rules (dict "apiGroups" (list "") "resources" (list "services") "resourceNames" (list (printf "%s-metrics" (include "loopwright-controller.fullname" $top))) "verbs" (list "get")) }}
@@ -118,6 +124,8 @@ spec:
           value: {{ $crds | quote }}
         - name: LEASE_NAME
           value: {{ ternary $v.leaderElection.leaseName "" $v.leaderElection.enabled | quote }}
+        - name: SHARDING_RING
+          value: {{ if $sharding }}{{ include "loopwright-controller.shardingRing" $top | quote }}{{ else }}""{{ end }}
         - name: POD_SELECTOR
           value: {{ include "loopwright-controller.selectorLabels" $top | fromYaml | toJson | quote }}
         - name: METRICS_SERVICE
@@ -185,6 +193,20 @@ async function oneLeader() {
   const renewed = Date.parse(lease.spec.renewTime ?? '');
   check(Date.now() - renewed < (lease.spec.leaseDurationSeconds ?? 0) * 1000, `the Lease was renewed within its duration (at ${lease.spec.renewTime})`);
 }
+async function membersHoldLeases() {
+  if (!env.SHARDING_RING) return;
+  const ring = `sharding.loopwright.dev/ring=${env.SHARDING_RING}`;
+  const leases = await get(`/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases?labelSelector=${encodeURIComponent(ring)}`);
+  const selector = Object.entries(JSON.parse(env.POD_SELECTOR)).map(([k, v]) => `${k}=${v}`).join(',');
+  const pods = await get(`/api/v1/namespaces/${namespace}/pods?labelSelector=${encodeURIComponent(selector)}`);
+  const running = pods.items.filter((p) => p.status.phase === 'Running').map((p) => p.metadata.name);
+  check(running.length > 0, `a replica is running (selector ${selector})`);
+  for (const pod of running) {
+    const held = leases.items.filter(({ spec }) => spec?.holderIdentity === pod || (spec?.holderIdentity ?? '').startsWith(`${pod}_`));
+    const renewed = held.some(({ spec }) => Date.now() - Date.parse(spec.renewTime ?? '') < (spec.leaseDurationSeconds ?? 0) * 1000);
+    check(renewed, `pod ${pod} holds a member Lease of ring ${env.SHARDING_RING}, renewed within its duration (${held.map((l) => l.metadata.name).join(', ') || 'none'})`);
+  }
+}
 async function metricsAnswer() {
   // The Service's address from the API: cluster DNS may not serve this namespace's pods yet (cloud-node).
   const service = await get(`/api/v1/namespaces/${namespace}/services/${env.METRICS_SERVICE}`);
@@ -195,7 +217,7 @@ async function metricsAnswer() {
   check(response.status === 200 && body.includes('# TYPE '), `${url} (Service ${env.METRICS_SERVICE}) answers with metrics`);
 }
 (async () => {
-  for (const step of [crdsServed, oneLeader, metricsAnswer]) {
+  for (const step of [crdsServed, oneLeader, membersHoldLeases, metricsAnswer]) {
     try {
       await step();
     } catch (error) {
