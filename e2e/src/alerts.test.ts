@@ -74,3 +74,14 @@ describe('alerts without leader election', () => {
     await promtoolTestRules(groups, [testFile('runtime-without-leader-election')]);
   });
 });
+
+describe('alerts of a sharded release', () => {
+  test('LoopwrightNoLeader fires when the replicas hold less than the whole hash space', async () => {
+    for (const chart of ['at-scheduler', 'mailgun-cluster']) {
+      const groups = await renderPrometheusRuleGroups(chart, {
+        values: { ...values, 'leaderElection.enabled': false, 'sharding.enabled': true, replicaCount: 3 },
+      });
+      await promtoolTestRules(groups, [testFile('runtime-sharding')]);
+    }
+  });
+});

@@ -82,6 +82,21 @@ Takes the chart's root context; thresholds come from .Values.prometheusRule.
     description: >-
       No replica of {{ $release }} reports holding its Lease (or no replica is scraped at all), so nothing is reconciled.
     runbook_url: {{ include "loopwright-controller.runbookUrl" (list $runbook "LoopwrightNoLeader") }}
+{{- else if (include "loopwright-controller.sharding" $) }}
+# Sharded, every replica reconciles the share of the hash space it holds: "no leader" is a share that
+# nobody holds. The shares are multiples of 1/256, so their sum is exactly 1 when every range has a
+# holder; a hand-off leaves a gap for seconds, not minutes. `or vector(0)`: no replica scraped holds none.
+- alert: LoopwrightNoLeader
+  expr: (sum(loopwright_shard_owned_fraction{ {{- $selector -}} }) or vector(0)) < 1
+  for: 5m
+  labels:
+    severity: critical
+  annotations:
+    summary: >-
+      Part of the objects of {{ $release }} has had no replica for 5 minutes.
+    description: >-
+      {{`{{ $value | humanizePercentage }}`}} of the hash space of {{ $release }} (sharded) is held by a replica that is up and scraped; the objects of the rest are not reconciled.
+    runbook_url: {{ include "loopwright-controller.runbookUrl" (list $runbook "LoopwrightNoLeader") }}
 {{- else }}
 # Without leader election the one replica reconciles as soon as it runs: "no leader" is "no replica".
 - alert: LoopwrightNoLeader
