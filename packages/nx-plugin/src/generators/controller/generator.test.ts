@@ -168,7 +168,7 @@ describe('controller generator', () => {
     const test = read(tree, 'e2e/src/widget-sync.chart.test.ts');
     assert.match(
       test,
-      /testChartContract\(\{\n {2}chart,\n {2}watchNamespaces: true,\n {2}workers: 1,\n\}\);/,
+      /testChartContract\(\{\n {2}chart,\n {2}watchNamespaces: true,\n {2}workers: 1,\n {2}\/\/ Its program declares `sharding: true` \(src\/config\.ts\): the chart offers sharding\.enabled\.\n {2}sharding: true,\n\}\);/,
     );
     // The contract's tests are the suite's, not repeated here.
     for (const contract of ['helm lint', 'leader election off', 'ServiceMonitor', 'values.schema.json'])
@@ -177,7 +177,7 @@ describe('controller generator', () => {
     await controllerGenerator(tree, { ...widget, name: 'gizmo-sync', clusterScoped: true, owns: 'Secret' });
     assert.match(
       read(tree, 'e2e/src/gizmo-sync.chart.test.ts'),
-      /testChartContract\(\{\n {2}chart,\n {2}watchNamespaces: false,\n {2}workers: 1,\n {2}\/\/ The owned Secrets are watched in every namespace\.\n {2}readsSecretsClusterWide: true,\n\}\);/,
+      /testChartContract\(\{\n {2}chart,\n {2}watchNamespaces: false,\n {2}workers: 1,\n {2}\/\/ Its program declares `sharding: true` \(src\/config\.ts\): the chart offers sharding\.enabled\.\n {2}sharding: true,\n {2}\/\/ The owned Secrets are watched in every namespace\.\n {2}readsSecretsClusterWide: true,\n\}\);/,
     );
   });
 
