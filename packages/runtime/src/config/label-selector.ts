@@ -3,11 +3,11 @@
  * (apimachinery's `labels.Parse`), so a typo exits at start naming the option instead of every list
  * and watch failing with 400 while the process waits, unready, forever.
  */
-import { dnsSubdomain, type ValueKind } from './kinds.ts';
+import { dnsSubdomain, labelValue, type ValueKind } from './kinds.ts';
 
 /** A label key's optional prefix. */
 const prefixKind = dnsSubdomain();
-/** A label's name part and a label value: alphanumerics at both ends, `-`, `_`, `.` inside. */
+/** A label key's name part: alphanumerics at both ends, `-`, `_`, `.` inside. */
 const NAME = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
 const INTEGER = /^[0-9]+$/;
 
@@ -25,7 +25,7 @@ function isLabelKey(key: string): boolean {
 }
 
 function isLabelValue(value: string): boolean {
-  return value === '' || (value.length <= 63 && NAME.test(value));
+  return value === '' || labelValue.parse(value) !== undefined;
 }
 
 function isTerm(term: string): boolean {

@@ -6,6 +6,7 @@
 import type { KubeClient } from '@loopwright/client';
 import type { Clock } from '@loopwright/core';
 import { leaseDurationsProblem, type Logger } from '@loopwright/leader-election';
+import { labelValue } from '../config/kinds.ts';
 import type { ShardHandoffResult } from '@loopwright/metrics';
 
 /** What the sharder tells the replica that reconciles. */
@@ -84,9 +85,6 @@ export class ShardingConfigError extends Error {
   override readonly name = 'ShardingConfigError';
 }
 
-/** A label value: what `sharding.loopwright.dev/ring` can hold. */
-const LABEL_VALUE = /^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
-
 export interface Durations {
   readonly leaseDurationMs: number;
   readonly renewDeadlineMs: number;
@@ -96,7 +94,8 @@ export interface Durations {
 /** The options' durations with defaults. @throws ShardingConfigError for anything unsafe or malformed. */
 export function validateSharderOptions(options: SharderOptions): Durations {
   if (options.namespace === '') throw new ShardingConfigError('namespace must not be empty');
-  if (!LABEL_VALUE.test(options.ring)) {
+  // The ring is the value of the label `sharding.loopwright.dev/ring`.
+  if (labelValue.parse(options.ring) === undefined) {
     throw new ShardingConfigError(
       `ring ${JSON.stringify(options.ring)} must be a label value: 1 to 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit`,
     );
