@@ -144,17 +144,26 @@ describe('a sharded Controller on a real API server', () => {
     }
   });
 
+  /**
+   * One object in each of two buckets, cached, each reconcile held until its gate opens; then both
+   * buckets started.
+   */
+  async function startGated(run: Awaited<ReturnType<typeof runSharded>>, suite: string, prefix: string) {
+    const { a, b } = await twoBuckets(suite, prefix);
+    await run.cached(a.name);
+    await run.cached(b.name);
+    const gateA = gate();
+    const gateB = gate();
+    run.gates.set(a.key, gateA.promise);
+    run.gates.set(b.key, gateB.promise);
+    run.controller.startBuckets([a.bucket, b.bucket]);
+    return { a, b, gateA, gateB };
+  }
+
   it('drops a key queued before its bucket was drained, without reconciling it', async () => {
     const run = await runSharded('dequeue');
     try {
-      const { a, b } = await twoBuckets('dequeue', 'deq');
-      await run.cached(a.name);
-      await run.cached(b.name);
-      const gateA = gate();
-      const gateB = gate();
-      run.gates.set(a.key, gateA.promise);
-      run.gates.set(b.key, gateB.promise);
-      run.controller.startBuckets([a.bucket, b.bucket]);
+      const { a, b, gateA, gateB } = await startGated(run, 'dequeue', 'deq');
       // One worker: the first key's reconcile holds it while the second waits in the queue behind it.
       await eventually(() => {
         assert.equal(run.reconciled.length, 1);
@@ -175,14 +184,7 @@ describe('a sharded Controller on a real API server', () => {
   it('a drain waits for the in-flight reconcile of its bucket, not for the others', async () => {
     const run = await runSharded('drain', { maxConcurrentReconciles: 2 });
     try {
-      const { a, b } = await twoBuckets('drain', 'drn');
-      await run.cached(a.name);
-      await run.cached(b.name);
-      const gateA = gate();
-      const gateB = gate();
-      run.gates.set(a.key, gateA.promise);
-      run.gates.set(b.key, gateB.promise);
-      run.controller.startBuckets([a.bucket, b.bucket]);
+      const { a, b, gateA, gateB } = await startGated(run, 'drain', 'drn');
       await eventually(() => {
         assert.deepEqual(new Set(run.reconciled), new Set([a.key, b.key]));
       });
