@@ -299,6 +299,10 @@ export class Controller<T extends KubeObject = KubeObject> {
     const log = controllerLog.child({ namespace, name, reconcileID });
     const started = performance.now();
     metrics?.reconcileStarted();
+    // controller-runtime's V(5) "Reconciling"/"Reconcile successful": at debug, each reconcile's start
+    // and end with its reconcileID, so that logs show who reconciled what when (a sharded hand-off's
+    // "never two at once" is checked from these).
+    log.debug('reconciling');
     const deadline = reconcileDeadline(signal, timeoutMs, () => {
       metrics?.reconcileTimedOut();
       log.error('reconcile timed out: its signal is aborted; the object waits until it returns', {
@@ -339,7 +343,9 @@ export class Controller<T extends KubeObject = KubeObject> {
     } finally {
       deadline.clear();
     }
-    metrics?.reconcileFinished(outcome, (performance.now() - started) / 1000);
+    const seconds = (performance.now() - started) / 1000;
+    metrics?.reconcileFinished(outcome, seconds);
+    log.debug('reconciled', { outcome, seconds });
     return outcome;
   }
 }
