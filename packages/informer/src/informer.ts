@@ -136,6 +136,8 @@ export class Informer<T extends KubeObject> {
   #synced = false;
   #syncWaiters: { resolve: () => void; reject: (error: Error) => void }[] = [];
   #abort: AbortController | undefined;
+  /** Aborted by `stop()` with an {@link InformerStoppedError}: what pending re-scopes reject with. */
+  readonly #stopping = new AbortController();
   #stopped = false;
   #resyncMs = 0;
   #resyncTimer: Timer | undefined;
@@ -201,6 +203,7 @@ export class Informer<T extends KubeObject> {
     if (this.#stopped) return;
     this.#stopped = true;
     this.#abort?.abort();
+    this.#stopping.abort(new InformerStoppedError(`informer for ${this.#resource} was stopped`));
     this.#resyncTimer?.cancel();
     const waiters = this.#syncWaiters;
     this.#syncWaiters = [];
@@ -251,6 +254,26 @@ export class Informer<T extends KubeObject> {
       this.#syncWaiters.push(entry);
       signal?.addEventListener('abort', onAbort, { once: true });
     });
+  }
+
+  /**
+   * Server-side sharding (KEP-5866): from now on this informer caches only the objects `shardSelector`
+   * selects, or none for `undefined` (a shard holding no bucket; see {@link Reflector.rescope}). The
+   * current watch stops and a list with the new selector replaces the cache as a relist does: adds for
+   * objects now selected, updates for changed ones, deletes (`finalStateUnknown: true`) for objects no
+   * longer selected. Resolves once that list is in the cache; a failed list is retried with the
+   * reflector's backoff until it succeeds. Rejects with `signal`'s reason, or
+   * {@link InformerStoppedError} once stopped. Before `start`, sets what the first list selects (an
+   * informer selecting nothing then syncs at once, empty).
+   */
+  rescope(shardSelector: string | undefined, signal?: AbortSignal): Promise<void> {
+    if (this.#stopped)
+      return Promise.reject(new InformerStoppedError(`informer for ${this.#resource} was stopped`));
+    const stopping = this.#stopping.signal;
+    return this.#reflector.rescope(
+      shardSelector,
+      signal === undefined ? stopping : AbortSignal.any([stopping, signal]),
+    );
   }
 
   /**

@@ -30,6 +30,8 @@ export interface WatchRequest {
    * ADDED events, then a BOOKMARK annotated `k8s.io/initial-events-end: "true"`.
    */
   sendInitialEvents?: boolean;
+  /** Only the objects this `shardSelector` selects (see {@link ResourceClient.list}). */
+  shardSelector?: string;
   signal: AbortSignal;
 }
 
@@ -46,7 +48,11 @@ export interface ResourceClient<T extends KubeObject> {
   readonly resource: string;
   /** Group, version and plural, for a log line naming the resource when the server does not serve it. */
   readonly type: GroupVersionResource;
-  list(signal: AbortSignal): Promise<ListResult<T>>;
+  /**
+   * `shardSelector`: only the objects it selects (KEP-5866, server-side sharding; a server without the
+   * feature ignores it). The reflector passes the one its informer was re-scoped to.
+   */
+  list(signal: AbortSignal, shardSelector?: string): Promise<ListResult<T>>;
   watch(request: WatchRequest): AsyncIterable<WatchEvent<T>>;
 }
 
@@ -100,24 +106,29 @@ class HandleResourceClient<T extends KubeObject> implements ResourceClient<T> {
     this.type = { group: handle.type.group, version: handle.type.version, plural: handle.type.plural };
   }
 
-  async list(signal: AbortSignal): Promise<ListResult<T>> {
+  async list(signal: AbortSignal, shardSelector?: string): Promise<ListResult<T>> {
     try {
-      return await this.#listPaged(signal, this.#options.pageSize ?? 500);
+      return await this.#listPaged(signal, this.#options.pageSize ?? 500, shardSelector);
     } catch (error) {
       if (isGone(error) && !signal.aborted) {
         // An expired continue token: the pages seen so far are from a snapshot that no longer exists.
-        return await this.#listPaged(signal, undefined);
+        return await this.#listPaged(signal, undefined, shardSelector);
       }
       throw error;
     }
   }
 
-  async #listPaged(signal: AbortSignal, pageSize: number | undefined): Promise<ListResult<T>> {
+  async #listPaged(
+    signal: AbortSignal,
+    pageSize: number | undefined,
+    shardSelector: string | undefined,
+  ): Promise<ListResult<T>> {
     const items: T[] = [];
     let continueToken: string | undefined;
     for (;;) {
       const page = await this.#handle.list({
         ...this.#scope(),
+        ...(shardSelector === undefined ? {} : { shardSelector }),
         limit: pageSize,
         continue: continueToken,
         signal,
@@ -137,6 +148,7 @@ class HandleResourceClient<T extends KubeObject> implements ResourceClient<T> {
       timeoutSeconds: request.timeoutSeconds,
       idleTimeoutMs: request.inactivityTimeoutMs,
       ...(request.sendInitialEvents === true ? { sendInitialEvents: true } : {}),
+      ...(request.shardSelector === undefined ? {} : { shardSelector: request.shardSelector }),
     });
   }
 

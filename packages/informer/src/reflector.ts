@@ -79,6 +79,12 @@ export interface ReflectorOptions<T extends KubeObject> {
 /** A watch that ends by itself sooner than this without delivering anything counts as a failure. */
 const SHORT_WATCH_MS = 1000;
 
+/** A caller of {@link Reflector.rescope} waiting for the list of its scope (or a later one). */
+interface RescopeWaiter {
+  generation: number;
+  resolve: () => void;
+}
+
 /** A failed attempt: what went wrong, and how it is labelled and handled. */
 interface Failure {
   error: Error;
@@ -109,6 +115,9 @@ interface Failure {
  *   like any other, backed off and retried as a streaming list;
  * - every failure is reported to `metrics.watchError`, the logger (except repeated 404s) and `onError`;
  * - abort: in-flight requests are cancelled, nothing is reported, the sink receives nothing more.
+ *
+ * Server-side sharding (KEP-5866): {@link Reflector.rescope} narrows or widens what it lists and
+ * watches to a `shardSelector`'s objects, by a list that replaces the sink's content.
  */
 export class Reflector<T extends KubeObject> {
   readonly #client: ResourceClient<T>;
@@ -127,6 +136,17 @@ export class Reflector<T extends KubeObject> {
   #resourceVersion: string | undefined;
   #resourceMissing = false;
   #missingResourceLoggedAt: number | undefined;
+  /** Re-scoped at least once: lists and watches carry `#shardSelector`, or select nothing without one. */
+  #sharded = false;
+  #shardSelector: string | undefined;
+  /** Counts re-scopes; `#listedGeneration` is the one whose scope the last list had. */
+  #generation = 0;
+  #listedGeneration = 0;
+  /** The scope the current attempt lists and watches, set when it begins. */
+  #attemptGeneration = 0;
+  /** Aborted by a re-scope: ends the current list, watch or backoff so the next attempt lists anew. */
+  #attempt: AbortController | undefined;
+  #rescopeWaiters: RescopeWaiter[] = [];
 
   constructor(options: ReflectorOptions<T>) {
     this.#client = options.client;
@@ -155,22 +175,71 @@ export class Reflector<T extends KubeObject> {
     return this.#resourceMissing;
   }
 
+  /**
+   * From now on lists and watches only the objects `shardSelector` selects (server-side sharding,
+   * KEP-5866), or nothing at all for `undefined` (what `shardSelector()` returns for no buckets: the
+   * API has no selector that matches nothing, and an absent one means everything). Stops the current
+   * watch (or list, or backoff) and lists at once with the new selector; the list replaces the sink's
+   * content as a relist does, then the watch goes on from its resourceVersion with the same selector.
+   * Selecting nothing replaces the content with nothing, and sends no request until the next re-scope.
+   *
+   * The promise resolves once a list of this scope (or of a later re-scope, which supersedes it) is in
+   * the sink. A failed list is retried as a relist is, with the same backoff, for as long as it takes;
+   * the promise rejects only with `signal`'s reason. Called before `run`, it sets the scope of the first
+   * list. A re-scope is no relist: `metrics.relist` does not count it (it is planned, not a lost watch).
+   * Lists of a re-scoped reflector are plain lists, never streaming ones (KEP-5866 defines the
+   * selector on list and watch; the list's answer is also what tells whether the server applied it).
+   */
+  rescope(shardSelector: string | undefined, signal?: AbortSignal): Promise<void> {
+    this.#sharded = true;
+    this.#shardSelector = shardSelector;
+    this.#listDue = true;
+    const generation = ++this.#generation;
+    this.#attempt?.abort();
+    if (signal?.aborted === true) return Promise.reject(abortReason(signal));
+    return new Promise((resolve, reject) => {
+      const onAbort = (): void => {
+        this.#rescopeWaiters = this.#rescopeWaiters.filter((waiter) => waiter !== entry);
+        reject(abortReason(signal));
+      };
+      const entry: RescopeWaiter = {
+        generation,
+        resolve: () => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve();
+        },
+      };
+      this.#rescopeWaiters.push(entry);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
   /** Runs until `signal` aborts. Never rejects. */
   async run(signal: AbortSignal): Promise<void> {
     this.#safely(() => this.#metrics.started?.(this.#client.resource));
     while (!signal.aborted) {
+      const attempt = new AbortController();
+      this.#attempt = attempt;
+      this.#attemptGeneration = this.#generation;
+      const attemptSignal = AbortSignal.any([signal, attempt.signal]);
+      if (this.#sharded && this.#shardSelector === undefined) {
+        // A shard holding no bucket: an empty cache, synced, and no request until a re-scope.
+        if (this.#listDue) this.#listed([], '');
+        await untilAborted(attemptSignal);
+        continue;
+      }
       let failure: Failure | undefined;
       let phase: 'list' | 'watch' = 'list';
-      const streamingList = this.#listDue && this.#initialSync === 'watch-list';
+      const streamingList = this.#listDue && this.#initialSync === 'watch-list' && !this.#sharded;
       try {
         if (this.#listDue && !streamingList) {
-          if (!(await this.#listOnce(signal))) return;
+          if (!(await this.#listOnce(attemptSignal))) continue;
         }
         phase = 'watch';
-        failure = await this.#watchOnce(signal, streamingList);
+        failure = await this.#watchOnce(attemptSignal, streamingList);
       } catch (error) {
         // Only while the initial events last: the same watch goes on after them, as any other.
-        if (streamingList && this.#listDue && !isAborted(signal) && isStreamingListRefusal(error)) {
+        if (streamingList && this.#listDue && !isAborted(attemptSignal) && isStreamingListRefusal(error)) {
           this.#fallBackToList(error);
           continue;
         }
@@ -180,6 +249,8 @@ export class Reflector<T extends KubeObject> {
         };
       }
       if (isAborted(signal)) return;
+      // Re-scoped meanwhile: whatever this attempt did or failed at, the next one lists anew, at once.
+      if (attempt.signal.aborted) continue;
       if (failure === undefined) continue;
       if (failure.reason === FailureReason.Gone) {
         this.#listDue = true;
@@ -196,7 +267,7 @@ export class Reflector<T extends KubeObject> {
       const retryAfterMs = failure.error instanceof KubeApiError ? (failure.error.retryAfterMs ?? 0) : 0;
       const delayMs = Math.max(this.#backoff.step(), retryAfterMs);
       this.#report(failure, delayMs, this.#listDue);
-      await sleep(this.#clock, delayMs, signal);
+      await sleep(this.#clock, delayMs, attemptSignal);
     }
   }
 
@@ -207,7 +278,9 @@ export class Reflector<T extends KubeObject> {
    * included (V8 keeps a suspended async function's out-of-scope locals).
    */
   async #listOnce(signal: AbortSignal): Promise<boolean> {
-    const list = await this.#client.list(signal);
+    const list = this.#sharded
+      ? await this.#client.list(signal, this.#shardSelector)
+      : await this.#client.list(signal);
     if (isAborted(signal)) return false;
     this.#listed(list.items, list.resourceVersion);
     return true;
@@ -218,6 +291,11 @@ export class Reflector<T extends KubeObject> {
     this.#resourceVersion = resourceVersion;
     this.#listDue = false;
     this.#resourceServed();
+    this.#listedGeneration = this.#attemptGeneration;
+    const due = this.#rescopeWaiters.filter(({ generation }) => generation <= this.#listedGeneration);
+    if (due.length === 0) return;
+    this.#rescopeWaiters = this.#rescopeWaiters.filter((waiter) => !due.includes(waiter));
+    for (const waiter of due) waiter.resolve();
   }
 
   /**
@@ -233,6 +311,7 @@ export class Reflector<T extends KubeObject> {
     const events = this.#client.watch({
       resourceVersion: streamingList ? '' : (this.#resourceVersion ?? ''),
       ...(streamingList ? { sendInitialEvents: true } : {}),
+      ...(this.#shardSelector === undefined ? {} : { shardSelector: this.#shardSelector }),
       timeoutSeconds,
       inactivityTimeoutMs: this.#inactivityTimeoutMs,
       signal,
@@ -363,6 +442,25 @@ export class Reflector<T extends KubeObject> {
 function failureMessage(reason: FailureReason, listing: boolean): string {
   if (reason === FailureReason.Gone) return 'watch expired; relisting';
   return listing ? 'list failed; retrying' : 'watch failed; resuming from the last resourceVersion';
+}
+
+/** Resolves when `signal` aborts (no timer: `setTimeout` cannot wait forever). */
+function untilAborted(signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    signal.addEventListener(
+      'abort',
+      () => {
+        resolve();
+      },
+      { once: true },
+    );
+  });
+}
+
+function abortReason(signal: AbortSignal | undefined): Error {
+  const reason: unknown = signal?.reason;
+  return reason instanceof Error ? reason : new DOMException('the re-scope was aborted', 'AbortError');
 }
 
 // Reads `aborted` through a call so that TypeScript does not narrow it across awaits.

@@ -64,6 +64,8 @@ export class ScriptedClient<T extends KubeObject> implements ResourceClient<T> {
   readonly type: GroupVersionResource = { group: '', version: 'v1', plural: 'configmaps' };
   readonly watches: ScriptedWatch<T>[] = [];
   listCalls = 0;
+  /** The `shardSelector` of every list call, in order (`undefined`: none). */
+  readonly listSelectors: (string | undefined)[] = [];
   #listResults: (ListResult<T> | Error)[] = [];
   #listWaiter: (() => void) | undefined;
   #watchWaiters: (() => void)[] = [];
@@ -74,8 +76,9 @@ export class ScriptedClient<T extends KubeObject> implements ResourceClient<T> {
     this.#listWaiter?.();
   }
 
-  async list(signal: AbortSignal): Promise<ListResult<T>> {
+  async list(signal: AbortSignal, shardSelector?: string): Promise<ListResult<T>> {
     this.listCalls++;
+    this.listSelectors.push(shardSelector);
     for (;;) {
       signal.throwIfAborted();
       const result = this.#listResults.shift();
