@@ -11,8 +11,15 @@ import type { ShardHandoffResult } from '@loopwright/metrics';
 
 /** What the sharder tells the replica that reconciles. */
 export interface SharderCallbacks {
-  /** The replica may reconcile these buckets from now on (sorted, none it holds already). */
-  start(buckets: readonly number[]): void;
+  /**
+   * The replica may reconcile these buckets from now on (sorted, none it holds already). It may take
+   * time (server-side sharding lists the new shard before its keys are queued): the claim is done, and
+   * counted taken, once it resolves; meanwhile the buckets are listed in the member Lease, which is
+   * renewed every retry period. If the Lease is lost or the sharder halted while it is pending, `signal`
+   * aborts: a start that completes after that must not begin reconciling. A rejection is logged; the
+   * buckets stay held (listed, and drained when released) as after a start that succeeded.
+   */
+  start(buckets: readonly number[], signal: AbortSignal): void | Promise<void>;
   /**
    * Stop reconciling these buckets; resolve once none of their reconciles is in flight. Only then are
    * they removed from the member Lease, so another replica may take them. A rejection is logged and

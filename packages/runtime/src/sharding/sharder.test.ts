@@ -51,6 +51,12 @@ interface Replica {
   drainMs: number;
   /** How many of the next drains reject. */
   drainFailures: number;
+  /** How long each start takes on the fake clock (server-side sharding lists the shard first). */
+  startMs: number;
+  /** Starts called and not yet settled. */
+  starting: number;
+  /** Starts whose signal aborted before they ended: they started nothing. */
+  startsCancelled: number;
 }
 
 /** Several sharders on one in-memory API and one FakeClock, checked for overlap at every step. */
@@ -90,7 +96,16 @@ class Simulation {
       stop,
       halt,
     } as Partial<Replica> & Pick<Replica, 'identity' | 'active'>;
-    Object.assign(replica, { exit: undefined, lostCalls: 0, dead: false, drainMs: 0, drainFailures: 0 });
+    Object.assign(replica, {
+      exit: undefined,
+      lostCalls: 0,
+      dead: false,
+      drainMs: 0,
+      drainFailures: 0,
+      startMs: 0,
+      starting: 0,
+      startsCancelled: 0,
+    });
     const self = replica as Replica;
     const sharder = new Sharder({
       client: api.client(),
@@ -107,7 +122,16 @@ class Simulation {
         observeHandoff: (_ring, result, buckets) => handoffs.push({ result, buckets }),
       },
       callbacks: {
-        start: (buckets) => {
+        start: async (buckets, signal) => {
+          if (self.startMs > 0) {
+            self.starting++;
+            await sleep(this.clock, self.startMs, signal);
+            self.starting--;
+            if (signal.aborted) {
+              self.startsCancelled++;
+              return;
+            }
+          }
           for (const bucket of buckets) {
             for (const other of this.replicas.values()) {
               if (other !== self && !other.dead && other.active.has(bucket)) {
@@ -382,6 +406,52 @@ describe('Sharder', () => {
     const released = a.logs.find(({ message }) => message === 'released buckets');
     assert.ok((released?.fields.durationMs as number) >= 2 * LEASE_MS);
     assert.deepEqual(released?.fields.to, ['b']);
+    await sim.stopAll();
+  });
+
+  it('keeps renewing through a start longer than the lease, and counts the buckets taken once it resolved', async () => {
+    const sim = new Simulation();
+    sim.join('a');
+    await sim.until(() => sim.converged(['a']));
+    const b = sim.join('b');
+    b.startMs = 2 * LEASE_MS;
+    await sim.until(() => b.starting > 0);
+    const claimed = sim.listed('b');
+    assert.ok(claimed.length > 0, 'the claim is listed while the start runs');
+    await sim.runFor(LEASE_MS + RENEW_MS);
+    assert.deepEqual(sim.listed('b'), claimed, 'still listed: renewed, not expired');
+    assert.equal(b.active.size, 0, 'nothing reconciled before the start resolved');
+    assert.equal(b.handoffs.filter(({ result }) => result === 'taken').length, 0);
+    await sim.until(() => sim.converged(['a', 'b']), 4 * LEASE_MS);
+    assert.equal(b.lostCalls, 0);
+    const took = b.logs.find(({ message }) => message === 'took buckets');
+    assert.ok((took?.fields.durationMs as number) >= 2 * LEASE_MS);
+    assert.equal(b.startsCancelled, 0);
+    await sim.stopAll();
+  });
+
+  it('loses the Lease when renewals fail past the renew deadline during a slow start, which then starts nothing', async () => {
+    const sim = new Simulation();
+    const a = sim.join('a');
+    await sim.until(() => sim.converged(['a']));
+    const b = sim.join('b');
+    b.startMs = 4 * LEASE_MS;
+    await sim.until(() => b.starting > 0);
+    const claimed = sim.listed('b');
+    b.api.faults.update = 'fail';
+    b.api.faults.list = 'fail';
+    const lastWrite = sim.lastWrite('b');
+    await sim.until(() => b.exit !== undefined, 2 * RENEW_MS);
+    assert.equal(b.exit, 'lost');
+    assert.equal(b.lostCalls, 1);
+    const lostAt = sim.clock.now();
+    assert.ok(lostAt - lastWrite <= RENEW_MS + STEP_MS, `${lostAt - lastWrite}`);
+    assert.equal(b.startsCancelled, 1, "the start's signal aborted");
+    assert.ok(b.logs.some(({ message }) => message.startsWith('lost the member Lease')));
+    // The others take the claimed buckets once the Lease expired; b never reconciles them.
+    await sim.until(() => claimed.every((bucket) => a.active.has(bucket)), 2 * LEASE_MS);
+    await sim.runFor(4 * LEASE_MS);
+    assert.equal(b.active.size, 0);
     await sim.stopAll();
   });
 

@@ -28,6 +28,10 @@
  *   off; the bucket is then free for a later tick, when the views agree and only one targets it.
  * - A claim written but not yet checked is never started; if its write or check fails, the next renewal
  *   writes the holdings without it. A claim therefore only ever delays others, never misleads them.
+ * - A start may take time (server-side sharding lists the new shard before it queues its keys): it is
+ *   awaited while the Lease, which lists the started buckets, is renewed every retry period. A start
+ *   still pending at the renew deadline loses the Lease as any failed renewal does, and its signal
+ *   aborts, so that it begins nothing afterwards.
  *
  * `run` resolves with how it ended: `'stopped'` after `signal` aborted, everything held was drained and
  * the Lease deleted (the others take the buckets at their next tick); `'lost'` when the Lease could not
@@ -74,6 +78,9 @@ function aborted(signal: AbortSignal): boolean {
 }
 
 export type SharderExit = 'stopped' | 'lost' | 'halted';
+
+/** How a callback run while renewing ended: settled (with its error, if it rejected), or cut short. */
+type RenewedOutcome = { settled: true; error?: unknown } | { settled: false; why: 'lost' | 'halted' };
 
 type DrainOutcome = 'drained' | 'failed' | 'lost' | 'halted';
 
@@ -268,13 +275,14 @@ export class Sharder {
       await this.#write([...this.#held, ...winners], stop);
     }
     if (winners.length === 0 || stop.aborted || this.#lost) return;
+    // Held from here: every renewal while the start runs lists them, so nobody else takes them.
     for (const bucket of winners) this.#held.add(bucket);
-    try {
-      this.#callbacks.start(winners);
-    } catch (error) {
-      this.#logger.error('the start callback failed', { ...this.#fields(), error });
-    }
     this.#reportOwned();
+    const started = await this.#startWhileRenewing(winners);
+    if (!started.settled) return;
+    if ('error' in started) {
+      this.#logger.error('the start callback failed', { ...this.#fields(), error: started.error });
+    }
     const from = [...new Set(winners.flatMap((bucket) => this.#lastHolder.get(bucket) ?? []))].sort();
     const durationMs = this.#clock.now() - startedAt;
     this.#logger.info('took buckets', {
@@ -304,10 +312,38 @@ export class Sharder {
    * Lease expire while its buckets are still reconciled.
    */
   async #drainWhileRenewing(buckets: readonly number[]): Promise<DrainOutcome> {
+    const outcome = await this.#whileRenewing('draining', () => this.#callbacks.drain(buckets));
+    if (!outcome.settled) return outcome.why;
+    if (!('error' in outcome)) return 'drained';
+    this.#logger.error('draining buckets failed: they stay listed, the drain is tried again', {
+      ...this.#fields(),
+      buckets: formatHoldings(buckets),
+      error: outcome.error,
+    });
+    return 'failed';
+  }
+
+  /**
+   * Calls `start` and renews every retry period until it settles: a slow start (server-side sharding
+   * lists the new shard first) keeps the Lease, and the buckets it lists, alive. A start still pending
+   * at the renew deadline loses the Lease like any renewal that failed; its signal then aborts, so its
+   * late completion starts nothing (the Lease may already be judged expired by then).
+   */
+  async #startWhileRenewing(buckets: readonly number[]): Promise<RenewedOutcome> {
+    const cancel = new AbortController();
+    const outcome = await this.#whileRenewing('starting', () =>
+      this.#callbacks.start(buckets, AbortSignal.any([cancel.signal, this.#halt])),
+    );
+    if (!outcome.settled) cancel.abort(new Error(`the sharder stopped starting buckets: ${outcome.why}`));
+    return outcome;
+  }
+
+  /** Runs `work` and renews every retry period until it settles, the Lease is lost or the sharder halted. */
+  async #whileRenewing(doing: string, work: () => void | Promise<void>): Promise<RenewedOutcome> {
     let outcome: { error?: unknown } | undefined;
     const settled = new AbortController();
     void (async () => {
-      await this.#callbacks.drain(buckets);
+      await work();
     })()
       .then(
         () => {
@@ -322,28 +358,20 @@ export class Sharder {
       });
     const wake = AbortSignal.any([settled.signal, this.#halt]);
     // A function: `outcome` changes across awaits, which narrowing ignores.
-    const drainOutcome = (): { error?: unknown } | undefined => outcome;
+    const workOutcome = (): { error?: unknown } | undefined => outcome;
     for (;;) {
       const deadlineAt = this.#renewedAt + this.#renewDeadlineMs;
       await sleep(this.#clock, Math.min(this.#retryPeriodMs, deadlineAt - this.#clock.now()), wake);
-      const result = drainOutcome();
-      if (result !== undefined) {
-        if (!('error' in result)) return 'drained';
-        this.#logger.error('draining buckets failed: they stay listed, the drain is tried again', {
-          ...this.#fields(),
-          buckets: formatHoldings(buckets),
-          error: result.error,
-        });
-        return 'failed';
-      }
-      if (this.#halt.aborted) return 'halted';
+      const result = workOutcome();
+      if (result !== undefined) return { settled: true, ...result };
+      if (this.#halt.aborted) return { settled: false, why: 'halted' };
       if (this.#clock.now() >= deadlineAt) {
-        this.#lose('no successful write within the renew deadline while draining');
-        return 'lost';
+        this.#lose(`no successful write within the renew deadline while ${doing}`);
+        return { settled: false, why: 'lost' };
       }
-      // Only a crash stops these renewals: a graceful stop still drains first.
+      // Only a crash stops these renewals: a graceful stop still drains (or finishes starting) first.
       await this.#write(this.#held, this.#halt);
-      if (this.#lost) return 'lost';
+      if (this.#lost) return { settled: false, why: 'lost' };
     }
   }
 
