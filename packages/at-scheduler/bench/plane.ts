@@ -15,13 +15,15 @@ export interface BenchPlane {
 
 /**
  * A fresh control plane with the At CRD, for `use` alone; stopped when `use` settles. With a `placement`,
- * its processes run on the CPUs that gives them.
+ * its processes run on the CPUs that gives them; `apiServerFlags` go to kube-apiserver (feature gates).
  */
 export async function withFreshPlane<T>(
   use: (plane: BenchPlane) => Promise<T>,
   placement?: CpuPlacement,
+  apiServerFlags: string[] = [],
 ): Promise<T> {
-  const start = (): Promise<ControlPlane> => startControlPlane({ beforeControllerManager: serveAts });
+  const start = (): Promise<ControlPlane> =>
+    startControlPlane({ beforeControllerManager: serveAts, apiServerFlags });
   const plane = await (placement ? placement.forControlPlane(start) : start());
   const kc = new KubeConfig();
   kc.loadFromFile(plane.kubeconfigPath);
