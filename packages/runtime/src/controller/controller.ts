@@ -6,6 +6,7 @@ import {
   resourceTypeOf,
   type EventHandlers,
   type HandlerRegistration,
+  type Informer,
   type KubeObject,
   type SharedInformerFactory,
 } from '@loopwright/informer';
@@ -13,6 +14,8 @@ import type { ControllerReconcileMetrics, Metrics, ReconcileOutcome } from '@loo
 import { newRateLimitingQueue, type RateLimiter, type RateLimitingQueue } from '@loopwright/workqueue';
 import type { Logger } from 'winston';
 import { isTerminal } from '../errors/index.ts';
+import type { ShardNeed } from '../manager/shard-plan.ts';
+import type { ShardField } from '../sharding/space.ts';
 import { OwnWrites } from '../writes/own-writes.ts';
 import { ownStatusWriter } from '../writes/status-writer.ts';
 import { enqueueFiltered } from './event-handler.ts';
@@ -103,7 +106,8 @@ export interface ControllerContext {
  * Status writes through `ReconcileRequest.status` are the controller's own (see `OwnWrites`): the next
  * reconcile reads the written object while the cache lags, and the write's echo enqueues nothing.
  *
- * Sharded (issue 39; the Manager's `sharding`, in-replica filtering: every replica caches everything),
+ * Sharded (issue 39; the Manager's `sharding`, whether its caches hold everything or, server-side, only
+ * the held buckets' objects: see {@link Controller.shardNeeds}),
  * the controller reconciles only the keys of the buckets it holds (see `ShardFilter`): a key is queued
  * only when its bucket is held, a key whose bucket was drained since it was queued is dropped when a
  * worker takes it (forgotten, not reconciled, not counted), {@link Controller.startBuckets} queues the
@@ -132,6 +136,34 @@ export class Controller<T extends KubeObject = KubeObject> {
     factory.forResource(this.#options.for);
     for (const owned of this.#options.owns ?? []) factory.forResource(owned);
     for (const watch of this.#options.watches ?? []) factory.forResource(watch.resource);
+  }
+
+  /**
+   * What each informer this controller reads needs when the Manager selects shards server-side (issue
+   * 39, part 3): the primary's, its shard field. Owned objects' (`owns`): the namespace when sharded by
+   * namespace (an owner and what it owns share one, so one hash selects both; not for a cluster-scoped
+   * owner, whose keys hash the empty namespace while what it owns lives in namespaces); whole when
+   * sharded by uid, since the server hashes an object's own uid and cannot hash its owner reference's:
+   * the filter finds an owned object's bucket from that reference in the replica, as without
+   * server-side selection. Watched resources (`watches`): always whole, as a watch's `map` may name keys in any
+   * namespace (a cluster-scoped object, or one mapped across namespaces), which a selector on the
+   * watched object's own namespace would miss.
+   */
+  shardNeeds(factory: SharedInformerFactory): ShardNeed<Informer<KubeObject>>[] {
+    const shardBy = this.#options.shardBy ?? 'uid';
+    const field: ShardField = shardBy === 'uid' ? 'object.metadata.uid' : 'object.metadata.namespace';
+    const owned = shardBy === 'namespace' && this.#options.for.namespaced !== false ? field : undefined;
+    return [
+      { informer: factory.forResource(this.#options.for) as unknown as Informer<KubeObject>, field },
+      ...(this.#options.owns ?? []).map((resource) => ({
+        informer: factory.forResource(resource),
+        field: owned,
+      })),
+      ...(this.#options.watches ?? []).map((watch) => ({
+        informer: factory.forResource(watch.resource),
+        field: undefined,
+      })),
+    ];
   }
 
   /**

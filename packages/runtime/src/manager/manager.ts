@@ -2,7 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { KubeClient, describeContext, type KubeClientOptions } from '@loopwright/client';
-import { SharedInformerFactory, stripManagedFields, type KubeObject } from '@loopwright/informer';
+import {
+  SharedInformerFactory,
+  stripManagedFields,
+  type Informer,
+  type KubeObject,
+} from '@loopwright/informer';
 import { LeaderElector, LeaderWorkError, LeaseLock } from '@loopwright/leader-election';
 import { createMetrics, type Metrics } from '@loopwright/metrics';
 import type { Logger } from 'winston';
@@ -10,8 +15,11 @@ import type { Controller } from '../controller/controller.ts';
 import { EventRecorder } from '../events/index.ts';
 import { Sharder } from '../sharding/sharder.ts';
 import { ShardingConfigError, validateSharderOptions } from '../sharding/sharder-options.ts';
+import { shardSelector, type ShardField } from '../sharding/space.ts';
 import { cacheSyncTimeoutApplies } from './cache-sync.ts';
 import { informerMetricsHook } from './informer-metrics.ts';
+import { detectShardMode, type ShardMode } from './shard-mode.ts';
+import { shardedInformers } from './shard-plan.ts';
 import { startServers, type ServerAddress, type StartedServers } from './servers.ts';
 
 export interface LeaderElectionOptions {
@@ -59,8 +67,10 @@ export interface ManagerOptions {
   leaderElection?: LeaderElectionOptions;
   /**
    * Run every replica's controllers, each on its share of the objects (see {@link ShardingOptions});
-   * replaces leader election, so not with `leaderElection`. Every replica caches everything and filters
-   * in-process; /readyz as without leader election.
+   * replaces leader election, so not with `leaderElection`. Where the API server selects shards
+   * (ShardedListAndWatch), each replica caches only its share of the sharded informers; otherwise every
+   * replica caches everything and filters in-process (see the README's sharding part). /readyz as
+   * without leader election.
    */
   sharding?: ShardingOptions;
   /**
@@ -175,6 +185,8 @@ export class Manager {
   readonly #informerClient: KubeClient;
   /** What /readyz answers; see the class documentation. */
   #ready = false;
+  /** Sharded, server-side mode: the informers cached by shard, each with its field; empty otherwise. */
+  #shardedInformers = new Map<Informer<KubeObject>, ShardField>();
   #servers: StartedServers | undefined;
 
   constructor(options: ManagerOptions) {
@@ -258,6 +270,9 @@ export class Manager {
       const election = this.#options.leaderElection;
       const sharding = this.#options.sharding;
       const standby: Standby = this.#options.warmStandby === false ? 'cold' : 'warm';
+      // Before any informer starts: in server-side mode the sharded ones must never list everything.
+      const mode = sharding === undefined ? undefined : await this.#chooseShardMode(sharding, signal);
+      if (signal.aborted) return 'stopped';
       if (election === undefined || standby === 'warm') {
         if (!(await this.#syncCaches(signal))) return 'stopped';
         this.#ready = true;
@@ -265,7 +280,7 @@ export class Manager {
       const outcome: ManagerExit = election
         ? await this.#runElected(election, standby, signal)
         : sharding
-          ? await this.#runSharded(sharding, signal)
+          ? await this.#runSharded(sharding, mode, signal)
           : await this.#runControllers(signal).then(() => 'stopped' as const);
       exit = outcome;
       return outcome;
@@ -437,6 +452,56 @@ export class Manager {
   }
 
   /**
+   * Decides, once per run, whether the sharded informers select their shard server-side (see
+   * {@link detectShardMode}) and logs which mode is in use and why. Server-side, each sharded informer
+   * starts selecting nothing: holding no bucket, it syncs at once, empty, and sends no list or watch
+   * until the Sharder hands it buckets (the API has no selector that matches nothing).
+   */
+  async #chooseShardMode(sharding: ShardingOptions, signal: AbortSignal): Promise<ShardMode> {
+    const sharded = shardedInformers(this.#controllers.flatMap((c) => c.shardNeeds(this.factory)));
+    const scopes = new Map(this.factory.scopes().map(({ scope, informer }) => [informer, scope]));
+    const probes = [...sharded].flatMap(([informer, field]) => {
+      const scope = scopes.get(informer);
+      return scope === undefined ? [] : [{ scope, field }];
+    });
+    const mode = await detectShardMode(this.#informerClient, probes, signal);
+    const fields = { ring: sharding.ring, namespace: sharding.namespace, identity: this.identity };
+    if (mode.kind === 'server-side') {
+      this.#shardedInformers = sharded;
+      for (const informer of sharded.keys()) {
+        // Resolves once the informer has started; its sync is what the Manager waits for.
+        informer.rescope(undefined).catch(() => undefined);
+      }
+      this.#options.logger.info(
+        'running sharded: server-side shard selectors: each replica caches only its share',
+        {
+          ...fields,
+          reason: mode.reason,
+          sharded: probes.map(({ scope, field }) => ({ resource: scope.plural, field })),
+        },
+      );
+    } else {
+      this.#options.logger.info(
+        'running sharded: in-replica filtering: every replica caches everything, reconciles only its share',
+        { ...fields, reason: mode.reason },
+      );
+    }
+    return mode;
+  }
+
+  /**
+   * Re-scopes every sharded informer to `holdings` (server-side mode; nothing otherwise); resolves once
+   * each has listed its new shard.
+   */
+  async #rescope(holdings: ReadonlySet<number>, signal?: AbortSignal): Promise<void> {
+    await Promise.all(
+      [...this.#shardedInformers].map(([informer, field]) =>
+        informer.rescope(shardSelector(field, holdings), signal),
+      ),
+    );
+  }
+
+  /**
    * Sharded: the controllers run from the start holding nothing, the Sharder beside them hands them
    * buckets (`startBuckets`, `drainBuckets`). On `signal` the controllers stop taking keys while the
    * Sharder drains everything (in-flight reconciles finish) and deletes its Lease, so the others take
@@ -444,16 +509,18 @@ export class Manager {
    * `'lost-leadership'` without waiting. Reconciles outliving the grace period: the Sharder is halted
    * (its Lease left to expire, as the elected Manager keeps its Lease) and `start` rejects.
    */
-  async #runSharded(sharding: ShardingOptions, signal: AbortSignal): Promise<ManagerExit> {
+  async #runSharded(
+    sharding: ShardingOptions,
+    mode: ShardMode | undefined,
+    signal: AbortSignal,
+  ): Promise<ManagerExit> {
     const log = this.#options.logger;
     const controllers = this.#controllers;
     const lost = new AbortController();
     const halt = new AbortController();
-    log.info('running sharded: in-replica filtering: every replica caches everything', {
-      ring: sharding.ring,
-      namespace: sharding.namespace,
-      identity: this.identity,
-    });
+    /** The buckets started and not drained: what the sharded informers select (server-side mode). */
+    const holdings = new Set<number>();
+    const serverSide = mode?.kind === 'server-side';
     const running = this.#runControllers(AbortSignal.any([signal, lost.signal]), true);
     // After a lost Lease nobody awaits `running`: its late rejection must not become an unhandled one.
     running.catch(() => undefined);
@@ -474,11 +541,27 @@ export class Manager {
       metrics: this.metrics.sharding,
       logger: log.child({ component: 'sharding' }),
       callbacks: {
-        start: (buckets) => {
+        // Server-side: the caches list the new shard first, so that the objects queued below are there
+        // (the hand-off rule holds across the re-list: the buckets are claimed and checked already).
+        // The re-list's adds arrive before the buckets are held: the filter drops them, and
+        // `startBuckets` queues every cached object of the buckets once.
+        start: async (buckets, started) => {
+          for (const bucket of buckets) holdings.add(bucket);
+          if (serverSide) await this.#rescope(holdings, started);
+          if (started.aborted) return;
           for (const controller of controllers) controller.startBuckets(buckets);
         },
+        // Server-side: once drained, the caches narrow to what is still held, without waiting (objects
+        // left over meanwhile are harmless). The re-list's deletes for the objects that left arrive for
+        // buckets no longer held: the filter drops them, so no controller takes them for deletions.
         drain: async (buckets) => {
           await Promise.all(controllers.map((controller) => controller.drainBuckets(buckets)));
+          for (const bucket of buckets) holdings.delete(bucket);
+          if (serverSide) {
+            this.#rescope(holdings).catch((error: unknown) => {
+              log.debug('narrowing the caches to the buckets still held failed', { error });
+            });
+          }
         },
         lost: () => {
           lost.abort();
