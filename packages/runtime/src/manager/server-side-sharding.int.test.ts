@@ -238,6 +238,13 @@ describe('sharded Managers on a server with ShardedListAndWatch on', () => {
       },
       { timeoutMs: 30_000 },
     );
+    // A newcomer takes buckets from both survivors: they drain, then narrow their caches, whose
+    // re-lists delete the objects that left; those deletes must reconcile nothing.
+    const newcomer = startManager(kc, namespace, reconciles, 3);
+    managers.push(newcomer);
+    const running = [...survivors, newcomer];
+    await eventually(() => converged(running), { timeoutMs: 30_000 });
+    assert.ok(cached(newcomer).length > 0, 'the newcomer caches its share');
     assert.deepEqual(overlaps(reconciles), []);
     assert.deepEqual(
       reconciles.filter((r) => !r.found),
@@ -251,8 +258,8 @@ describe('sharded Managers on a server with ShardedListAndWatch on', () => {
         ['running sharded: server-side shard selectors: each replica caches only its share'],
       );
     }
-    for (const m of survivors) m.abort.abort();
-    assert.deepEqual(await Promise.all(survivors.map((m) => m.done)), ['stopped', 'stopped']);
+    for (const m of running) m.abort.abort();
+    assert.deepEqual(await Promise.all(running.map((m) => m.done)), ['stopped', 'stopped', 'stopped']);
   });
 });
 
