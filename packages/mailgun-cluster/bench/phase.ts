@@ -12,8 +12,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createClusters, type CreatedCluster } from './clusters.ts';
 import { replicaMails, type ReplicaMails } from './figures.ts';
 import { withFreshPlane } from './plane.ts';
-import { Replica } from './replica.ts';
-import { startSlowMailgun, type SlowMailgun } from './slow-mailgun.ts';
+import { Replica, Scrape } from './replica.ts';
+import { startSlowMailgun, type AnsweredSend, type SlowMailgun } from './slow-mailgun.ts';
 
 const API_KEY = 'key-3ax6xnjp29jd6fds4gc373sgvjxteol0';
 const DOMAIN = 'mg.example.com';
@@ -41,6 +41,11 @@ export interface ReplicaFigures {
   mailgunRequests: number;
   /** `loopwright_shard_owned_fraction` at the end. */
   ownedFraction: number;
+  /** `controller_runtime_reconcile_time_seconds_sum`: how long its worker was busy, in all. */
+  reconcileSeconds: number;
+  /** Its requests to the API server that write (PATCH, POST): how many, and their mean latency. */
+  writes: number;
+  writeMeanSeconds: number;
 }
 
 export interface PhaseOutcome {
@@ -90,8 +95,8 @@ export async function runPhase(spec: PhaseSpec): Promise<PhaseOutcome> {
         );
       const { doneMs, stalled } = await untilEveryClusterMailed(() => peer.accepted(), created, replicas);
       await sleep(GRACE_MS);
-      const metrics = await Promise.all(
-        replicas.map((replica) => replica.metrics().catch(() => new Map<string, number>())),
+      const scrapes = await Promise.all(
+        replicas.map((replica) => replica.metrics().catch(() => new Scrape(''))),
       );
       if (stalled !== undefined)
         for (const replica of replicas)
@@ -106,12 +111,9 @@ export async function runPhase(spec: PhaseSpec): Promise<PhaseOutcome> {
         created,
         // After every replica stopped: nothing is in flight any more.
         mails: peer.accepted(),
-        replicas: replicas.map((replica, i) => ({
-          mails: replicaMails(replica.identity, fronts[i]?.sends() ?? []),
-          reconciles: metrics[i]?.get('controller_runtime_reconcile_total') ?? Number.NaN,
-          mailgunRequests: metrics[i]?.get('loopwright_mailgun_requests_total') ?? Number.NaN,
-          ownedFraction: metrics[i]?.get('loopwright_shard_owned_fraction') ?? Number.NaN,
-        })),
+        replicas: replicas.map((replica, i) =>
+          figuresOf(replica.identity, fronts[i]?.sends() ?? [], scrapes[i]),
+        ),
         loadAverage: { before: loadBefore, after: await loadAverage() },
       };
     } finally {
@@ -146,6 +148,28 @@ async function untilEveryClusterMailed(
         stalled: `no mail for ${STALL_MS / 1000} s, ${mailed.size} of ${uids.size} mailed`,
       };
   }
+}
+
+function figuresOf(
+  identity: string,
+  sends: readonly AnsweredSend[],
+  scrape = new Scrape(''),
+): ReplicaFigures {
+  const writeVerbs = ['verb="PATCH"', 'verb="POST"'];
+  const writes = (suffix: string): number =>
+    writeVerbs.reduce(
+      (total, verb) => total + scrape.sum(`rest_client_request_duration_seconds${suffix}`, verb),
+      0,
+    );
+  return {
+    mails: replicaMails(identity, sends),
+    reconciles: scrape.sum('controller_runtime_reconcile_total'),
+    mailgunRequests: scrape.sum('loopwright_mailgun_requests_total'),
+    ownedFraction: scrape.sum('loopwright_shard_owned_fraction'),
+    reconcileSeconds: scrape.sum('controller_runtime_reconcile_time_seconds_sum'),
+    writes: writes('_count'),
+    writeMeanSeconds: writes('_sum') / writes('_count'),
+  };
 }
 
 /** The 1, 5 and 15 minute load averages: the machine is shared, and this says how busy it was. */

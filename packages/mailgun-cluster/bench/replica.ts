@@ -83,16 +83,9 @@ export class Replica {
     return this.#running;
   }
 
-  /** Its /metrics: the sum of each family's samples, by name (every label value together). */
-  async metrics(): Promise<Map<string, number>> {
-    const text = await (await fetch(`http://127.0.0.1:${this.#metricsPort}/metrics`)).text();
-    const sums = new Map<string, number>();
-    for (const line of text.split('\n')) {
-      if (line.startsWith('#') || line === '') continue;
-      const name = /^[a-zA-Z_:][a-zA-Z0-9_:]*/.exec(line)?.[0] ?? '';
-      sums.set(name, (sums.get(name) ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1)));
-    }
-    return sums;
+  /** Its /metrics, scraped once. */
+  async metrics(): Promise<Scrape> {
+    return new Scrape(await (await fetch(`http://127.0.0.1:${this.#metricsPort}/metrics`)).text());
   }
 
   async logTail(lines: number): Promise<string> {
@@ -114,5 +107,26 @@ export class Replica {
       this.#child.kill('SIGKILL');
       await this.#exited;
     }
+  }
+}
+
+/** One /metrics page in Prometheus' text format. */
+export class Scrape {
+  readonly #samples: { name: string; labels: string; value: number }[] = [];
+
+  constructor(text: string) {
+    for (const line of text.split('\n')) {
+      if (line.startsWith('#') || line === '') continue;
+      const name = /^[a-zA-Z_:][a-zA-Z0-9_:]*/.exec(line)?.[0] ?? '';
+      const labels = line.slice(name.length, line.lastIndexOf(' '));
+      this.#samples.push({ name, labels, value: Number(line.slice(line.lastIndexOf(' ') + 1)) });
+    }
+  }
+
+  /** The sum of a family's samples whose labels include `label` (e.g. `verb="PATCH"`), or of all of them. */
+  sum(name: string, label?: string): number {
+    return this.#samples
+      .filter((sample) => sample.name === name && (label === undefined || sample.labels.includes(label)))
+      .reduce((total, sample) => total + sample.value, 0);
   }
 }
