@@ -18,8 +18,8 @@ export interface ShardedReplicaSpec {
   ring: string;
   identity: string;
   logPath: string;
-  /** Lease duration, renew deadline and retry period, as the leader-election variables take them. */
-  lease: { duration: string; renewDeadline: string; retryPeriod: string };
+  /** Lease duration, renew deadline and retry period, as the leader-election variables take them; the program's defaults when absent. */
+  lease?: { duration: string; renewDeadline: string; retryPeriod: string };
   /** `debug` (the default) logs each reconcile's start and end and each claim; `info` each start only. */
   logLevel?: 'debug' | 'info';
   /** More variables of the program (e.g. WORKERS). */
@@ -61,9 +61,11 @@ export class ShardedReplica {
           POD_NAME: spec.identity,
           SHARDING: 'true',
           SHARDING_RING: spec.ring,
-          LEADER_ELECT_LEASE_DURATION: spec.lease.duration,
-          LEADER_ELECT_RENEW_DEADLINE: spec.lease.renewDeadline,
-          LEADER_ELECT_RETRY_PERIOD: spec.lease.retryPeriod,
+          ...(spec.lease && {
+            LEADER_ELECT_LEASE_DURATION: spec.lease.duration,
+            LEADER_ELECT_RENEW_DEADLINE: spec.lease.renewDeadline,
+            LEADER_ELECT_RETRY_PERIOD: spec.lease.retryPeriod,
+          }),
           // Free ports: several replicas on one host.
           HEALTH_PROBE_BIND_ADDRESS: '127.0.0.1:0',
           METRICS_BIND_ADDRESS: '127.0.0.1:0',
