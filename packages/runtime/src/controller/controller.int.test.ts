@@ -384,7 +384,7 @@ describe('Controller on a real API server', () => {
     }
   });
 
-  it('lets an in-flight reconcile finish before shutdown completes', async () => {
+  it('lets an in-flight reconcile finish before shutdown completes, its signal intact', async () => {
     let finished = false;
     let started = false;
     const run = runController(kc, {
@@ -399,7 +399,8 @@ describe('Controller on a real API server', () => {
       reconcile: async ({ signal }) => {
         started = true;
         await new Promise((resolve) => setTimeout(resolve, 500));
-        assert.ok(signal.aborted, 'the reconcile sees the shutdown signal');
+        // A stop ends intake; it does not cut the reconcile in hand short (see the README, "Shutdown").
+        assert.equal(signal.aborted, false, 'the stop aborted the reconcile in hand');
         finished = true;
       },
     });

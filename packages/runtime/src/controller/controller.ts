@@ -74,6 +74,14 @@ export interface ControllerContext {
   metrics?: Metrics;
   /** Aborted on shutdown or lost leadership: stop taking keys, let in-flight reconciles finish. */
   signal: AbortSignal;
+  /**
+   * Aborts the signal of every reconcile in flight (and of any that begins after): the work must stop
+   * now, because leadership or the member Lease was lost, or because in-flight reconciles outlived the
+   * graceful shutdown timeout. Not the shutdown itself: a stop only ends intake, and a reconcile in hand
+   * runs to its end with its signal intact (controller-runtime cancels it at once; see the README,
+   * "Shutdown"). Default: never.
+   */
+  abortReconciles?: AbortSignal;
   /** The reconcile timeout of a controller that sets none of its own; default 0: no limit. */
   reconcileTimeoutMs?: number;
   /**
@@ -187,7 +195,8 @@ export class Controller<T extends KubeObject = KubeObject> {
 
   /**
    * Runs until `context.signal` is aborted, then stops intake (keys still queued are not reconciled)
-   * and resolves once every in-flight reconcile has finished (the Manager bounds how long it waits).
+   * and resolves once every in-flight reconcile has finished (the Manager bounds how long it waits, and
+   * aborts their signals through `context.abortReconciles` when it gives up on them).
    */
   async run(context: ControllerContext): Promise<void> {
     const { factory, client, signal } = context;
@@ -276,6 +285,7 @@ export class Controller<T extends KubeObject = KubeObject> {
           metrics,
           log,
           signal,
+          abortReconciles: context.abortReconciles ?? NEVER,
           timeoutMs,
           shards,
         }),
@@ -315,7 +325,16 @@ export class Controller<T extends KubeObject = KubeObject> {
   async #reconcileKey(
     key: string,
     priority: number,
-    { queue, lister, resource, ownWrites, metrics, log: controllerLog, signal, timeoutMs }: Worker<T>,
+    {
+      queue,
+      lister,
+      resource,
+      ownWrites,
+      metrics,
+      log: controllerLog,
+      abortReconciles,
+      timeoutMs,
+    }: Worker<T>,
   ): Promise<ReconcileOutcome> {
     const { namespace, name } = splitKey(key);
     const object = ownWrites.latest(key, lister.get(namespace, name));
@@ -335,7 +354,7 @@ export class Controller<T extends KubeObject = KubeObject> {
     // and end with its reconcileID, so that logs show who reconciled what when (a sharded hand-off's
     // "never two at once" is checked from these).
     log.debug('reconciling');
-    const deadline = reconcileDeadline(signal, timeoutMs, () => {
+    const deadline = reconcileDeadline(abortReconciles, timeoutMs, () => {
       metrics?.reconcileTimedOut();
       log.error('reconcile timed out: its signal is aborted; the object waits until it returns', {
         timeoutMs,
@@ -389,12 +408,18 @@ interface Worker<T extends KubeObject> {
   ownWrites: OwnWrites<T>;
   metrics: ControllerReconcileMetrics | undefined;
   log: Logger;
+  /** Stops intake. */
   signal: AbortSignal;
+  /** Aborts in-flight reconciles (see `ControllerContext.abortReconciles`). */
+  abortReconciles: AbortSignal;
   /** Each reconcile's timeout; 0: none. */
   timeoutMs: number;
   /** Sharded: which keys this replica may reconcile. */
   shards: ShardFilter | undefined;
 }
+
+/** A signal that never aborts: a controller run without `abortReconciles`. */
+const NEVER: AbortSignal = new AbortController().signal;
 
 /** The outcomes after which the key is queued again (retry with backoff, or after a delay). */
 const REQUEUED: ReadonlySet<ReconcileOutcome> = new Set<ReconcileOutcome>([

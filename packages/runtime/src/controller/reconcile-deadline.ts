@@ -2,7 +2,10 @@ import { realClock, type Clock } from '@loopwright/core';
 
 /** The signal one reconcile gets, and what became of its timeout. */
 export interface ReconcileDeadline {
-  /** The controller's signal, also aborted when the timeout passes. */
+  /**
+   * The signal it was given (the Manager aborts it when the work must stop), also aborted when the
+   * timeout passes.
+   */
   readonly signal: AbortSignal;
   /** Whether the timeout passed (and aborted `signal`). */
   timedOut(): boolean;

@@ -125,7 +125,10 @@ describe('Manager with leader election on a real API server', () => {
     const blocked = new Promise<void>((resolve) => {
       release = resolve;
     });
-    const state = { started: false, release };
+    const state: { started: boolean; release: () => void; signal?: AbortSignal; abortedAt?: number } = {
+      started: false,
+      release,
+    };
     const manager = new Manager({
       kubeConfig: kc,
       logger: silent,
@@ -146,9 +149,11 @@ describe('Manager with leader election on a real API server', () => {
           namespace: ns.name,
           labelSelector: `suite=${suite}`,
         },
-        // Ignores the shutdown signal, as a reconcile stuck in a slow call would.
-        reconcile: async () => {
+        // Ignores its signal, as a reconcile stuck in a slow call would.
+        reconcile: async ({ signal }) => {
           state.started = true;
+          state.signal = signal;
+          signal.addEventListener('abort', () => (state.abortedAt = Date.now()), { once: true });
           await blocked;
         },
       }),
@@ -171,8 +176,19 @@ describe('Manager with leader election on a real API server', () => {
       await eventually(() => {
         assert.ok(state.started);
       });
+      const stoppedAt = Date.now();
       abort.abort();
+      // A graceful stop ends intake only: the reconcile in hand keeps its signal...
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      assert.equal(state.signal?.aborted, false, 'the stop aborted the reconcile in hand');
       await assert.rejects(done, GracefulShutdownTimeoutError);
+      // ...until it outlives the graceful shutdown timeout (300 ms): then it is told to stop.
+      assert.ok(state.signal?.aborted, 'the reconcile outlived the timeout and was not aborted');
+      assert.ok(
+        (state.abortedAt ?? 0) - stoppedAt >= 300,
+        `aborted ${(state.abortedAt ?? 0) - stoppedAt} ms after the stop`,
+      );
+      assert.ok(state.signal.reason instanceof GracefulShutdownTimeoutError, String(state.signal.reason));
       // Released, a standby would start reconciling while this reconcile may still write.
       assert.equal(await holder('stuck'), 'stuck', 'the Lease is left to expire');
     } finally {
@@ -194,6 +210,37 @@ describe('Manager with leader election on a real API server', () => {
       });
       abort.abort();
       await assert.rejects(done, GracefulShutdownTimeoutError);
+    } finally {
+      state.release();
+    }
+  });
+
+  it('aborts the reconcile in hand at once when leadership is lost', async () => {
+    const { manager, state } = stuckManager('stuck-lost', 'stuck-lost');
+    const done = manager.start(new AbortController().signal);
+    try {
+      await eventually(async () => {
+        assert.equal(await holder('stuck-lost'), 'stuck-lost');
+      });
+      await kc.makeApiClient(CoreV1Api).createNamespacedConfigMap({
+        namespace: ns.name,
+        body: { metadata: { name: 'stuck-lost', labels: { suite: 'stuck-lost' } } },
+      });
+      await eventually(() => {
+        assert.ok(state.started);
+      });
+      assert.equal(state.signal?.aborted, false);
+      await kc.makeApiClient(CoordinationV1Api).patchNamespacedLease(
+        {
+          name: 'stuck-lost',
+          namespace: ns.name,
+          body: { spec: { holderIdentity: 'intruder', leaseDurationSeconds: 60 } },
+        },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
+      assert.equal(await done, 'lost-leadership');
+      // Another replica may lead now: this one's reconcile is told to stop, not left to finish.
+      assert.equal(state.signal?.aborted, true, 'the reconcile in hand was not aborted');
     } finally {
       state.release();
     }

@@ -394,12 +394,14 @@ export class Manager {
             if (!(await this.#syncCaches(leading))) return;
             this.#ready = true;
           }
-          return this.#runControllers(leading).catch((error: unknown) => {
-            // Reconciles are still running: the elector must not see the work as settled, since it
-            // would then release the Lease and a standby would start while they still write.
-            abandonWork?.(error);
-            return new Promise<never>(() => undefined);
-          });
+          return this.#runControllers(leading, { mustStop: takenAway(leading, signal) }).catch(
+            (error: unknown) => {
+              // Reconciles are still running: the elector must not see the work as settled, since it
+              // would then release the Lease and a standby would start while they still write.
+              abandonWork?.(error);
+              return new Promise<never>(() => undefined);
+            },
+          );
         },
         onStoppedLeading: () => log.info('stopped leading', { identity }),
         onNewLeader: (leader) => log.info('new leader observed', { leader }),
@@ -521,7 +523,10 @@ export class Manager {
     /** The buckets started and not drained: what the sharded informers select (server-side mode). */
     const holdings = new Set<number>();
     const serverSide = mode?.kind === 'server-side';
-    const running = this.#runControllers(AbortSignal.any([signal, lost.signal]), true);
+    const running = this.#runControllers(AbortSignal.any([signal, lost.signal]), {
+      sharded: true,
+      mustStop: lost.signal,
+    });
     // After a lost Lease nobody awaits `running`: its late rejection must not become an unhandled one.
     running.catch(() => undefined);
     const shutdownTimedOut = running.then(
@@ -589,10 +594,18 @@ export class Manager {
 
   /**
    * Runs every controller until `signal` aborts; then waits for in-flight reconciles, bounded: rejects
-   * {@link GracefulShutdownTimeoutError} when they outlive `gracefulShutdownTimeoutMs`.
+   * {@link GracefulShutdownTimeoutError} when they outlive `gracefulShutdownTimeoutMs`. The reconciles'
+   * signals abort only when the work must stop at once (`mustStop`: leadership or the member Lease was
+   * lost) or when they outlived that timeout; a graceful stop lets the reconciles in hand finish
+   * untouched, so a rollout never cuts one between two writes.
    */
-  async #runControllers(signal: AbortSignal, sharded = false): Promise<void> {
+  async #runControllers(
+    signal: AbortSignal,
+    { sharded = false, mustStop }: { sharded?: boolean; mustStop?: AbortSignal } = {},
+  ): Promise<void> {
     const { logger, metrics } = { logger: this.#options.logger, metrics: this.metrics };
+    const givenUp = new AbortController();
+    const abortReconciles = mustStop ? AbortSignal.any([mustStop, givenUp.signal]) : givenUp.signal;
     const running = Promise.all(
       this.#controllers.map((c) =>
         c.run({
@@ -601,6 +614,7 @@ export class Manager {
           logger,
           metrics,
           signal,
+          abortReconciles,
           reconcileTimeoutMs: this.#options.reconcileTimeoutMs ?? 0,
           ...(sharded ? { sharded } : {}),
         }),
@@ -628,11 +642,28 @@ export class Manager {
     const outcome = await Promise.race([running.then(() => 'drained' as const), timedOut]);
     clearTimeout(timer);
     if (outcome === 'timeout') {
-      throw new GracefulShutdownTimeoutError(
+      const error = new GracefulShutdownTimeoutError(
         `in-flight reconciles did not finish within the graceful shutdown timeout of ${graceMs} ms`,
       );
+      // Their last chance to stop by themselves before the process exits under them.
+      givenUp.abort(error);
+      throw error;
     }
   }
+}
+
+/**
+ * Aborted when `work` aborts while `stop` has not: the work was taken away (a lost Lease), not ended by
+ * a shutdown. `stop` is aborted before `work` on a shutdown, since `work` follows it.
+ */
+function takenAway(work: AbortSignal, stop: AbortSignal): AbortSignal {
+  const taken = new AbortController();
+  const check = (): void => {
+    if (!stop.aborted) taken.abort(work.reason);
+  };
+  if (work.aborted) check();
+  else work.addEventListener('abort', check, { once: true });
+  return taken.signal;
 }
 
 /** Aborted on the first SIGTERM or SIGINT, which it logs: a process's shutdown signal. */
