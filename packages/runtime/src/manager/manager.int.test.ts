@@ -183,7 +183,7 @@ describe('Manager with leader election on a real API server', () => {
       assert.equal(state.signal?.aborted, false, 'the stop aborted the reconcile in hand');
       await assert.rejects(done, GracefulShutdownTimeoutError);
       // ...until it outlives the graceful shutdown timeout (300 ms): then it is told to stop.
-      assert.ok(state.signal?.aborted, 'the reconcile outlived the timeout and was not aborted');
+      assert.ok(state.signal.aborted, 'the reconcile outlived the timeout and was not aborted');
       assert.ok(
         (state.abortedAt ?? 0) - stoppedAt >= 300,
         `aborted ${(state.abortedAt ?? 0) - stoppedAt} ms after the stop`,
@@ -240,7 +240,7 @@ describe('Manager with leader election on a real API server', () => {
       );
       assert.equal(await done, 'lost-leadership');
       // Another replica may lead now: this one's reconcile is told to stop, not left to finish.
-      assert.equal(state.signal?.aborted, true, 'the reconcile in hand was not aborted');
+      assert.equal(state.signal.aborted, true, 'the reconcile in hand was not aborted');
     } finally {
       state.release();
     }
