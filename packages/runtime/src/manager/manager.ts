@@ -18,7 +18,7 @@ import { ShardingConfigError, validateSharderOptions } from '../sharding/sharder
 import { shardSelector, type ShardField } from '../sharding/space.ts';
 import { cacheSyncTimeoutApplies } from './cache-sync.ts';
 import { informerMetricsHook } from './informer-metrics.ts';
-import { detectShardMode, type ShardMode } from './shard-mode.ts';
+import { detectShardMode, memberLeaseScope, type ShardMode } from './shard-mode.ts';
 import { shardedInformers } from './shard-plan.ts';
 import { startServers, type ServerAddress, type StartedServers } from './servers.ts';
 
@@ -466,7 +466,8 @@ export class Manager {
       const scope = scopes.get(informer);
       return scope === undefined ? [] : [{ scope, field }];
     });
-    const mode = await detectShardMode(this.#informerClient, probes, signal);
+    const gate = memberLeaseScope(sharding.namespace, sharding.ring);
+    const mode = await detectShardMode(this.#informerClient, { gate, probes }, signal);
     const fields = { ring: sharding.ring, namespace: sharding.namespace, identity: this.identity };
     if (mode.kind === 'server-side') {
       this.#shardedInformers = sharded;

@@ -34,6 +34,13 @@ const OBJECTS = 300;
 /** Long enough that two Managers reconciling one key at once would overlap. */
 const RECONCILE_MS = 5;
 const CONFIG_MAPS = { group: '', version: 'v1', plural: 'configmaps', kind: 'ConfigMap', namespaced: true };
+const CRDS = {
+  group: 'apiextensions.k8s.io',
+  version: 'v1',
+  plural: 'customresourcedefinitions',
+  kind: 'CustomResourceDefinition',
+  namespaced: false,
+};
 
 interface Reconcile {
   key: string;
@@ -136,14 +143,14 @@ describe('sharded Managers on a server with ShardedListAndWatch on', () => {
     await controlPlane.stop();
   });
 
-  /** The buckets each running Manager's member Lease lists. */
-  async function holdings(): Promise<Map<string, number[]>> {
+  /** The buckets each running Manager's member Lease in `ring` lists. */
+  async function holdings(ring = RING): Promise<Map<string, number[]>> {
     const leases = await client.resource<LeaseObject>(LEASES).list({ namespace });
     const held = new Map<string, number[]>();
     for (const lease of leases.items) {
       const identity = lease.spec?.holderIdentity ?? '';
       const listed = parseHoldings(lease.metadata?.annotations?.[HOLDINGS_ANNOTATION] ?? '');
-      if (lease.metadata?.name === memberLeaseName(RING, identity)) held.set(identity, listed);
+      if (lease.metadata?.name === memberLeaseName(ring, identity)) held.set(identity, listed);
     }
     return held;
   }
@@ -260,6 +267,95 @@ describe('sharded Managers on a server with ShardedListAndWatch on', () => {
     }
     for (const m of running) m.abort.abort();
     assert.deepEqual(await Promise.all(running.map((m) => m.done)), ['stopped', 'stopped', 'stopped']);
+  });
+
+  it('a custom resource, whose lists carry no shardInfo in 1.36.3: still server-side, each cache its share', async () => {
+    const group = 'shard.loopwright.test';
+    const widgets = { group, version: 'v1', plural: 'widgets', kind: 'Widget', namespaced: true };
+    await client.resource<KubeObject>(CRDS).create({
+      metadata: { name: `widgets.${group}` },
+      spec: {
+        group,
+        scope: 'Namespaced',
+        names: { plural: 'widgets', singular: 'widget', kind: 'Widget', listKind: 'WidgetList' },
+        versions: [
+          {
+            name: 'v1',
+            served: true,
+            storage: true,
+            schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+          },
+        ],
+      },
+    } as KubeObject);
+    const resource = client.resource<KubeObject>(widgets);
+    await eventually(async () => {
+      await resource.list({ namespace, limit: 1 });
+    });
+    const widgetBuckets = new Map<string, number>();
+    for (let i = 0; i < 60; i++) {
+      const created = await resource.create({ metadata: { namespace, name: `w-${i}` } });
+      widgetBuckets.set(created.metadata?.name ?? '', bucketOfValue(created.metadata?.uid ?? ''));
+    }
+    const started: Running[] = [];
+    for (let i = 0; i < 2; i++) {
+      const identity = `widgets-${i}-${randomUUID().slice(0, 8)}`;
+      const lines: Record<string, unknown>[] = [];
+      const manager = new Manager({
+        kubeConfig: kc,
+        logger: logTo(lines),
+        health: false,
+        identity,
+        sharding: {
+          namespace,
+          ring: 'widgets',
+          leaseDurationMs: 3_000,
+          renewDeadlineMs: 2_500,
+          retryPeriodMs: 500,
+        },
+      });
+      manager.add(
+        new Controller<KubeObject>({
+          name: 'widgets',
+          for: { ...widgets, namespace },
+          reconcile: () => Promise.resolve(),
+        }),
+      );
+      const abort = new AbortController();
+      started.push({ identity, manager, abort, done: manager.start(abort.signal), lines });
+    }
+    try {
+      await eventually(
+        async () => {
+          const held = await holdings('widgets');
+          for (const m of started) {
+            const buckets = held.get(m.identity) ?? [];
+            assert.ok(buckets.length > 0, `${m.identity} holds a share`);
+            const expected = [...widgetBuckets]
+              .filter(([, bucket]) => buckets.includes(bucket))
+              .map(([name]) => name)
+              .sort();
+            const names = m.manager.factory
+              .forResource({ ...widgets, namespace })
+              .lister.list()
+              .map((obj) => obj.metadata?.name ?? '')
+              .sort();
+            assert.deepEqual(names, expected, `${m.identity} caches exactly its buckets' widgets`);
+          }
+        },
+        { timeoutMs: 30_000 },
+      );
+      for (const m of started) {
+        const modes = m.lines.filter((line) => String(line.message).startsWith('running sharded'));
+        assert.deepEqual(
+          modes.map((line) => line.message),
+          ['running sharded: server-side shard selectors: each replica caches only its share'],
+        );
+      }
+    } finally {
+      for (const m of started) m.abort.abort();
+      await Promise.allSettled(started.map((m) => m.done));
+    }
   });
 });
 
