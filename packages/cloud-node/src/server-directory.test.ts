@@ -65,6 +65,24 @@ describe('ServerDirectory on the fake API', () => {
     assert.equal(fake.requests.count(), 2);
   });
 
+  it('forgets single answers past every TTL, servers found included, so the memory of lookups stays bounded', async () => {
+    await directory.snapshot(urgent);
+    clock.step(6000);
+    await Promise.all([
+      directory.lookup({ id: ids[1] ?? 0 }, urgent),
+      directory.lookup({ id: ids[2] ?? 0 }, urgent),
+    ]);
+    assert.deepEqual(directory.remembered(), { points: 2, gone: 0 });
+    // Within the gone TTL (10 min), answers are kept: a caller may still accept them.
+    clock.step(300_000);
+    assert.equal((await directory.lookup({ id: ids[3] ?? 0 }, urgent)).state, 'exists');
+    assert.deepEqual(directory.remembered(), { points: 3, gone: 0 });
+    // Past it, the next answer's write drops the two found first: no TTL accepts them any more.
+    clock.step(300_001);
+    assert.equal((await directory.lookup({ id: ids[4] ?? 0 }, urgent)).state, 'exists');
+    assert.deepEqual(directory.remembered(), { points: 2, gone: 0 });
+  });
+
   it('gone only after GET /servers/{id} says 404; a listing miss alone is never gone', async () => {
     await directory.snapshot(urgent);
     const victim = fake.servers.add().id; // created after the snapshot: missing from it

@@ -100,6 +100,12 @@ function waitForBudget(retryAfterMs: number): NotNow {
   return { retryAfterMs, reason: 'API budget: waiting for the rate limit to refill', cause: 'budget' };
 }
 
+/**
+ * How often the remembered single answers are swept of those past every TTL that could still accept
+ * them (a sweep walks them all, so not at every answer).
+ */
+const PRUNE_EVERY_MS = 60_000;
+
 function keyOf(ref: ServerRef): string {
   return 'id' in ref ? `id:${ref.id}` : `name:${ref.name}`;
 }
@@ -123,6 +129,7 @@ export class ServerDirectory {
   #backoff: Backoff;
   #blockedUntil = 0;
   #lastError = '';
+  #prunedAt: number;
 
   constructor(options: ServerDirectoryOptions) {
     this.#client = options.client;
@@ -131,6 +138,7 @@ export class ServerDirectory {
     this.#gatherMs = options.gatherMs ?? 20;
     this.#negativeTtlMs = options.negativeTtlMs ?? 30_000;
     this.#goneTtlMs = options.goneTtlMs ?? 600_000;
+    this.#prunedAt = this.#now();
     const { initialMs, maxMs } = options.failureBackoff ?? { initialMs: 1000, maxMs: 60_000 };
     // min(): the first delay too stays within the cap, as min(maxMs, initialMs * 2^n) always did.
     this.#backoffOptions = {
@@ -356,10 +364,9 @@ export class ServerDirectory {
           : ((await this.#client.listServers({ name: ref.name })).find((s) => s.name === ref.name) ?? null);
       this.#succeeded();
       this.#points.set(keyOf(ref), { server, at });
-      if (server) return { state: 'exists', server, fetchedAt: at };
-      if ('id' in ref) this.#gone.set(ref.id, at);
+      if (!server && 'id' in ref) this.#gone.set(ref.id, at);
       this.#prune(at);
-      return { state: 'gone', fetchedAt: at };
+      return server ? { state: 'exists', server, fetchedAt: at } : { state: 'gone', fetchedAt: at };
     } catch (error) {
       const reason = this.#failed(error);
       return {
@@ -371,10 +378,21 @@ export class ServerDirectory {
     }
   }
 
-  /** Keeps the caches bounded: entries past every TTL that could still accept them are dropped. */
+  /**
+   * Keeps the caches bounded by what the TTLs can still use: once a minute, the answers past every TTL
+   * that could still accept them are dropped, servers found included. (They were dropped only on a
+   * gone answer with 1,000 kept: with Nodes replaced all the time and their servers found, every
+   * server ever looked up stayed, heap growing for as long as the controller ran.)
+   */
   #prune(now: number): void {
-    if (this.#points.size + this.#gone.size < 1000) return;
+    if (now - this.#prunedAt < PRUNE_EVERY_MS) return;
+    this.#prunedAt = now;
     for (const [key, answer] of this.#points) if (now - answer.at > this.#goneTtlMs) this.#points.delete(key);
     for (const [id, at] of this.#gone) if (now - at > this.#goneTtlMs) this.#gone.delete(id);
+  }
+
+  /** How many single answers the directory remembers (for tests: they must not grow without bound). */
+  remembered(): { points: number; gone: number } {
+    return { points: this.#points.size, gone: this.#gone.size };
   }
 }
