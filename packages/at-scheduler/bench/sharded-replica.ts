@@ -84,6 +84,11 @@ export class ShardedReplica {
     }
   }
 
+  /** The process id, for what only /proc tells (its resident memory). */
+  get pid(): number {
+    return this.#child.pid ?? Number.NaN;
+  }
+
   get running(): boolean {
     return this.#exitMs === undefined;
   }
