@@ -1,8 +1,8 @@
-import type { KubeClient } from '@loopwright/client';
+import type { KubeClient, WatchEvent } from '@loopwright/client';
 import { KubeApiError } from '@loopwright/client';
 import type { LeaseApi, LeaseObject } from './member-lease.ts';
 
-type Operation = 'list' | 'create' | 'update' | 'delete';
+type Operation = 'list' | 'create' | 'update' | 'delete' | 'watch';
 /** What an operation does instead of succeeding: fail at once, or hang until its signal aborts. */
 export type Fault = 'fail' | 'hang';
 
@@ -12,11 +12,15 @@ function apiError(status: number, reason: string, message: string): KubeApiError
 
 const copy = (lease: LeaseObject): LeaseObject => structuredClone(lease);
 
+/** What the store's watchers get: its writes. */
+type LeaseEvent = { type: 'ADDED' | 'MODIFIED' | 'DELETED'; object: LeaseObject };
+
 /**
  * Leases in memory with the API server's rules that members depend on: a resourceVersion per write
  * from one counter, 409 AlreadyExists on a create of an existing name, 409 Conflict on an update or a
  * delete precondition at another version, 404 on an update of what is gone, a list selected by label
- * (`key=value` only) that sees every write that completed before it.
+ * (`key=value` only) that sees every write that completed before it, and watches that deliver every
+ * later write at once (from now only: the double does not replay from a resourceVersion).
  */
 export class MemoryLeaseStore {
   readonly #leases = new Map<string, LeaseObject>();
@@ -25,6 +29,7 @@ export class MemoryLeaseStore {
   readonly writes: { by: string; operation: Operation; name: string; atMs: number }[] = [];
   /** Time for `writes` (the test's FakeClock). */
   now: () => number = () => 0;
+  readonly #watchers = new Set<(event: LeaseEvent) => void>();
 
   /** A member's access, with faults of its own. */
   api(by: string): MemoryLeaseApi {
@@ -71,7 +76,18 @@ export class MemoryLeaseStore {
       throw apiError(409, 'Conflict', `delete ${name}`);
     this.#leases.delete(name);
     this.writes.push({ by, operation: 'delete', name, atMs: this.now() });
+    this.#notify({ type: 'DELETED', object: copy(current) });
     return true;
+  }
+
+  /** Calls `watcher` with every later write, until the returned function is called. */
+  subscribe(watcher: (event: LeaseEvent) => void): () => void {
+    this.#watchers.add(watcher);
+    return () => this.#watchers.delete(watcher);
+  }
+
+  #notify(event: LeaseEvent): void {
+    for (const watcher of this.#watchers) watcher(structuredClone(event));
   }
 
   #put(name: string, lease: LeaseObject, by: string, operation: Operation): LeaseObject {
@@ -79,6 +95,7 @@ export class MemoryLeaseStore {
     stored.metadata = { ...stored.metadata, resourceVersion: String(++this.#version) };
     this.#leases.set(name, stored);
     this.writes.push({ by, operation, name, atMs: this.now() });
+    this.#notify({ type: operation === 'create' ? 'ADDED' : 'MODIFIED', object: copy(stored) });
     return copy(stored);
   }
 }
@@ -90,6 +107,8 @@ export class MemoryLeaseApi implements LeaseApi {
   readonly faults: Partial<Record<Operation, Fault>> = {};
   /** Runs before each operation takes effect: a test's write lands just before, say, a read. */
   beforeOperation: ((operation: Operation) => void) | undefined;
+  /** While set, watches deliver no events (a watch that is down or late). */
+  dropWatchEvents = false;
   #staleItems: LeaseObject[] | undefined;
 
   constructor(store: MemoryLeaseStore, by: string) {
@@ -130,6 +149,44 @@ export class MemoryLeaseApi implements LeaseApi {
   ): Promise<boolean> {
     await this.#enter('delete', options.signal);
     return this.#store.delete(key.name, options.preconditions.resourceVersion, this.#by);
+  }
+
+  /**
+   * The store's writes as events, selected by label, from now on; a `watch` fault fails or hangs its
+   * start (a hanging watch delivers nothing, as a stuck connection). `dropWatchEvents` makes every
+   * started watch deliver nothing while set.
+   */
+  async *watch(options: {
+    labelSelector: string;
+    signal: AbortSignal;
+  }): AsyncGenerator<WatchEvent<LeaseObject>, void, undefined> {
+    const [key = '', value] = options.labelSelector.split('=');
+    const queue: LeaseEvent[] = [];
+    let wake: (() => void) | undefined;
+    const unsubscribe = this.#store.subscribe((event) => {
+      if (this.dropWatchEvents || event.object.metadata?.labels?.[key] !== value) return;
+      queue.push(event);
+      wake?.();
+    });
+    const abort = (): void => wake?.();
+    options.signal.addEventListener('abort', abort);
+    try {
+      await this.#enter('watch', options.signal);
+      while (!options.signal.aborted) {
+        const event = queue.shift();
+        if (event !== undefined) {
+          yield event;
+          continue;
+        }
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+        });
+        wake = undefined;
+      }
+    } finally {
+      unsubscribe();
+      options.signal.removeEventListener('abort', abort);
+    }
   }
 
   async #enter(operation: Operation, signal: AbortSignal): Promise<void> {

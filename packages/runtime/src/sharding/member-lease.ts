@@ -10,7 +10,7 @@
  * operations and an annotation argument would not be small, and the elector needs none of it. What is
  * shared is reused: the record type and the MicroTime codec of `@loopwright/leader-election`.
  */
-import type { KubeObject } from '@loopwright/client';
+import type { KubeObject, WatchEvent } from '@loopwright/client';
 import {
   decodeLeaseSpec,
   encodeLeaseSpec,
@@ -42,6 +42,13 @@ export interface LeaseApi {
     key: { namespace: string; name: string },
     options: { preconditions: { resourceVersion: string }; signal: AbortSignal },
   ): Promise<boolean>;
+  watch(options: {
+    namespace: string;
+    labelSelector: string;
+    resourceVersion?: string;
+    timeoutSeconds?: number;
+    signal: AbortSignal;
+  }): AsyncIterable<WatchEvent<LeaseObject>>;
 }
 
 /** One member Lease of the ring, decoded. */
@@ -121,6 +128,24 @@ export class MemberLeases {
       signal,
     });
     return page.items.map((item) => decodeMemberLease(item, 'GET'));
+  }
+
+  /**
+   * The ring's changes as they happen, from `resourceVersion` (absent: the current Leases first, as
+   * ADDED events). A hint only (see `RingWatch`): events may come late, twice, or out of step with lists.
+   */
+  watch(
+    resourceVersion: string | undefined,
+    timeoutSeconds: number,
+    signal: AbortSignal,
+  ): AsyncIterable<WatchEvent<LeaseObject>> {
+    return this.#api.watch({
+      namespace: this.#namespace,
+      labelSelector: `${RING_LABEL}=${this.#ring}`,
+      ...(resourceVersion === undefined ? {} : { resourceVersion }),
+      timeoutSeconds,
+      signal,
+    });
   }
 
   async create(

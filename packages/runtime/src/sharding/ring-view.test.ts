@@ -120,4 +120,56 @@ describe('RingView', () => {
       ['ring-a', 'ring-b'],
     );
   });
+
+  it('counts a change the watch delivered from when it arrived, and the next list seeing it keeps that', async () => {
+    const clock = new FakeClock();
+    const view = new RingView(clock);
+    view.observe([lease('a', 1)]);
+    await clock.advance(4_000);
+    view.saw(lease('a', 5));
+    await clock.advance(2_000);
+    view.observe([lease('a', 5)]);
+    assert.deepEqual(expiredOf(view, 18_999), { a: false });
+    assert.deepEqual(expiredOf(view, 19_000), { a: true });
+  });
+
+  it('takes nothing but the time of the change from the watch: holdings stay as the last list read them', async () => {
+    const clock = new FakeClock();
+    const view = new RingView(clock);
+    view.observe([lease('a', 1, '0-3')]);
+    await clock.advance(1_000);
+    // An event older than the list (or newer: the fence is the list either way).
+    view.saw(lease('a', 0, '0-9'));
+    assert.deepEqual(view.views(), [{ identity: 'a', expired: false, holdings: [0, 1, 2, 3] }]);
+    // A content seen again by a later list differs from the event's: changed again, from then.
+    await clock.advance(1_000);
+    view.observe([lease('a', 1, '0-3')]);
+    assert.deepEqual(expiredOf(view, 16_999), { a: false });
+    assert.deepEqual(expiredOf(view, 17_000), { a: true });
+  });
+
+  it('leaves a Lease no list has shown yet to the next list, and ignores an event that changes nothing', async () => {
+    const clock = new FakeClock();
+    const view = new RingView(clock);
+    view.saw(lease('a', 1));
+    assert.deepEqual(view.views(), []);
+    view.observe([lease('b', 1)]);
+    await clock.advance(10_000);
+    view.saw(lease('b', 1));
+    assert.deepEqual(expiredOf(view, 15_000), { b: true });
+  });
+
+  it('gives the next moment a member other than its own, held and not planned with yet, can expire', async () => {
+    const clock = new FakeClock();
+    const view = new RingView(clock);
+    view.observe([lease('own', 1), lease('a', 1), lease('b', 1, '', 5), lease('', 1, '', 1)]);
+    assert.equal(view.nextExpiryAt('ring-own', 0), 5_000);
+    await clock.advance(3_000);
+    view.saw(lease('b', 2, '', 5));
+    assert.equal(view.nextExpiryAt('ring-own', 3_000), 8_000);
+    // Expiries up to `after` were planned with already.
+    assert.equal(view.nextExpiryAt('ring-own', 8_000), 15_000);
+    assert.equal(view.nextExpiryAt('ring-own', 15_000), undefined);
+    assert.equal(new RingView(clock).nextExpiryAt('ring-own', 0), undefined);
+  });
 });

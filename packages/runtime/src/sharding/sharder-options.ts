@@ -69,7 +69,10 @@ export interface SharderOptions {
   leaseDurationMs?: number;
   /** Past this long since the last successful write, the member gives everything up. Default 10 000. */
   renewDeadlineMs?: number;
-  /** Time between ticks (renew, read, hand off), jittered up to a fifth more. Default 2 000. */
+  /**
+   * Time between ticks (renew, read, hand off), jittered up to a fifth more; a member's expiry runs a
+   * tick of its own, at once. Default 2 000.
+   */
   retryPeriodMs?: number;
   callbacks: SharderCallbacks;
   metrics?: ShardingMetricsSink;

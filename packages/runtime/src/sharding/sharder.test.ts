@@ -362,6 +362,62 @@ describe('Sharder', () => {
     await sim.stopAll();
   });
 
+  it('takes a crashed member buckets exactly a lease duration after the watch showed its last write, in a tick of its own', async () => {
+    const sim = new Simulation();
+    for (const identity of ['a', 'b', 'c']) sim.join(identity);
+    await sim.until(() => sim.converged(['a', 'b', 'c']));
+    // Their ticks drift apart; then c crashes just after a renewal that a and b have not listed since.
+    await sim.runFor(10_000);
+    const c = sim.replica('c');
+    const held = sorted(c.active);
+    c.api.beforeOperation = (operation) => {
+      const now = sim.clock.now();
+      if (operation !== 'list' || sim.lastWrite('c') !== now) return;
+      if (sim.lastWrite('a') === now || sim.lastWrite('b') === now) return;
+      c.api.beforeOperation = undefined;
+      sim.crash('c');
+    };
+    await sim.until(() => c.exit !== undefined);
+    assert.equal(c.exit, 'halted');
+    // The in-memory watch delivers each write at once: a and b saw c's last write when it happened,
+    // where a list would have shown it only at their next ticks.
+    const lastWrite = sim.lastWrite('c');
+    await sim.until(() => held.every((bucket) => runningElsewhere(sim, 'c').has(bucket)));
+    const expiredAt = lastWrite + LEASE_MS;
+    for (const identity of ['a', 'b']) {
+      const writes = sim.store.writes.filter(({ by }) => by === identity).map(({ atMs }) => atMs);
+      const claimedAt = writes.find((atMs) => atMs >= expiredAt);
+      // Nothing in the memory store takes time: the tick that claims runs at the expiry itself...
+      assert.equal(claimedAt, expiredAt, identity);
+      // ...and not at a regular tick, which comes a retry period or more after the one before.
+      const before = writes.filter((atMs) => atMs < expiredAt).at(-1) ?? -Infinity;
+      assert.ok(
+        expiredAt - before < RETRY_MS,
+        `${identity}: ${expiredAt - before} ms after its previous tick`,
+      );
+    }
+    await sim.until(() => sim.converged(['a', 'b']), 3 * TICK_MS);
+    await sim.stopAll();
+  });
+
+  it('without watch events, still takes a crashed member buckets no sooner than a lease duration after a list showed its last write', async () => {
+    const sim = new Simulation();
+    for (const identity of ['a', 'b', 'c']) sim.join(identity);
+    for (const identity of ['a', 'b']) sim.replica(identity).api.dropWatchEvents = true;
+    await sim.until(() => sim.converged(['a', 'b', 'c']));
+    const held = sorted(sim.replica('c').active);
+    sim.crash('c');
+    assert.equal(await sim.replica('c').run, 'halted');
+    const lastWrite = sim.lastWrite('c');
+    // When each survivor's list first showed that write: its first list after it.
+    await sim.until(() => held.every((bucket) => runningElsewhere(sim, 'c').has(bucket)));
+    const takenAt = sim.clock.now();
+    assert.ok(takenAt - lastWrite >= LEASE_MS, `taken ${takenAt - lastWrite} ms after its last write`);
+    // Seen at most a tick late, then acted on at the expiry itself rather than at the next tick.
+    assert.ok(takenAt - lastWrite <= LEASE_MS + TICK_MS + STEP_MS, `taken ${takenAt - lastWrite} ms after`);
+    await sim.stopAll();
+  });
+
   for (const fault of ['fail', 'hang'] as const) {
     it(`calls lost once and stops everything when renewals ${fault} beyond the renew deadline`, async () => {
       const sim = new Simulation();

@@ -8,6 +8,17 @@
  * then may another member take it; (d) write the holdings WITH what to take (the claim), read the ring
  * again, and start only the claimed buckets that no other live member lists.
  *
+ * When ticks run: every retry period (jittered), and also at the first moment a member the view knows
+ * can be judged expired (its last seen change plus its lease duration). The ring's Leases are watched
+ * as well (ring-watch.ts), so a member's renewal is seen when it happens rather than at the next list.
+ * A crashed member's buckets are therefore taken a lease duration after its last renewal was seen
+ * (through the watch, a few milliseconds after it; through the lists alone, up to a tick after it),
+ * plus one claim: a renewal, a list, the claim's write and its list. Before the watch and the wake,
+ * that was up to two jittered ticks more (lease + 2 x 1.2 x retry). The watch is only a hint: it
+ * moves only WHEN a member was last seen changing, always to the moment of the event, after the write
+ * it shows, so it can only make a member look alive longer; what members hold, the plan and the claim's
+ * check come from the consistent lists, the fence below. A missing or late event only delays.
+ *
  * Why two members never reconcile one bucket at once:
  * - A live member lists every bucket it reconciles, written before it starts one and removed only after
  *   it drained it. Others take only buckets that no live member lists.
@@ -47,6 +58,7 @@ import { planHandoff } from './handoff.ts';
 import { formatHoldings } from './holdings.ts';
 import { MemberLeases, memberLeaseName, type LeaseObject, type MemberLease } from './member-lease.ts';
 import { RingView } from './ring-view.ts';
+import { watchRing } from './ring-watch.ts';
 import {
   validateSharderOptions,
   type HandoffResult,
@@ -106,6 +118,11 @@ export class Sharder {
   #ownStale = false;
   /** Start of the last successful write of the own Lease: the renew deadline counts from here. */
   #renewedAt = 0;
+  /**
+   * When the last tick started: expiries up to then were planned with, so the wait for the next tick
+   * wakes only for later ones (a tick whose read failed is not run again at once).
+   */
+  #tickedAt = -Infinity;
   /** The buckets started and not drained: listed in every write. */
   readonly #held = new Set<number>();
   /** The member last seen listing each bucket, for the hand-off log. */
@@ -142,21 +159,56 @@ export class Sharder {
     try {
       const stop = AbortSignal.any([signal, this.#halt]);
       if (!(await this.#join(stop))) return this.#halt.aborted ? 'halted' : 'stopped';
-      for (let first = true; ; first = false) {
-        const deadlineAt = this.#renewedAt + this.#renewDeadlineMs;
-        if (!first) {
-          const tickMs = jitter(this.#retryPeriodMs, TICK_JITTER_FACTOR, this.#random);
-          await sleep(this.#clock, Math.min(tickMs, deadlineAt - this.#clock.now()), stop);
+      const watching = new AbortController();
+      const watched = this.#watchRing(AbortSignal.any([stop, watching.signal]));
+      try {
+        for (let first = true; ; first = false) {
+          if (!first) await this.#untilNextTick(stop);
+          if (stop.aborted) break;
+          this.#tickedAt = this.#clock.now();
+          if (this.#tickedAt >= this.#renewedAt + this.#renewDeadlineMs) {
+            this.#lose('no successful write within the renew deadline');
+          } else await this.#tick(stop);
+          if (this.#lost) return 'lost';
         }
-        if (stop.aborted) break;
-        if (this.#clock.now() >= deadlineAt) this.#lose('no successful write within the renew deadline');
-        else await this.#tick(stop);
-        if (this.#lost) return 'lost';
+      } finally {
+        watching.abort();
+        await watched;
       }
       return this.#halt.aborted ? 'halted' : await this.#leave();
     } finally {
       this.#running = false;
     }
+  }
+
+  /**
+   * Sleeps until the next regular tick (a jittered retry period from now), the renew deadline, or the
+   * first moment a member the view knows can be judged expired, whichever comes first. The expiry is
+   * read again after each wake: a change the watch delivered meanwhile postpones it.
+   */
+  async #untilNextTick(stop: AbortSignal): Promise<void> {
+    const tickAt = this.#clock.now() + jitter(this.#retryPeriodMs, TICK_JITTER_FACTOR, this.#random);
+    for (;;) {
+      const expiresAt = this.#view.nextExpiryAt(this.#name, this.#tickedAt) ?? Infinity;
+      const wakeAt = Math.min(tickAt, this.#renewedAt + this.#renewDeadlineMs, expiresAt);
+      const now = this.#clock.now();
+      if (now >= wakeAt || stop.aborted) return;
+      await sleep(this.#clock, wakeAt - now, stop);
+    }
+  }
+
+  /** See ring-watch.ts: the member Leases' changes, seen when they happen; the own Lease's ignored. */
+  #watchRing(signal: AbortSignal): Promise<void> {
+    const onChange = (lease: MemberLease): void => {
+      if (lease.name !== this.#name) this.#view.saw(lease);
+    };
+    const options = {
+      leases: this.#leases,
+      clock: this.#clock,
+      logger: this.#logger,
+      fields: this.#fields(),
+    };
+    return watchRing({ ...options, onChange, random: this.#random }, signal);
   }
 
   async #join(stop: AbortSignal): Promise<boolean> {
