@@ -3,8 +3,11 @@ import { KubeApiError } from '@loopwright/client';
 import type { LeaseApi, LeaseObject } from './member-lease.ts';
 
 type Operation = 'list' | 'create' | 'update' | 'delete' | 'watch';
-/** What an operation does instead of succeeding: fail at once, or hang until its signal aborts. */
-export type Fault = 'fail' | 'hang';
+/**
+ * What an operation does instead of succeeding: fail at once, be refused by RBAC (403 Forbidden), or
+ * hang until its signal aborts.
+ */
+export type Fault = 'fail' | 'forbid' | 'hang';
 
 function apiError(status: number, reason: string, message: string): KubeApiError {
   return new KubeApiError(`${message}: ${reason} (${status})`, { status, reason });
@@ -195,6 +198,7 @@ export class MemoryLeaseApi implements LeaseApi {
     this.beforeOperation?.(operation);
     const fault = this.faults[operation];
     if (fault === 'fail') throw new KubeApiError(`injected ${operation} failure`);
+    if (fault === 'forbid') throw apiError(403, 'Forbidden', `${operation} leases`);
     if (fault === 'hang') {
       await new Promise<never>((_resolve, reject) => {
         const abort = (): void => {

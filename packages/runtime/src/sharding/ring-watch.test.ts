@@ -21,6 +21,7 @@ function setup(): {
   api: MemoryLeaseApi;
   seen: string[];
   warnings: string[];
+  debugs: string[];
   run: (signal: AbortSignal) => Promise<void>;
 } {
   const clock = new FakeClock();
@@ -28,20 +29,26 @@ function setup(): {
   const api = store.api('watcher');
   const seen: string[] = [];
   const warnings: string[] = [];
+  const debugs: string[] = [];
   const log = (): void => {};
   const run = (signal: AbortSignal): Promise<void> =>
     watchRing(
       {
         leases: new MemberLeases(api, 'ns', 'ring'),
         clock,
-        logger: { debug: log, info: log, error: log, warn: (message) => warnings.push(message) },
+        logger: {
+          debug: (message) => debugs.push(message),
+          info: log,
+          error: log,
+          warn: (message) => warnings.push(message),
+        },
         fields: {},
         onChange: (lease) => seen.push(`${lease.name}@${clock.now()}: ${lease.holdings ?? ''}`),
         random: () => 0,
       },
       signal,
     );
-  return { clock, store, api, seen, warnings, run };
+  return { clock, store, api, seen, warnings, debugs, run };
 }
 
 describe('watchRing', () => {
@@ -82,5 +89,24 @@ describe('watchRing', () => {
     stop.abort();
     await watching;
     assert.equal(warnings.length, 1);
+  });
+
+  it('warns once of a watch the Role forbids, retries it at debug, and starts it once allowed', async () => {
+    const { clock, store, api, seen, warnings, debugs, run } = setup();
+    const ring = new MemberLeases(store.api('a'), 'ns', 'ring');
+    const stop = new AbortController();
+    api.faults.watch = 'forbid';
+    const watching = run(stop.signal);
+    // 800 + 1,600 + 3,200 ms of backoff: four refused starts.
+    await clock.advance(5_600);
+    assert.equal(warnings.length, 1);
+    assert.equal(debugs.length, 3);
+    delete api.faults.watch;
+    await clock.advance(6_400);
+    await ring.create('ring-a', record('a', 1), '', stop.signal);
+    await clock.advance(0);
+    assert.deepEqual(seen, ['ring-a@12000: ']);
+    stop.abort();
+    await watching;
   });
 });

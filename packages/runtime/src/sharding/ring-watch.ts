@@ -11,9 +11,11 @@
  * lists alone.
  *
  * Failures resume with the reflector's backoff (800 ms doubling to 30 s, jittered, starting over after
- * two quiet minutes); a 410 Gone starts again from the current Leases.
+ * two quiet minutes); a 410 Gone starts again from the current Leases. A 403 Forbidden (a Role granted
+ * before the watch was: `list` only) is logged at warn once, then at debug: it is retried, so that the
+ * watch starts once the Role grants it, but it is no failure of the ring.
  */
-import { isGone, KubeApiError, type WatchEvent } from '@loopwright/client';
+import { isForbidden, isGone, KubeApiError, type WatchEvent } from '@loopwright/client';
 import { BackoffManager, sleep, type Clock } from '@loopwright/core';
 import type { Logger } from '@loopwright/leader-election';
 import { decodeMemberLease, type LeaseObject, type MemberLease, type MemberLeases } from './member-lease.ts';
@@ -52,6 +54,7 @@ export async function watchRing(options: RingWatchOptions, signal: AbortSignal):
     ...(options.random === undefined ? {} : { random: options.random }),
   });
   let resourceVersion: string | undefined;
+  let forbiddenLogged = false;
   while (!signal.aborted) {
     try {
       for await (const event of leases.watch(resourceVersion, WATCH_TIMEOUT_SECONDS, signal)) {
@@ -64,10 +67,11 @@ export async function watchRing(options: RingWatchOptions, signal: AbortSignal):
     } catch (error) {
       if (aborted(signal)) return;
       if (isGone(error)) resourceVersion = undefined;
-      logger.warn('watching the ring failed: its changes are seen at the next list meanwhile', {
-        ...fields,
-        error,
-      });
+      const forbidden = isForbidden(error);
+      const message = 'watching the ring failed: its changes are seen at the next list meanwhile';
+      if (forbidden && forbiddenLogged) logger.debug(message, { ...fields, error });
+      else logger.warn(message, { ...fields, error });
+      forbiddenLogged ||= forbidden;
       await sleep(clock, backoff.step(), signal);
     }
   }
