@@ -312,14 +312,14 @@ export function testChartContract(expectations: ChartExpectations): void {
         assert.equal(objects.filter((m) => m.metadata.name.endsWith('leader-election')).length, 0);
         const role = one(objects, 'Role', `${fullname}-sharding`);
         assert.equal(role.metadata.namespace, 'controllers');
-        // Member Leases are named per pod identity: no resourceNames; list by label, no get, no watch.
+        // Member Leases are named per pod identity: no resourceNames; list and watch by label, no get.
         assert.deepEqual(
           rules(role),
           normalizeRules([
             {
               apiGroups: ['coordination.k8s.io'],
               resources: ['leases'],
-              verbs: ['list', 'create', 'update', 'delete'],
+              verbs: ['list', 'watch', 'create', 'update', 'delete'],
             },
           ]),
         );

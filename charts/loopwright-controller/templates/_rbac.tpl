@@ -25,8 +25,8 @@ Every binding names the controller's ServiceAccount in the release namespace.
 {{- include "loopwright-controller.grant" (dict "ctx" . "kind" "Role" "name" (printf "%s-leader-election" $fullname) "namespace" $top.Release.Namespace "rules" $leaseRules "comment" "Leader election: get/update only on the Lease's own name; create cannot be limited by name.") }}
 {{- end }}
 {{- if include "loopwright-controller.sharding" $top }}
-{{- $memberRules := "- apiGroups: [coordination.k8s.io]\n  resources: [leases]\n  verbs: [list, create, update, delete]" }}
-{{- include "loopwright-controller.grant" (dict "ctx" . "kind" "Role" "name" (printf "%s-sharding" $fullname) "namespace" $top.Release.Namespace "rules" $memberRules "comment" "Sharding: list (the ring, by label), create/update (its own member Lease), delete (its own on leave, and members' Leases expired for 10 lease durations); no get or watch. Names cannot be limited: each pod's Lease is named after its identity, generated per pod.") }}
+{{- $memberRules := "- apiGroups: [coordination.k8s.io]\n  resources: [leases]\n  verbs: [list, watch, create, update, delete]" }}
+{{- include "loopwright-controller.grant" (dict "ctx" . "kind" "Role" "name" (printf "%s-sharding" $fullname) "namespace" $top.Release.Namespace "rules" $memberRules "comment" "Sharding: list and watch (the ring, by label: the watch sees a member's last renewal when it happens, so a crashed member's ranges are taken a lease duration after it), create/update (its own member Lease), delete (its own on leave, and members' Leases expired for 10 lease durations); no get. Names cannot be limited: each pod's Lease is named after its identity, generated per pod.") }}
 {{- end }}
 {{- end }}
 {{- end }}
