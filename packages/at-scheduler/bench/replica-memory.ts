@@ -51,8 +51,20 @@ interface CacheCounts {
   synced: boolean;
 }
 
+/**
+ * A GET, tried a second time when the first fails without a response: fetch reuses a kept-alive
+ * connection, and the program's server may close it just as the next poll sends on it (ECONNRESET).
+ */
+async function get(url: string): Promise<Response> {
+  try {
+    return await fetch(url);
+  } catch {
+    return fetch(url);
+  }
+}
+
 export async function cacheCounts(cachePort: number): Promise<CacheCounts> {
-  const scopes = (await (await fetch(`http://127.0.0.1:${cachePort}/cache`)).json()) as {
+  const scopes = (await (await get(`http://127.0.0.1:${cachePort}/cache`)).json()) as {
     plural: string;
     synced: boolean;
     objects: Record<string, string>;
@@ -66,7 +78,7 @@ export async function cacheCounts(cachePort: number): Promise<CacheCounts> {
 
 /** Its /metrics: the sum of each family's samples, by name (as bench/replica.ts reads it). */
 export async function metricSums(metricsPort: number): Promise<Map<string, number>> {
-  const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+  const text = await (await get(`http://127.0.0.1:${metricsPort}/metrics`)).text();
   const sums = new Map<string, number>();
   for (const line of text.split('\n')) {
     if (line.startsWith('#') || line === '') continue;
