@@ -153,15 +153,105 @@ async function livePods(admin: KubeConfig, namespace: string, release: string) {
   return (await pods(admin, namespace, controllerPods(release))).filter((p) => !p.deleting);
 }
 
-async function assertReplicasReady(admin: KubeConfig, namespace: string, release: string): Promise<void> {
+async function assertReplicasReady(
+  admin: KubeConfig,
+  namespace: string,
+  release: string,
+  replicas: number = CHART_DEFAULTS.replicas,
+): Promise<void> {
   await eventually(
     async () => {
       const live = await livePods(admin, namespace, release);
-      assert.equal(live.length, CHART_DEFAULTS.replicas, JSON.stringify(live));
+      assert.equal(live.length, replicas, JSON.stringify(live));
       for (const pod of live) assert.ok(pod.ready && pod.restarts === 0, JSON.stringify(pod));
     },
     { timeoutMs: 60_000, intervalMs: 500 },
   );
+}
+
+const SHARD_RING_LABEL = 'sharding.loopwright.dev/ring';
+const SHARD_BUCKETS_ANNOTATION = 'sharding.loopwright.dev/buckets';
+const BUCKETS = 256;
+
+function isSharded(values: Record<string, unknown>): boolean {
+  return (values.sharding as { enabled?: boolean } | undefined)?.enabled === true;
+}
+
+function replicasOf(values: Record<string, unknown>): number {
+  return typeof values.replicaCount === 'number' ? values.replicaCount : CHART_DEFAULTS.replicas;
+}
+
+/** The buckets in a member Lease's annotation (`0-12,40,42-255`). */
+function bucketsOf(text: string): number[] {
+  return text === ''
+    ? []
+    : text.split(',').flatMap((run) => {
+        const [first, last = first] = run.split('-').map(Number);
+        return Array.from({ length: (last ?? 0) - (first ?? 0) + 1 }, (_, i) => (first ?? 0) + i);
+      });
+}
+
+/** Each member of the release's ring (the chart's default ring: its full name) by pod, with its buckets. */
+async function ringMembers(
+  admin: KubeConfig,
+  namespace: string,
+  ring: string,
+): Promise<Map<string, number[]>> {
+  const leases = await resource<KubeObject & { spec: { holderIdentity?: string } }>(admin, LEASES).list({
+    namespace,
+    labelSelector: `${SHARD_RING_LABEL}=${ring}`,
+  });
+  return new Map(
+    leases.items.map((lease) => [
+      (lease.spec.holderIdentity ?? '').split('_')[0] ?? '',
+      bucketsOf(lease.metadata?.annotations?.[SHARD_BUCKETS_ANNOTATION] ?? ''),
+    ]),
+  );
+}
+
+/**
+ * Waits until `replicas` live pods each hold a member Lease with a share of the ring, the shares
+ * covering the 256 buckets exactly once, and no Lease of another pod is left; returns the shares.
+ */
+async function ringSettled(
+  admin: KubeConfig,
+  namespace: string,
+  release: string,
+  replicas: number,
+): Promise<Map<string, number[]>> {
+  let members = new Map<string, number[]>();
+  await eventually(
+    async () => {
+      const live = (await livePods(admin, namespace, release)).map((pod) => pod.name).sort();
+      assert.equal(live.length, replicas, `live pods: ${live.join(', ')}`);
+      members = await ringMembers(admin, namespace, release);
+      assert.deepEqual([...members.keys()].sort(), live, 'a member Lease per live pod, none else');
+      const all = [...members.values()].flat().sort((a, b) => a - b);
+      assert.deepEqual(
+        all,
+        Array.from({ length: BUCKETS }, (_, i) => i),
+        'every bucket held once',
+      );
+      for (const [pod, buckets] of members) assert.ok(buckets.length > 0, `${pod} holds nothing`);
+    },
+    { timeoutMs: 60_000, intervalMs: 250 },
+  );
+  return members;
+}
+
+/** The controller pods that logged a reconcile of the At `namespace/name` (`reconciling`, at debug). */
+function reconcilersOf(logs: Map<string, string>, namespace: string, name: string): string[] {
+  return [...logs]
+    .filter(([, log]) =>
+      logLines(log).some(
+        (line) =>
+          line.message === 'reconciling' &&
+          line.controller === 'at-scheduler' &&
+          line.namespace === namespace &&
+          line.name === name,
+      ),
+    )
+    .map(([pod]) => pod);
 }
 
 interface PodSpec extends KubeObject {
@@ -260,11 +350,17 @@ async function assertPromtoolClean(admin: KubeConfig, namespace: string, release
  * `helm test` of the release passes: the CRD is served, a running replica holds the Lease, /metrics
  * answers on the metrics Service (the chart's fullname is the release's, which is named like the chart).
  */
-async function assertHelmTestPassed(admin: KubeConfig, namespace: string, release: string): Promise<void> {
+async function assertHelmTestPassed(
+  admin: KubeConfig,
+  namespace: string,
+  release: string,
+  sharded?: { replicas: number },
+): Promise<void> {
   await assertHelmTestPasses(admin, release, namespace, {
     chart: 'at-scheduler',
     fullname: release,
     lease: CHART_DEFAULTS.leaseName,
+    ...(sharded ? { sharded: { ring: release, replicas: sharded.replicas } } : {}),
   });
 }
 
@@ -288,6 +384,7 @@ async function assertUninstallLeavesOnlyTheCrd(
   namespace: string,
   objects: ObjectRef[],
   userAts: { namespace: string; name: string }[],
+  { sharded = false }: { sharded?: boolean } = {},
 ): Promise<Map<string, string>> {
   const { admin, release } = run;
   const logsBefore = run.logs.byPod();
@@ -309,8 +406,12 @@ async function assertUninstallLeavesOnlyTheCrd(
   assert.equal(helmSecrets.items.length, 0, 'helm kept the release history');
   assert.ok(await objectExists(admin, ref(CUSTOM_RESOURCE_DEFINITIONS, CRD)));
   for (const at of userAts) assert.ok(await objectExists(admin, { type: ATS, key: at }));
-  const lease = await resource(admin, LEASES).get({ namespace, name: CHART_DEFAULTS.leaseName });
-  assert.equal(lease.metadata?.labels?.['app.kubernetes.io/instance'], undefined);
+  // The leader's Lease is left, as client-go's controllers leave theirs. A sharded release's member
+  // Leases are deleted by their pods as they stop, unless the RBAC went first; then they expire.
+  if (!sharded) {
+    const lease = await resource(admin, LEASES).get({ namespace, name: CHART_DEFAULTS.leaseName });
+    assert.equal(lease.metadata?.labels?.['app.kubernetes.io/instance'], undefined);
+  }
   return logsBefore;
 }
 
@@ -356,7 +457,10 @@ function assertLogsClean(
   minimumPods: number,
 ): void {
   const byPod = logs.byPod();
-  assert.ok(byPod.size >= minimumPods, `logs of ${byPod.size} pods`);
+  assert.ok(
+    byPod.size >= minimumPods,
+    `logs of ${byPod.size} pods (${[...byPod.keys()].join(', ')}); found without a log: ${logs.withoutLog().join('; ') || 'none'}`,
+  );
   for (const [pod, log] of byPod) {
     assert.ok(log.length > 0, `${pod}: empty log`);
     assert.doesNotMatch(log, JWT, `${pod}: a JWT in the log`);
@@ -439,8 +543,10 @@ class Run {
       { kubeconfig: adminKubeconfigPath(), cwd: repoRoot, timeoutMs: 150_000 },
     );
     // The tests expect Ats to be taken on at once: a replica of this install leads first (an earlier
-    // install's Lease, left in the README's namespace, lapses as client-go sees it).
-    await leaderAmong(this.admin, this.system, CHART_DEFAULTS.leaseName, controllerPods(this.release));
+    // install's Lease, left in the README's namespace, lapses as client-go sees it). Sharded: every
+    // replica holds its share of the ring.
+    if (isSharded(values)) await ringSettled(this.admin, this.system, this.release, replicasOf(values));
+    else await leaderAmong(this.admin, this.system, CHART_DEFAULTS.leaseName, controllerPods(this.release));
     return stdout;
   }
 
@@ -844,5 +950,144 @@ describe('at-scheduler on the node, watchNamespaces', () => {
 
   test('no token in any controller log; nothing refused but the Lease hand-over at uninstall', () => {
     assertLogsClean(run.logs, logsAtUninstall, sa, CHART_DEFAULTS.replicas);
+  });
+});
+
+describe('at-scheduler on the node, sharded (sharding.enabled): every replica active', () => {
+  const run = new Run();
+  const { admin, release, system } = run;
+  const REPLICAS = 3;
+  // The chart's lease duration (leaderElection.leaseDuration), which the member Leases use too.
+  const LEASE_DURATION_MS = 15_000;
+  let work: TestNamespace;
+  let podUids: PodUidWatch;
+  let logsAtUninstall: Map<string, string>;
+  let sa: ServiceAccountCredentials;
+
+  before(async () => {
+    work = await run.namespace('e2e-at-sharded');
+    podUids = await watchPodUids(admin, work.name, AT_PODS);
+    run.onCleanup(() => {
+      podUids.stop();
+    });
+    // Debug logs: each reconcile's `reconciling` line names the replica that reconciled the At.
+    await run.install({
+      replicaCount: REPLICAS,
+      leaderElection: { enabled: false },
+      sharding: { enabled: true },
+      logLevel: 'debug',
+    });
+    sa = await serviceAccountKubeconfig(admin, system, release);
+    run.onCleanup(() => sa.remove());
+  });
+  after(() => run.cleanup());
+
+  test('helm install --wait: three replicas Ready, each holding a share of the ring, all 256 buckets held once', async () => {
+    await assertReplicasReady(admin, system, release, REPLICAS);
+    await ringSettled(admin, system, release, REPLICAS);
+  });
+
+  test('helm test passes: every running replica holds a renewed member Lease', async () => {
+    await assertHelmTestPassed(admin, system, release, { replicas: REPLICAS });
+  });
+
+  test('every replica works: Ats due at once each run once, on the replica holding their bucket, spread over all three', async () => {
+    const schedule = inMs(5000);
+    const names = Array.from({ length: 30 }, (_, i) => `spread-${i}`);
+    for (const name of names) await createAt(admin, work.name, name, { schedule, command: `echo ${name}` });
+    for (const name of names) {
+      const at = await waitForPhase(admin, work.name, name, 'DONE', 60_000);
+      assert.equal(at.status?.outcome, 'Succeeded', `${name}: ${JSON.stringify(at.status)}`);
+      assertRanOnce(at, schedule, podUids);
+    }
+    const logs = run.logs.byPod();
+    const byReplica = new Map<string, number>();
+    for (const name of names) {
+      const reconcilers = reconcilersOf(logs, work.name, name);
+      // No hand-off happened meanwhile: one replica reconciled each At, every time.
+      assert.equal(reconcilers.length, 1, `${name} reconciled by ${reconcilers.join(', ') || 'no replica'}`);
+      const replica = reconcilers[0] ?? '';
+      byReplica.set(replica, (byReplica.get(replica) ?? 0) + 1);
+    }
+    // With 30 Ats and three shares of about a third, one replica gets none with odds of 3 * (2/3)^30.
+    assert.equal(byReplica.size, REPLICAS, `Ats per replica: ${JSON.stringify([...byReplica])}`);
+  });
+
+  test('Prometheus scrapes the three replicas: their shares sum to 1; every dashboard panel of a sharded release has series, the alerts evaluate quietly', async () => {
+    await assertObservedByPrometheus({
+      chart: 'at-scheduler',
+      release,
+      admin,
+      namespace: system,
+      service: `${release}-metrics`,
+      replicas: REPLICAS,
+      controllers: ['at-scheduler'],
+      sharded: true,
+    });
+  });
+
+  test('a replica deleted: the others take its share within the lease duration + 1 s; Ats due meanwhile run once', async () => {
+    const members = await ringSettled(admin, system, release, REPLICAS);
+    const [victim, share] = [...members][0] ?? ['', []];
+    // Due just before, during and after the hand-off, one every 500 ms.
+    const due = Object.fromEntries(
+      Array.from({ length: 16 }, (_, i) => [`handoff-${i}`, inMs(2000 + i * 500)] as const),
+    );
+    for (const [name, schedule] of Object.entries(due))
+      await createAt(admin, work.name, name, { schedule, command: `echo ${name}` });
+    const deletedAt = Date.now();
+    assert.ok(
+      await resource(admin, PODS).delete({ namespace: system, name: victim }),
+      `${victim} was already gone`,
+    );
+    let takenOverMs = 0;
+    await eventually(
+      async () => {
+        const others = await ringMembers(admin, system, release);
+        others.delete(victim);
+        const held = new Set([...others.values()].flat());
+        const waiting = share.filter((bucket) => !held.has(bucket));
+        assert.deepEqual(waiting, [], `buckets of ${victim} not taken yet`);
+        takenOverMs = Date.now() - deletedAt;
+      },
+      { timeoutMs: 30_000, intervalMs: 100 },
+    );
+    assert.ok(
+      takenOverMs <= LEASE_DURATION_MS + 1000,
+      `the share of ${victim} (${share.length} buckets) was taken over after ${takenOverMs} ms`,
+    );
+    for (const [name, schedule] of Object.entries(due)) {
+      const at = await waitForPhase(admin, work.name, name, 'DONE', 60_000);
+      assert.equal(at.status?.outcome, 'Succeeded', `${name}: ${JSON.stringify(at.status)}`);
+      assertRanOnce(at, schedule, podUids);
+      const lateMs = Date.parse(at.status.startTime ?? '') - Date.parse(schedule);
+      assert.ok(lateMs <= LEASE_DURATION_MS + 1000, `${name} started ${lateMs} ms after its schedule`);
+    }
+    // The Deployment's replacement joins the ring and takes a share back.
+    await assertReplicasReady(admin, system, release, REPLICAS);
+    await ringSettled(admin, system, release, REPLICAS);
+  });
+
+  test('helm uninstall leaves nothing but the CRD and the users’ Ats', async () => {
+    logsAtUninstall = await assertUninstallLeavesOnlyTheCrd(
+      run,
+      system,
+      [
+        ref(DEPLOYMENTS, release, system),
+        ref(SERVICE_ACCOUNTS, release, system),
+        ref(SERVICES, `${release}-metrics`, system),
+        ref(ROLES, `${release}-sharding`, system),
+        ref(ROLE_BINDINGS, `${release}-sharding`, system),
+        ref(CLUSTER_ROLES, release),
+        ref(CLUSTER_ROLE_BINDINGS, release),
+      ],
+      [{ namespace: work.name, name: 'spread-0' }],
+      { sharded: true },
+    );
+  });
+
+  test('no token in any controller log; nothing refused but the member Leases at uninstall', () => {
+    // Three installed, one replacing the deleted replica.
+    assertLogsClean(run.logs, logsAtUninstall, sa, REPLICAS + 1);
   });
 });

@@ -13,6 +13,7 @@ import {
   chartDashboards,
   interpolate,
   labelValuesQuery,
+  queryMode,
   queryPanels,
   type Dashboard,
   type Target,
@@ -171,6 +172,22 @@ describe('the dashboards the charts ship', () => {
             missing.add(`${files[0]}: ${where}: ${metric}`);
         }
     assert.deepEqual([...missing], []);
+  });
+
+  it("the runtime dashboard has panels of each way of running, and no query mixes the leader's and the ring's series", () => {
+    const runtime = dashboards.find(({ files }) => files[0]?.endsWith('loopwright-runtime.json'));
+    assert.ok(runtime);
+    const modes = targetsOf(runtime.dashboard).map(({ target }) => queryMode(target.expr ?? ''));
+    assert.ok(modes.includes('elected'), 'a leader election panel');
+    assert.ok(modes.includes('sharded'), 'a sharding panel');
+    assert.ok(modes.includes(undefined), 'panels for both');
+    for (const { where, target } of targetsOf(runtime.dashboard)) {
+      const expr = target.expr ?? '';
+      assert.ok(!(expr.includes('leader_election_') && expr.includes('loopwright_shard_')), where);
+    }
+    assert.equal(queryMode('max by (pod) (leader_election_master_status{job="$job"})'), 'elected');
+    assert.equal(queryMode('sum(loopwright_shard_owned_fraction{job="$job"})'), 'sharded');
+    assert.equal(queryMode('sum(workqueue_depth{job="$job"})'), undefined);
   });
 
   it('reads the metrics and matchers of a query, and substitutes variables as Grafana does', () => {

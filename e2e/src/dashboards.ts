@@ -77,3 +77,13 @@ export function interpolate(text: string, values: Readonly<Record<string, string
     return values[name] ?? whole;
   });
 }
+
+/**
+ * The panels that only one way of running has series for: the leader's (leader election) and the
+ * shard ring's (sharding). Every other query has series either way.
+ */
+export function queryMode(query: string): 'elected' | 'sharded' | undefined {
+  if (query.includes('leader_election_')) return 'elected';
+  if (query.includes('loopwright_shard_')) return 'sharded';
+  return undefined;
+}

@@ -42,6 +42,11 @@ interface HelmTestExpectation {
   fullname: string;
   /** `leaderElection.leaseName`: its holder must be a running pod of the release. */
   lease: string;
+  /**
+   * The release runs sharded (`sharding.enabled`): instead of the leader's Lease, each of its `replicas`
+   * running pods must hold a renewed member Lease of `ring`.
+   */
+  sharded?: { ring: string; replicas: number };
 }
 
 /** `<plural>.<group>/<version>` of every served version of every CRD in the chart's crds/ directory. */
@@ -72,11 +77,24 @@ export async function assertHelmTestPasses(
   assert.match(output, /^Phase:\s+Succeeded$/m, output);
   const lines = [
     ...servedCrdResources(expected.chart).map((resource) => `ok: ${escape(resource)} is served`),
-    `ok: Lease ${escape(`${namespace}/${expected.lease}`)} is held by one of the running pods .+ \\(holder: .+\\)`,
-    'ok: the Lease was renewed within its duration \\(at .+\\)',
+    ...(expected.sharded
+      ? ['ok: a replica is running \\(selector .+\\)']
+      : [
+          `ok: Lease ${escape(`${namespace}/${expected.lease}`)} is held by one of the running pods .+ \\(holder: .+\\)`,
+          'ok: the Lease was renewed within its duration \\(at .+\\)',
+        ]),
     `ok: http://\\S+/metrics \\(Service ${escape(`${expected.fullname}-metrics`)}\\) answers with metrics`,
   ];
   for (const line of lines) assert.match(output, new RegExp(`^${line}$`, 'm'), output);
+  if (expected.sharded) {
+    const member = new RegExp(
+      `^ok: pod \\S+ holds a member Lease of ring ${escape(expected.sharded.ring)}, renewed within its duration \\(.+\\)$`,
+      'gm',
+    );
+    // helm prints the hook's log once per test hook object: count the pods, not the lines.
+    const pods = new Set(output.match(member)?.map((line) => line.split(' ')[2]));
+    assert.equal(pods.size, expected.sharded.replicas, output);
+  }
   assert.doesNotMatch(output, /^FAILED:/m, output);
   await assertHookObjectsGone(admin, namespace, `${expected.fullname}-test`);
   return output;

@@ -544,7 +544,10 @@ describe('mailgun-cluster on the real node: helm install, one mail each, failove
   test('every controller pod’s log: in-cluster credentials, no 403, neither a token nor the Mailgun key', () => {
     const byPod = logs.byPod();
     // The two installed, the failover's replacement, the two of the roll.
-    assert.ok(byPod.size >= REPLICAS + 1 + REPLICAS, `pods seen: ${[...byPod.keys()].join(', ')}`);
+    assert.ok(
+      byPod.size >= REPLICAS + 1 + REPLICAS,
+      `pods seen: ${[...byPod.keys()].join(', ')}; found without a log: ${logs.withoutLog().join('; ') || 'none'}`,
+    );
     const basic = Buffer.from(`api:${apiKey}`).toString('base64');
     for (const [pod, text] of byPod) {
       const start = text

@@ -228,6 +228,7 @@ async function followPodLog(
   pod: string,
   signal: AbortSignal,
   container?: string,
+  progress: ReadProgress = { reads: 0 },
 ): Promise<FollowedLog> {
   const query: PodLogQuery = { follow: true, ...TIMESTAMPED_LOG_QUERY };
   if (container) query.container = container;
@@ -247,6 +248,15 @@ async function followPodLog(
       const keep = () => {
         if (!reader.failure && reader.text.length >= text.length) text = reader.text;
       };
+      // A read that has not begun within READ_OPEN_DEADLINE_MS is given up and made again: nothing
+      // bounds how long the API server and the kubelet may hold a followed log's answer back, and a
+      // pod whose read never begins would be missing from `byPod`.
+      const read = new AbortController();
+      let began = false;
+      const deadline = setTimeout(() => {
+        if (!began) read.abort();
+      }, READ_OPEN_DEADLINE_MS);
+      progress.reads++;
       try {
         await streamPodLog(
           admin,
@@ -256,14 +266,19 @@ async function followPodLog(
             reader.push(chunk);
             keep();
           },
-          signal,
+          AbortSignal.any([signal, read.signal]),
           () => {
+            began = true;
             started = true;
             opened();
           },
         );
         // An abort ends the read quietly, part-way: what it read stands.
         if (aborted()) break;
+        if (read.signal.aborted) {
+          progress.lastError = `no answer within ${READ_OPEN_DEADLINE_MS} ms`;
+          continue;
+        }
         reader.end();
         if (reader.failure) {
           if (!followedToTheEnd) failure = reader.failure;
@@ -278,9 +293,12 @@ async function followPodLog(
         if (await containerExited(admin, namespace, pod, container)) break;
         await sleep(250);
       } catch (error) {
+        progress.lastError = error instanceof Error ? error.message : String(error);
         // 404: the pod is gone, with what was read; 400: its container has not started yet.
         if (error instanceof KubeApiError && error.status === 404) break;
         await sleep(250);
+      } finally {
+        clearTimeout(deadline);
       }
     }
     opened();
@@ -288,6 +306,15 @@ async function followPodLog(
   })();
   await open;
   return { text: () => text, failure: () => failure, untilExit, started: () => started };
+}
+
+/** How long a followed log's read may go without its first text before it is made again. */
+const READ_OPEN_DEADLINE_MS = 10_000;
+
+/** A pod's reads so far, for a message that says why its log is missing. */
+interface ReadProgress {
+  reads: number;
+  lastError?: string;
 }
 
 export interface PodLogs {
@@ -298,6 +325,11 @@ export interface PodLogs {
    * {@link FollowedLog.failure}).
    */
   byPod(): Map<string, string>;
+  /**
+   * The pods found whose log `byPod` leaves out (no read has begun yet, or it never will: the pod was
+   * deleted before its container started), each with its reads so far and the last one's error.
+   */
+  withoutLog(): string[];
   stop(): void;
 }
 
@@ -309,13 +341,16 @@ export function followPodLogs(
   container: string,
 ): PodLogs {
   const followed = new Map<string, FollowedLog | undefined>();
+  const progress = new Map<string, ReadProgress>();
   const stopped = new AbortController();
   const discover = async () => {
     while (!stopped.signal.aborted) {
       for (const pod of await pods(admin, namespace, selector).catch(() => []))
         if (!followed.has(pod.name)) {
           followed.set(pod.name, undefined);
-          void followPodLog(admin, namespace, pod.name, stopped.signal, container).then((log) =>
+          const reads: ReadProgress = { reads: 0 };
+          progress.set(pod.name, reads);
+          void followPodLog(admin, namespace, pod.name, stopped.signal, container, reads).then((log) =>
             followed.set(pod.name, log),
           );
         }
@@ -333,6 +368,13 @@ export function followPodLogs(
       );
       return new Map(read);
     },
+    withoutLog: () =>
+      [...followed]
+        .filter(([, log]) => log?.started() !== true)
+        .map(([pod]) => {
+          const { reads, lastError } = progress.get(pod) ?? { reads: 0 };
+          return `${pod} (${reads} reads${lastError ? `, the last: ${lastError}` : ''})`;
+        }),
     stop: () => {
       stopped.abort();
     },
@@ -346,7 +388,7 @@ export function followPodLogs(
  * election talks to nothing but the Lease; any other refused request is a defect.
  */
 export function isLeaseRequestOfUninstall(record: Record<string, unknown>): boolean {
-  return record.component === 'leader-election';
+  return record.component === 'leader-election' || record.component === 'sharding';
 }
 
 /** The pod named by a Lease's holderIdentity (client-go's identity is `<pod name>_<uuid>`). */
@@ -394,8 +436,10 @@ export async function leaderAmong(
  * Starts a real Prometheus that discovers the chart's metrics Service through the Kubernetes API
  * (`kubernetes_sd_configs`, role endpointslice, kept by Service name and port name `metrics`, as a
  * ServiceMonitor selects it) and scrapes every replica by pod IP over the node bridge. Waits until
- * `replicas` targets are `up`, `leader_election_master_status` sums to exactly 1 over them, and
- * `controller_runtime_reconcile_total` and `workqueue_adds_total` have samples for each of
+ * `replicas` targets are `up`, `leader_election_master_status` sums to exactly 1 over them (`sharded`:
+ * `loopwright_shard_owned_fraction` sums to 1, every part of the hash space held by exactly one replica,
+ * and every replica holds a part), and `controller_runtime_reconcile_total` and `workqueue_adds_total`
+ * have samples for each of
  * `controllers`; then `whileScraping`, if given, with that Prometheus (which loads `rule_files`). The
  * series carry `namespace` and `pod` labels, as a ServiceMonitor's do.
  */
@@ -405,6 +449,8 @@ export async function assertPodsScrapedByPrometheus(options: {
   service: string;
   replicas: number;
   controllers: readonly string[];
+  /** The release runs sharded (`sharding.enabled`): every replica active, no leader. */
+  sharded?: boolean;
   rule_files?: string[];
   whileScraping?: (prometheus: Prometheus, job: string) => Promise<void>;
 }): Promise<void> {
@@ -461,8 +507,17 @@ export async function assertPodsScrapedByPrometheus(options: {
           assert.equal(target.health, 'up', JSON.stringify(target));
           assert.ok(target.scrapeUrl.startsWith(`http://${podNetwork}.`), target.scrapeUrl);
         }
-        const leaders = await query(`sum(leader_election_master_status{job="${job}"})`);
-        assert.equal(leaders[0]?.value[1], '1', 'exactly one replica leads');
+        if (options.sharded) {
+          const owned = await query(`loopwright_shard_owned_fraction{job="${job}"}`);
+          assert.equal(owned.length, replicas, `every replica's owned share: ${JSON.stringify(owned)}`);
+          for (const share of owned) assert.ok(Number(share.value[1]) > 0, JSON.stringify(share));
+          const sum = owned.reduce((total, share) => total + Number(share.value[1]), 0);
+          // 256 buckets of 1/256 each: the sum of the shares is exact in binary.
+          assert.equal(sum, 1, `the owned shares sum to ${sum}`);
+        } else {
+          const leaders = await query(`sum(leader_election_master_status{job="${job}"})`);
+          assert.equal(leaders[0]?.value[1], '1', 'exactly one replica leads');
+        }
         for (const metric of ['controller_runtime_reconcile_total', 'workqueue_adds_total']) {
           const result = await query(`${metric}{job="${job}"}`);
           for (const name of controllers)

@@ -11,7 +11,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import type { ChartName } from './charts.ts';
-import { chartDashboards, interpolate, labelValuesQuery, queryPanels, type Dashboard } from './dashboards.ts';
+import {
+  chartDashboards,
+  interpolate,
+  labelValuesQuery,
+  queryMode,
+  queryPanels,
+  type Dashboard,
+} from './dashboards.ts';
 import { assertPodsScrapedByPrometheus } from './node.ts';
 import type { Prometheus } from './prometheus.ts';
 import { renderPrometheusRuleGroups, type RuleGroup } from './prometheus-rules.ts';
@@ -48,7 +55,13 @@ export async function assertObservedByPrometheus(
   options: ScrapeOptions & { chart: ChartName; release: string },
 ): Promise<void> {
   const { chart, release, namespace } = options;
-  const groups = await renderPrometheusRuleGroups(chart, { release, namespace });
+  // The rules as this release renders them: a sharded one's "no leader" alert watches the ring.
+  const values = options.sharded ? { 'sharding.enabled': true, 'leaderElection.enabled': false } : undefined;
+  const groups = await renderPrometheusRuleGroups(chart, {
+    release,
+    namespace,
+    ...(values ? { values } : {}),
+  });
   const dir = await mkdtemp(join(tmpdir(), 'loopwright-e2e-rules-'));
   const rules = join(dir, 'rules.yml');
   await writeFile(rules, stringify({ groups }));
@@ -57,7 +70,7 @@ export async function assertObservedByPrometheus(
       ...options,
       rule_files: [rules],
       whileScraping: async (prometheus, job) => {
-        await assertPanelsHaveSeries(prometheus, chart, { namespace, job });
+        await assertPanelsHaveSeries(prometheus, chart, { namespace, job }, options.sharded === true);
         await assertAlertsEvaluateQuietly(prometheus, groups);
       },
     });
@@ -69,13 +82,16 @@ export async function assertObservedByPrometheus(
 /**
  * Every query of every panel of the chart's dashboards, with the variables set as a user would pick
  * them (each must offer the release's value), returns at least one series; waits for the scrapes
- * that `rate()` needs.
+ * that `rate()` needs. The exception is the other mode's panels (see {@link queryMode}): they must
+ * return none, so a leader-elected release exports no shard series and a sharded one no leader's.
  */
 async function assertPanelsHaveSeries(
   prometheus: Prometheus,
   chart: ChartName,
   release: { namespace: string; job: string },
+  sharded: boolean,
 ): Promise<void> {
+  const mode = sharded ? 'sharded' : 'elected';
   const dashboards = chartDashboards(chart);
   await eventually(
     async () => {
@@ -90,8 +106,13 @@ async function assertPanelsHaveSeries(
           for (const target of panel.targets ?? []) {
             const query = interpolate(target.expr ?? '', { ...values, __rate_interval: RATE_INTERVAL });
             const series = await instantQuery(prometheus, query);
-            if (series === 0)
+            const expected = queryMode(query) ?? mode;
+            if (expected === mode && series === 0)
               failures.push(`${file}: panel "${panel.title}" (${target.refId}): no series for ${query}`);
+            if (expected !== mode && series > 0)
+              failures.push(
+                `${file}: panel "${panel.title}" (${target.refId}): ${series} series of a ${expected} release for ${query}`,
+              );
           }
       }
       assert.deepEqual(failures, [], failures.join('\n'));
