@@ -190,7 +190,10 @@ async function shardedPhase(
     for (const replica of replicas) {
       const log = await replica.log();
       const said = (message: string): boolean => log.includes(`"message":${JSON.stringify(message)}`);
-      modes.set(replica.identity, said(SERVER_SIDE) ? 'server-side' : said(IN_REPLICA) ? 'IN-REPLICA' : 'NONE LOGGED');
+      modes.set(
+        replica.identity,
+        said(SERVER_SIDE) ? 'server-side' : said(IN_REPLICA) ? 'IN-REPLICA' : 'NONE LOGGED',
+      );
     }
     if ([...modes.values()].some((mode) => mode !== 'server-side')) return { measures: [], buckets, modes };
     const withAddresses = await Promise.all(
@@ -226,7 +229,9 @@ async function settled(
 }
 
 function table(unsharded: Measure, sharded: readonly Measure[], buckets: ReadonlyMap<string, number[]>) {
-  out('replica      buckets  Ats cached  pods  heap (forced GC)  heap_used_after_gc  RSS        heap / unsharded');
+  out(
+    'replica      buckets  Ats cached  pods  heap (forced GC)  heap_used_after_gc  RSS        heap / unsharded',
+  );
   const row = (m: Measure, held: string, ratio: string): void => {
     out(
       `${m.replica.padEnd(12)} ${held.padStart(7)}  ${String(m.ats).padStart(10)}  ${String(m.pods).padStart(4)}  ` +
@@ -255,7 +260,11 @@ try {
       const namespace = await benchNamespace(plane.kc, 'bench-memory');
       const dueMs = Date.now() + YEAR_MS;
       const createStart = Date.now();
-      await createAts(plane.admin, namespace, Array.from({ length: N }, () => dueMs));
+      await createAts(
+        plane.admin,
+        namespace,
+        Array.from({ length: N }, () => dueMs),
+      );
       out(`created ${N} Ats in ${((Date.now() - createStart) / 1000).toFixed(1)} s`);
 
       const unsharded = await unshardedPhase(plane, bundle, namespace, logDir);
