@@ -34,6 +34,7 @@ export {
   type ReflectorBackoffOptions,
   type ReflectorOptions,
   type ReflectorSink,
+  REFLECTOR_BACKOFF,
 } from './reflector.ts';
 export { Store, type Lister } from './store.ts';
 export type { InitialSync } from './streaming-list.ts';

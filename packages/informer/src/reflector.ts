@@ -33,7 +33,7 @@ export type ReflectorBackoffOptions = Partial<Omit<BackoffManagerOptions, 'clock
  * client-go's reflector backoff: 800 ms doubling to 30 s, jittered up to 100%, starting over after 2 min
  * without a failure (`NewExponentialBackoffManager(800ms, 30s, 2min, 2.0, 1.0)`).
  */
-const reflectorBackoff = {
+export const REFLECTOR_BACKOFF = {
   durationMs: 800,
   factor: 2,
   steps: Infinity,
@@ -152,7 +152,7 @@ export class Reflector<T extends KubeObject> {
     this.#client = options.client;
     this.#sink = options.sink;
     this.#clock = options.clock ?? realClock;
-    this.#backoff = new BackoffManager({ ...reflectorBackoff, ...options.backoff, clock: this.#clock });
+    this.#backoff = new BackoffManager({ ...REFLECTOR_BACKOFF, ...options.backoff, clock: this.#clock });
     this.#minWatchTimeoutSeconds = options.minWatchTimeoutSeconds ?? 300;
     this.#inactivityTimeoutMs = options.inactivityTimeoutMs ?? 90_000;
     this.#logger = options.logger ?? consoleLogger;

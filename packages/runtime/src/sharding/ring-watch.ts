@@ -17,18 +17,9 @@
  */
 import { isForbidden, isGone, KubeApiError, type WatchEvent } from '@loopwright/client';
 import { BackoffManager, sleep, type Clock } from '@loopwright/core';
+import { REFLECTOR_BACKOFF } from '@loopwright/informer';
 import type { Logger } from '@loopwright/leader-election';
 import { decodeMemberLease, type LeaseObject, type MemberLease, type MemberLeases } from './member-lease.ts';
-
-/** client-go's reflector backoff (`NewExponentialBackoffManager(800ms, 30s, 2min, 2.0, 1.0)`). */
-const WATCH_BACKOFF = {
-  durationMs: 800,
-  factor: 2,
-  steps: Infinity,
-  capMs: 30_000,
-  jitter: 1,
-  resetAfterMs: 120_000,
-} as const;
 
 /** The server ends each watch after this long; it is then resumed from the last resourceVersion. */
 const WATCH_TIMEOUT_SECONDS = 300;
@@ -49,7 +40,7 @@ export interface RingWatchOptions {
 export async function watchRing(options: RingWatchOptions, signal: AbortSignal): Promise<void> {
   const { leases, clock, logger, fields, onChange } = options;
   const backoff = new BackoffManager({
-    ...WATCH_BACKOFF,
+    ...REFLECTOR_BACKOFF,
     clock,
     ...(options.random === undefined ? {} : { random: options.random }),
   });
