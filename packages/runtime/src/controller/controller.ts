@@ -353,7 +353,10 @@ export class Controller<T extends KubeObject = KubeObject> {
     // controller-runtime's V(5) "Reconciling"/"Reconcile successful": at debug, each reconcile's start
     // and end with its reconcileID, so that logs show who reconciled what when (a sharded hand-off's
     // "never two at once" is checked from these).
-    log.debug('reconciling');
+    // Checked first: winston builds and pipes a record for every call, whatever the level, and this
+    // runs for every reconcile.
+    const debug = log.isDebugEnabled();
+    if (debug) log.debug('reconciling');
     const deadline = reconcileDeadline(abortReconciles, timeoutMs, () => {
       metrics?.reconcileTimedOut();
       log.error('reconcile timed out: its signal is aborted; the object waits until it returns', {
@@ -396,7 +399,7 @@ export class Controller<T extends KubeObject = KubeObject> {
     }
     const seconds = (performance.now() - started) / 1000;
     metrics?.reconcileFinished(outcome, seconds);
-    log.debug('reconciled', { outcome, seconds });
+    if (debug) log.debug('reconciled', { outcome, seconds });
     return outcome;
   }
 }
