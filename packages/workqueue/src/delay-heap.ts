@@ -74,6 +74,22 @@ export class DelayHeap<K> {
     return top;
   }
 
+  /** Removes every key for which `drop` is true; returns how many. O(n): the heap is rebuilt. */
+  removeWhere(drop: (key: K) => boolean): number {
+    const kept = this.#heap.filter((entry) => !drop(entry.key));
+    const removed = this.#heap.length - kept.length;
+    if (removed === 0) return 0;
+    this.#heap.length = 0;
+    this.#byKey.clear();
+    for (const entry of kept) {
+      entry.index = this.#heap.length;
+      this.#heap.push(entry);
+      this.#byKey.set(entry.key, entry);
+    }
+    for (let index = (this.#heap.length >> 1) - 1; index >= 0; index--) this.#down(index);
+    return removed;
+  }
+
   clear(): void {
     this.#heap.length = 0;
     this.#byKey.clear();

@@ -47,6 +47,14 @@ export class DelayingQueueImpl<K extends string> extends Queue<K> implements Del
     if (this.#waiting.schedule(key, readyAt, priority) && readyAt < this.#timerReadyAt) this.#arm(readyAt);
   }
 
+  /**
+   * Also drops the waiting keys for which `drop` is true (counted among those returned). The timer stays
+   * armed for the earliest key that was waiting: when it fires it finds nothing due and re-arms.
+   */
+  override discard(drop: (key: K) => boolean): number {
+    return super.discard(drop) + this.#waiting.removeWhere(drop);
+  }
+
   // A hook rather than a shutDown() override, which would also have to let a second shutDown() through
   // to end a pending shutDownWithDrain().
   protected override onShutDown(): void {

@@ -29,6 +29,18 @@ export class Fifo<T> {
     return item;
   }
 
+  /** Keeps only the items for which `keep` is true, in their order. */
+  retain(keep: (item: T) => boolean): void {
+    const size = this.#size;
+    let kept = 0;
+    for (let i = 0; i < size; i++) {
+      const item = this.#items[(this.#head + i) & this.#mask] as T;
+      if (keep(item)) this.#items[(this.#head + kept++) & this.#mask] = item;
+    }
+    for (let i = kept; i < size; i++) this.#items[(this.#head + i) & this.#mask] = undefined;
+    this.#size = kept;
+  }
+
   clear(): void {
     this.#items = new Array<T | undefined>(16);
     this.#mask = 15;

@@ -169,6 +169,28 @@ describe('queue metrics', () => {
     clock.step(5000);
     assert.deepEqual(take(), []);
   });
+  it('takes a discarded key out of depth, and observes no latency for it', () => {
+    const { clock, queue, take } = setup();
+    queue.add('a');
+    queue.add('b');
+    queue.addAfter('c', 10);
+    take();
+    queue.discard((key) => key !== 'b');
+    assert.deepEqual(withoutGauges(take()), ['depth:dec']);
+    clock.step(3);
+    queue.add('a'); // its latency counts from this add, not from the discarded one
+    clock.step(2);
+    queue.tryGet();
+    queue.tryGet();
+    assert.deepEqual(withoutGauges(take()), [
+      'adds:inc',
+      'depth:inc',
+      'depth:dec',
+      'latency:observe(0.005)',
+      'depth:dec',
+      'latency:observe(0.002)',
+    ]);
+  });
 });
 
 describe('queue metrics: depth by priority', () => {

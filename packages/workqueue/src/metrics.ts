@@ -104,6 +104,12 @@ export class QueueMetrics<K> {
     this.#depth.inc(to);
   }
 
+  /** Dirty `key`, added at `priority`, was discarded before it was handed out. */
+  discard(key: K, priority: number): void {
+    this.#depth.dec(priority);
+    this.#addTimes.delete(key);
+  }
+
   /** `key` was handed out at `priority`. */
   get(key: K, priority: number): void {
     const now = this.#clock.now();

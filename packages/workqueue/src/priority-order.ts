@@ -52,6 +52,14 @@ export class PriorityOrder<K> implements ReadyOrder<K> {
     this.push(key, priority);
   }
 
+  remove(keys: ReadonlySet<K>): void {
+    for (const key of keys) {
+      const node = this.#nodes.get(key) as Node<K>;
+      this.#unlink(node);
+      this.#nodes.delete(key);
+    }
+  }
+
   shift(): K | undefined {
     for (let level = this.#sorted.at(-1); level !== undefined; level = this.#sorted.at(-1)) {
       const node = level.head;

@@ -50,6 +50,15 @@ export interface WorkQueue<K extends string> {
    * that is not processing.
    */
   done(key: K): void;
+  /**
+   * Drops every dirty key for which `drop(key)` is true: a ready key leaves the line, and a key being
+   * processed that was added meanwhile is no longer put back in line by its `done` (the key itself
+   * stays processing until then). `drop` is called once per dirty key (and, in a delaying queue, once
+   * per waiting key), never for a key processing and not added again. Returns how many were dropped (in
+   * a delaying queue, a key both dirty and waiting counts twice). Not in client-go: a sharded controller gives up the keys of objects another replica now
+   * owns, which would otherwise wait for it (and their memory) until handed out.
+   */
+  discard(drop: (key: K) => boolean): number;
   /** Keys ready to hand out (not those processing, nor delayed ones). */
   len(): number;
   /**
@@ -125,6 +134,21 @@ export class Queue<K extends string> implements WorkQueue<K> {
     const dirtyAt = this.#dirty.get(key);
     if (dirtyAt !== undefined) this.#enqueue(key, dirtyAt);
     if (this.#processing.size === 0) this.#endDrain();
+  }
+
+  discard(drop: (key: K) => boolean): number {
+    const fromLine = new Set<K>();
+    let dropped = 0;
+    for (const [key, priority] of this.#dirty) {
+      if (!drop(key)) continue;
+      // Deleting the entry being visited is safe: a Map's iteration goes on with the next one.
+      this.#dirty.delete(key);
+      this.metrics?.discard(key, priority);
+      if (!this.#processing.has(key)) fromLine.add(key);
+      dropped++;
+    }
+    if (fromLine.size > 0) this.#ready.remove(fromLine);
+    return dropped;
   }
 
   len(): number {

@@ -58,6 +58,15 @@ class RateLimitingQueueImpl<K extends string> extends DelayingQueueImpl<K> imple
     this.#rateLimiter.forget(key);
   }
 
+  /** Also forgets the failures of every key dropped: a key given up starts afresh if it comes back. */
+  override discard(drop: (key: K) => boolean): number {
+    return super.discard((key) => {
+      if (!drop(key)) return false;
+      this.#rateLimiter.forget(key);
+      return true;
+    });
+  }
+
   numRequeues(key: K): number {
     return this.#rateLimiter.numRequeues(key);
   }

@@ -128,7 +128,13 @@ export class Controller<T extends KubeObject = KubeObject> {
   readonly name: string;
   readonly #options: ControllerOptions<T>;
   /** Set by a sharded `run`: the filter, and how to queue the cached objects of buckets taken. */
-  #sharding: { filter: ShardFilter; enqueueCached: (buckets: ReadonlySet<number>) => void } | undefined;
+  #sharding:
+    | {
+        filter: ShardFilter;
+        enqueueCached: (buckets: ReadonlySet<number>) => void;
+        discard: (keys: ReadonlySet<string>) => void;
+      }
+    | undefined;
 
   constructor(options: ControllerOptions<T>) {
     if (!options.name) throw new Error('a controller needs a name');
@@ -187,10 +193,14 @@ export class Controller<T extends KubeObject = KubeObject> {
 
   /**
    * Gives `buckets` up at once: none of their keys is queued or begins a reconcile from now on. Resolves
-   * once no reconcile of theirs is in flight (the Sharder's `drain`).
+   * once no reconcile of theirs is in flight (the Sharder's `drain`); their keys still queued or waiting
+   * for a requeue are then dropped from the queue (the requeues of the drained reconciles included).
    */
-  drainBuckets(buckets: readonly number[]): Promise<void> {
-    return this.#sharding?.filter.release(buckets) ?? Promise.resolve();
+  async drainBuckets(buckets: readonly number[]): Promise<void> {
+    const sharding = this.#sharding;
+    if (sharding === undefined) return;
+    await sharding.filter.release(buckets);
+    sharding.discard(sharding.filter.forget(new Set(buckets)));
   }
 
   /**
@@ -262,6 +272,9 @@ export class Controller<T extends KubeObject = KubeObject> {
         enqueueCached: (buckets) => {
           for (const obj of primary.lister.list())
             if (shards.objectIn(obj, buckets)) primaryHandlers.onAdd?.(obj, true);
+        },
+        discard: (keys) => {
+          if (keys.size > 0) queue.discard((key) => keys.has(key));
         },
       };
     }

@@ -101,6 +101,31 @@ describe('ShardFilter', () => {
     assert.equal(await settled(released), true);
   });
 
+  it('forgets the keys of drained buckets, queued or waiting for a requeue, and returns them', () => {
+    const filter = new ShardFilter('uid', () => undefined);
+    filter.hold([A, B]);
+    filter.admit('ns/a-queued', UID_A);
+    filter.admit('ns/a-requeued', UID_A);
+    filter.begin('ns/a-requeued');
+    filter.end('ns/a-requeued', true);
+    filter.admit('ns/b', UID_B);
+    void filter.release([A]);
+    assert.deepEqual(filter.forget(new Set([A])), new Set(['ns/a-queued', 'ns/a-requeued']));
+    assert.equal(filter.tracked, 1, "the held bucket's key stays");
+    assert.equal(filter.begin('ns/b'), true);
+  });
+
+  it('does not forget a key still in flight: its end() does', () => {
+    const filter = new ShardFilter('uid', () => undefined);
+    filter.hold([A]);
+    filter.admit('ns/a', UID_A);
+    filter.begin('ns/a');
+    assert.deepEqual(filter.forget(new Set([A])), new Set());
+    assert.equal(filter.tracked, 1);
+    filter.end('ns/a', false);
+    assert.equal(filter.tracked, 0);
+  });
+
   it("shardBy namespace: a key's bucket is its namespace's, cluster-scoped keys hash ''", () => {
     // Buckets 225, 34 and 203: three different ones.
     const filter = new ShardFilter('namespace', () => undefined);

@@ -101,6 +101,22 @@ export class ShardFilter {
     return new Promise((resolve) => this.#drains.add({ buckets: released, resolve }));
   }
 
+  /**
+   * Forgets every key of `buckets`, given up and drained (see `release`), and returns them: whatever
+   * still waits for them (queued, or a requeue's delay) is for the queue to drop as well. Without this a
+   * replica would keep each key it ever queued for buckets long handed off (their requeues can be a year
+   * away), and reconcile nothing of them.
+   */
+  forget(buckets: ReadonlySet<number>): Set<string> {
+    const forgotten = new Set<string>();
+    for (const [key, bucket] of this.#buckets) {
+      if (!buckets.has(bucket) || this.#inFlight.has(key)) continue;
+      this.#buckets.delete(key);
+      forgotten.add(key);
+    }
+    return forgotten;
+  }
+
   /** Keys with a known bucket: queued, waiting for a requeue or in flight (for tests and bounds). */
   get tracked(): number {
     return this.#buckets.size;

@@ -198,6 +198,36 @@ describe('a sharded Controller on a real API server', () => {
     }
   });
 
+  it("a drain drops its keys' requeues: the bucket taken back is reconciled afresh, not by an old requeue", async () => {
+    // The first reconcile asks to come back in 2 s, the later ones in a minute: a reconcile around 2 s
+    // after the first can only be the old requeue, left in the queue by the drain.
+    const reconciledAt: number[] = [];
+    const run = await runSharded('requeue', {
+      reconcile: () => {
+        reconciledAt.push(Date.now());
+        return Promise.resolve({ requeueAfterMs: reconciledAt.length === 1 ? 2000 : 60_000 });
+      },
+    });
+    try {
+      const { a } = await twoBuckets('requeue', 'rq');
+      await run.cached(a.name);
+      run.controller.startBuckets([a.bucket]);
+      await eventually(() => {
+        assert.equal(reconciledAt.length, 1);
+      });
+      await run.controller.drainBuckets([a.bucket]);
+      run.controller.startBuckets([a.bucket]);
+      await eventually(() => {
+        assert.equal(reconciledAt.length, 2, 'taken back: its cached object is queued again');
+      });
+      const firstAt = reconciledAt[0] as number;
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, firstAt + 3000 - Date.now())));
+      assert.equal(reconciledAt.length, 2, 'no reconcile from the requeue of the drained bucket');
+    } finally {
+      await run.stop();
+    }
+  });
+
   it("filters an owned object's event by its controller owner reference's uid, without a lookup", async () => {
     const secrets = {
       group: '',
