@@ -141,11 +141,41 @@ describe('RingView', () => {
     // An event older than the list (or newer: the fence is the list either way).
     view.saw(lease('a', 0, '0-9'));
     assert.deepEqual(view.views(), [{ identity: 'a', expired: false, holdings: [0, 1, 2, 3] }]);
-    // A content seen again by a later list differs from the event's: changed again, from then.
+    // A later list showing the version it showed before is no change: the count goes on from the event
+    // (resourceVersions are opaque: the event's, never seen before, counts as the newest).
     await clock.advance(1_000);
     view.observe([lease('a', 1, '0-3')]);
-    assert.deepEqual(expiredOf(view, 16_999), { a: false });
-    assert.deepEqual(expiredOf(view, 17_000), { a: true });
+    assert.deepEqual(expiredOf(view, 15_999), { a: false });
+    assert.deepEqual(expiredOf(view, 16_000), { a: true });
+  });
+
+  it('takes a list older than an event already seen for no change: the next list does not restart the count', async () => {
+    const clock = new FakeClock();
+    const view = new RingView(clock);
+    view.observe([lease('a', 1, '0-3')]);
+    await clock.advance(1_000);
+    view.saw(lease('a', 2, '0-3')); // the member's last write, seen when it happened
+    await clock.advance(500);
+    // A list that started before that write: the old version again. Its holdings are what plans read.
+    view.observe([lease('a', 1, '0-1')]);
+    assert.deepEqual(view.views(), [{ identity: 'a', expired: false, holdings: [0, 1] }]);
+    await clock.advance(1_000);
+    view.observe([lease('a', 2, '0-3')]);
+    assert.deepEqual(expiredOf(view, 15_999), { a: false });
+    assert.deepEqual(expiredOf(view, 16_000), { a: true });
+    assert.equal(view.nextExpiryAt('own', 2_500), 16_000);
+  });
+
+  it('ignores an event older than a version a list already showed', async () => {
+    const clock = new FakeClock();
+    const view = new RingView(clock);
+    view.observe([lease('a', 1)]);
+    await clock.advance(1_000);
+    view.observe([lease('a', 2)]);
+    await clock.advance(500);
+    view.saw(lease('a', 1)); // delivered late
+    assert.deepEqual(expiredOf(view, 15_999), { a: false });
+    assert.deepEqual(expiredOf(view, 16_000), { a: true });
   });
 
   it('leaves a Lease no list has shown yet to the next list, and ignores an event that changes nothing', async () => {

@@ -14,10 +14,38 @@ import { memberContent, type MemberLease } from './member-lease.ts';
 interface Seen {
   /** As the last consistent list returned it: what planning and the conflict check read. */
   readonly lease: MemberLease;
-  /** The last content seen, by a list or by the watch. */
+  /** The content of the newest version seen, by a list or by the watch. */
   readonly content: string;
   /** `clock.now()` when this content was first seen. */
   readonly since: number;
+  /** The resourceVersions seen of this Lease, the newest last (at most {@link RECENT_VERSIONS}). */
+  readonly versions: readonly string[];
+}
+
+/**
+ * How many versions of a Lease are remembered to recognise an older one. A read returns an older version
+ * when it started before a write the watch already delivered; members write once a retry period, so a
+ * read is rarely more than one or two versions behind.
+ */
+const RECENT_VERSIONS = 16;
+
+/**
+ * Whether `version` is one seen before the newest: the read or event that shows it is older than what
+ * was already seen, and shows no change. (resourceVersions are compared for equality only, as the API
+ * conventions allow: each write of an object gets one never given before.)
+ */
+function isOlder(seen: Seen, version: string): boolean {
+  return seen.versions.at(-1) !== version && seen.versions.includes(version);
+}
+
+/**
+ * `seen` after a `version` not older than its newest, with `content`: changed (since now) if the content
+ * is; `lease` is what planning reads from now on.
+ */
+function advanced(seen: Seen, lease: MemberLease, version: string, content: string, now: number): Seen {
+  const versions =
+    seen.versions.at(-1) === version ? seen.versions : [...seen.versions, version].slice(-RECENT_VERSIONS);
+  return { lease, content, since: seen.content === content ? seen.since : now, versions };
 }
 
 export class RingView {
@@ -30,7 +58,10 @@ export class RingView {
 
   /**
    * Takes a read of the whole ring, now. A Lease whose content differs from the last seen counts as
-   * changed from now on; one missing from the read is gone (deleted), and forgotten.
+   * changed from now on; one missing from the read is gone (deleted), and forgotten. A Lease the read
+   * shows at a version older than one seen already (the watch delivered a write the read started
+   * before) is no change: counting it as one would make the next read, showing the newer version again,
+   * count a change that never happened and postpone the member's expiry by up to a tick.
    */
   observe(leases: readonly MemberLease[]): void {
     const now = this.#clock.now();
@@ -38,7 +69,13 @@ export class RingView {
     for (const lease of leases) {
       const content = memberContent(lease);
       const previous = this.#seen.get(lease.name);
-      seen.set(lease.name, { lease, content, since: previous?.content === content ? previous.since : now });
+      if (previous === undefined) {
+        seen.set(lease.name, { lease, content, since: now, versions: [lease.resourceVersion] });
+      } else if (isOlder(previous, lease.resourceVersion)) {
+        seen.set(lease.name, { ...previous, lease });
+      } else {
+        seen.set(lease.name, advanced(previous, lease, lease.resourceVersion, content, now));
+      }
     }
     this.#seen = seen;
   }
@@ -46,13 +83,15 @@ export class RingView {
   /**
    * A change the watch delivered, now: only WHEN the member was last seen changing moves (a change seen
    * now can only make it look alive longer); what it lists stays as the last list read it, the fence.
-   * A Lease the lists have not shown yet is left to the next one.
+   * A Lease the lists have not shown yet is left to the next one; an event older than a version already
+   * seen (a list overtook it) changes nothing.
    */
   saw(lease: MemberLease): void {
     const previous = this.#seen.get(lease.name);
+    if (previous === undefined || isOlder(previous, lease.resourceVersion)) return;
     const content = memberContent(lease);
-    if (previous === undefined || previous.content === content) return;
-    this.#seen.set(lease.name, { ...previous, content, since: this.#clock.now() });
+    const now = this.#clock.now();
+    this.#seen.set(lease.name, advanced(previous, previous.lease, lease.resourceVersion, content, now));
   }
 
   /** The members as `planHandoff` takes them; holdings `undefined` when absent or unparseable. */
@@ -62,6 +101,11 @@ export class RingView {
       expired: unchangedFor(since, now) >= durationMs(lease),
       holdings: holdingsOf(lease),
     }));
+  }
+
+  /** When the current content of the Lease named `name` was first seen; `undefined` for one not seen. */
+  changeSeenAt(name: string): number | undefined {
+    return this.#seen.get(name)?.since;
   }
 
   /** The Leases seen unchanged for at least `factor` times their own duration. */

@@ -5,8 +5,8 @@
  *
  * A hint only. Each event is reported with the local time of its arrival, which is after the write it
  * shows: a change seen through the watch can only make a member look alive longer, never shorter (an
- * event that arrives late, twice, or older than a list already seen records a change "now", which
- * delays). Planning and the claim's conflict check keep reading the ring with a consistent list, the
+ * event that arrives late records a change "now", which delays; one showing a version already seen, by
+ * a list or by an earlier event, changes nothing: see RingView). Planning and the claim's conflict check keep reading the ring with a consistent list, the
  * fence; a watch that is down, slow or forbidden (a Role without `watch`) only brings back the timing of
  * lists alone.
  *

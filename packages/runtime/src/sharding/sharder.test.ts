@@ -395,6 +395,13 @@ describe('Sharder', () => {
         expiredAt - before < RETRY_MS,
         `${identity}: ${expiredAt - before} ms after its previous tick`,
       );
+      // Each survivor says once when it judged c gone, and how long since it saw c's last change.
+      const gone = sim.replica(identity).logs.filter(({ message }) => message.startsWith('a member is gone'));
+      assert.equal(gone.length, 1, identity);
+      const [{ fields }] = gone as [LogLine];
+      assert.equal(fields.member, 'c');
+      assert.equal(fields.lastChangeSeenMsAgo, LEASE_MS);
+      assert.equal(fields.buckets, formatHoldings(held));
     }
     await sim.until(() => sim.converged(['a', 'b']), 3 * TICK_MS);
     await sim.stopAll();

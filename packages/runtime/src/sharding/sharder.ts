@@ -129,6 +129,8 @@ export class Sharder {
   readonly #lastHolder = new Map<number, string>();
   #lost = false;
   #running = false;
+  /** The Leases of members judged gone at the last read, so that each judgement is logged once. */
+  #judgedGone = new Set<string>();
 
   constructor(options: SharderOptions) {
     const durations = validateSharderOptions(options);
@@ -475,6 +477,7 @@ export class Sharder {
       request.dispose();
     }
     this.#view.observe(leases);
+    this.#logJudgedGone();
     const mine = leases.find(({ name }) => name === this.#name);
     if (mine === undefined) {
       this.#lose('the member Lease is gone from the ring');
@@ -494,6 +497,28 @@ export class Sharder {
     }
     this.#metrics?.setMembers(this.#ring, this.#liveMembers().length);
     return true;
+  }
+
+  /**
+   * Logs each member newly judged gone (its Lease unchanged for its lease duration since this replica
+   * saw its last change): the moment its buckets become free, which the hand-off lines that follow
+   * (and their lateness) are measured against.
+   */
+  #logJudgedGone(): void {
+    const now = this.#clock.now();
+    const gone = new Set<string>();
+    for (const lease of this.#view.expiredFor(1, now)) {
+      if (lease.name === this.#name || lease.record.holderIdentity === '') continue;
+      gone.add(lease.name);
+      if (this.#judgedGone.has(lease.name)) continue;
+      this.#logger.info('a member is gone: its Lease did not change for its lease duration', {
+        ...this.#fields(),
+        member: lease.record.holderIdentity,
+        lastChangeSeenMsAgo: Math.round(now - (this.#view.changeSeenAt(lease.name) ?? now)),
+        buckets: lease.holdings ?? '',
+      });
+    }
+    this.#judgedGone = gone;
   }
 
   /** Deletes, at the resourceVersion seen, the Leases seen unchanged for ten of their lease durations. */
