@@ -5,19 +5,11 @@ import { fileURLToPath } from 'node:url';
 import type { Clock } from '@loopwright/core';
 import { FakeClock } from '@loopwright/core/testing';
 import { newRateLimitingQueue, type RateLimitingQueue } from './index.ts';
+import { takeReady } from './queue.test-support.ts';
 
 function setup(): { clock: FakeClock; queue: RateLimitingQueue<string> } {
   const clock = new FakeClock();
   return { clock, queue: newRateLimitingQueue({ clock }) };
-}
-
-function takeReady(queue: RateLimitingQueue<string>): string[] {
-  const keys: string[] = [];
-  for (let item = queue.tryGet(); item !== undefined && !item.shutdown; item = queue.tryGet()) {
-    keys.push(item.key);
-    queue.done(item.key);
-  }
-  return keys;
 }
 
 /** Wraps a clock to count setTimer calls. */

@@ -4,20 +4,11 @@ import { FakeClock } from '@loopwright/core/testing';
 import { DelayHeap } from './delay-heap.ts';
 import { Fifo } from './fifo.ts';
 import { LOW_PRIORITY, newRateLimitingQueue, type Ordering, type RateLimitingQueue } from './index.ts';
+import { takeReady } from './queue.test-support.ts';
 
 function setup(ordering: Ordering = 'fifo'): { clock: FakeClock; queue: RateLimitingQueue<string> } {
   const clock = new FakeClock();
   return { clock, queue: newRateLimitingQueue({ clock, ordering }) };
-}
-
-/** Takes every ready key without waiting, each marked done. */
-function takeReady(queue: RateLimitingQueue<string>): string[] {
-  const keys: string[] = [];
-  for (let item = queue.tryGet(); item !== undefined && !item.shutdown; item = queue.tryGet()) {
-    keys.push(item.key);
-    queue.done(item.key);
-  }
-  return keys;
 }
 
 const startsWithX = (key: string): boolean => key.startsWith('x');

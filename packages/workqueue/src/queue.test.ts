@@ -2,18 +2,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { FakeClock } from '@loopwright/core/testing';
 import { newRateLimitingQueue, type RateLimitingQueue } from './index.ts';
+import { takeReady } from './queue.test-support.ts';
 
 const newQueue = (): RateLimitingQueue<string> => newRateLimitingQueue({ clock: new FakeClock() });
-
-/** Takes every ready key without waiting, marking each done only if `markDone`. */
-function takeReady(queue: RateLimitingQueue<string>, markDone = true): string[] {
-  const keys: string[] = [];
-  for (let item = queue.tryGet(); item !== undefined && !item.shutdown; item = queue.tryGet()) {
-    keys.push(item.key);
-    if (markDone) queue.done(item.key);
-  }
-  return keys;
-}
 
 async function getKey(queue: RateLimitingQueue<string>): Promise<string> {
   const item = await queue.get();
