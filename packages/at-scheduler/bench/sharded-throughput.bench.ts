@@ -8,10 +8,11 @@
  *   AT_SHARDED_CREATE_MS=2                 # the cost of creating an At assumed for the lead before the window
  *   AT_BENCH_CPUS=split|shared             # as at-scheduler.bench.ts (split by default)
  *   AT_SHARDED_LOG_DIR=<dir>               # where the replicas' logs stay (a temp dir)
+ *   AT_BENCH_SHARDING_GATE=off|on|both     # the API server's ShardedListAndWatch for the replicas (both)
  *
- * Three phases, each on a control plane of its own (bench/plane.ts), one after the other: the limit
- * program (bench/limit, writes only: the claim and the pod create of each At, at the concurrency above,
- * as at-scheduler.bench.ts runs it); 1 sharded replica; 3 sharded replicas. The replicas are the released
+ * Phases, each on a control plane of its own (bench/plane.ts), one after the other: the limit program
+ * (bench/limit, writes only: the claim and the pod create of each At, at the concurrency above, as
+ * at-scheduler.bench.ts runs it); then per gate setting 1 sharded replica and 3 sharded replicas. The replicas are the released
  * program (bench/sharded-replica.ts: the image's bundle, SHARDING=true, the program's defaults otherwise:
  * member Leases 15 s / 10 s / 2 s, 16 workers each; logs at info), started and left until each has taken its
  * buckets and no hand-off was logged for 3 s; then this process creates the N Ats, due evenly over a 10 s
@@ -30,14 +31,12 @@
  *   start here, against 16 / 158 = 101 ms for the limit program);
  * - 3 replicas: the same API server, which all three share, plus what sharding adds to it. With the
  *   ShardedListAndWatch gate off every replica lists and watches every At and every pod, so the server
- *   encodes and sends each event three times and each replica decodes all of them to drop two thirds;
- *   with the gate on, kube-apiserver 1.36.3 filters custom resources by shardSelector but does not echo
- *   `metadata.shardInfo` for them (it does for ConfigMaps), so the runtime, which reads that echo, still
- *   takes the server for one that ignores the selector and filters in the replica: the same cost. 48
- *   workers in flight instead of 16 only help where the server had room. On a 2-core machine the three
- *   replicas also share the contenders' one core (`split`) with this process. Sharding spreads
- *   at-scheduler's work over processes; it does not raise the API server's limit, and until each replica
- *   watches only its share it takes more of it, which is what this bench shows.
+ *   encodes and sends each event three times and each replica decodes all of them to drop two thirds.
+ *   With the gate on each replica lists and watches only its own Ats (its pods are still watched whole:
+ *   the server cannot select them by their owner's uid). 48 workers in flight instead of 16 only help
+ *   where the server had room. On a 2-core machine the three replicas also share the contenders' one
+ *   core (`split`) with this process. Sharding spreads at-scheduler's work over processes; it does not
+ *   raise the API server's limit.
  *
  * One run on 2026-11-29 (the development machine, 2 cores, with a soak bench and another cluster running
  * beside it: CPU pressure "some" 51-70 %, so indicative only): limit program 158.2 starts/s; 1 replica
@@ -71,6 +70,13 @@ const WINDOW_MS = 10_000;
 const LEAD_MS = 10_000 + 3 * N * CREATE_MS;
 const SETTLED_MS = 3000;
 const WAIT_MS = 120_000;
+const GATES = { off: [], on: ['--feature-gates=ShardedListAndWatch=true'] } as const;
+type Gate = keyof typeof GATES;
+const GATE_SETTING = process.env.AT_BENCH_SHARDING_GATE ?? 'both';
+if (!['off', 'on', 'both'].includes(GATE_SETTING)) {
+  throw new Error(`AT_BENCH_SHARDING_GATE must be off, on or both, not ${JSON.stringify(GATE_SETTING)}`);
+}
+const gates: Gate[] = GATE_SETTING === 'both' ? ['off', 'on'] : [GATE_SETTING as Gate];
 
 const out = (line: string): boolean => process.stdout.write(`${line}\n`);
 
@@ -85,10 +91,11 @@ async function shardedPhase(
   plane: BenchPlane,
   bundle: ControllerBundle,
   replicas: number,
+  gate: Gate,
   logDir: string,
   cpu: CpuSampler,
 ): Promise<Outcome> {
-  const namespace = await benchNamespace(plane.kc, `bench-sharded-${replicas}`);
+  const namespace = await benchNamespace(plane.kc, `bench-sharded-${gate}-${replicas}`);
   const running = await Promise.all(
     Array.from({ length: replicas }, (_, i) =>
       ShardedReplica.start({
@@ -97,7 +104,7 @@ async function shardedPhase(
         namespace,
         ring: 'throughput',
         identity: `replica-${i}`,
-        logPath: join(logDir, `${replicas}-replicas-${i}.log`),
+        logPath: join(logDir, `gate-${gate}-${replicas}-replicas-${i}.log`),
         logLevel: 'info',
       }),
     ),
@@ -105,6 +112,13 @@ async function shardedPhase(
   try {
     await Promise.all(running.map((replica) => replica.logged('took buckets', WAIT_MS)));
     await settled(running);
+    const modes = new Set(
+      (await Promise.all(running.map(async (replica) => parseLog(await replica.log()))))
+        .flat()
+        .flatMap(({ message }) =>
+          message.startsWith('running sharded: ') ? [message.split(':')[1]?.trim()] : [],
+        ),
+    );
     const windowOpenMs = Date.now() + LEAD_MS;
     const schedules = windowSchedules(N, windowOpenMs, WINDOW_MS);
     const setUpStart = Date.now();
@@ -127,6 +141,7 @@ async function shardedPhase(
       started: started.length,
       startsPerSecond,
       line:
+        `mode ${[...modes].join(' + ') || 'NONE LOGGED'}: ` +
         `${started.length}/${N} started${twice > 0 ? ` (${twice} TWICE)` : ''}, ${startsPerSecond.toFixed(1)} starts/s, ` +
         `lateness p50 ${percentile(lateness, 50)} ms p99 ${percentile(lateness, 99)} ms; set-up: created in ` +
         `${((createdMs - setUpStart) / 1000).toFixed(1)} s, ${createdMs < windowOpenMs ? 'before' : 'NOT before'} the window opened` +
@@ -167,7 +182,8 @@ function startsOf(logs: readonly (readonly LogLine[])[]): Map<string, number[]> 
 const placement = cpuPlacement();
 out(
   `sharded throughput bench: N = ${N} Ats due within ${WINDOW_MS / 1000} s; the limit program at concurrency ` +
-    `${CONCURRENCY}, then 1 and 3 sharded replicas (16 workers each); ShardedListAndWatch off. ${placement.describe()}. ` +
+    `${CONCURRENCY}, then 1 and 3 sharded replicas (16 workers each) with ShardedListAndWatch ${gates.join(', then ')}. ` +
+    `${placement.describe()}. ` +
     'Indicative: one run on a busy 2-core machine.',
 );
 const cpu = new CpuSampler();
@@ -192,15 +208,16 @@ try {
     };
   }, placement);
   out(`limit program c=${CONCURRENCY}: ${limit.line}`);
-  const outcomes: Outcome[] = [];
-  for (const replicas of [1, 3]) {
-    const outcome = await withFreshPlane(
-      (plane) => shardedPhase(plane, bundle, replicas, logDir, cpu),
-      placement,
-    );
-    outcomes.push(outcome);
-    out(`${replicas} sharded replica(s): ${outcome.line}`);
-    out(`    / limit program: ${(outcome.startsPerSecond / limit.startsPerSecond).toFixed(2)}x`);
+  for (const gate of gates) {
+    for (const replicas of [1, 3]) {
+      const outcome = await withFreshPlane(
+        (plane) => shardedPhase(plane, bundle, replicas, gate, logDir, cpu),
+        placement,
+        [...GATES[gate]],
+      );
+      out(`gate ${gate}, ${replicas} sharded replica(s): ${outcome.line}`);
+      out(`    / limit program: ${(outcome.startsPerSecond / limit.startsPerSecond).toFixed(2)}x`);
+    }
   }
   out(`replicas' logs in ${logDir}`);
 } finally {
