@@ -12,6 +12,9 @@
  *   down    stop it (a node puts the machine back as it found it)
  *   env     print shell exports for it: eval "$(pnpm -s controlplane env)"
  *   run     start one in the foreground until Ctrl-C
+ * `up` and `run` take `--feature-gates=Name=true,...` for kube-apiserver, e.g.
+ * `--feature-gates=ShardedListAndWatch=true` for a sharded controller's server-side mode (see
+ * feature-gates.ts).
  */
 import { spawn } from 'node:child_process';
 import { openSync } from 'node:fs';
@@ -29,6 +32,7 @@ import {
 import { startCluster, type Cluster } from './node/cluster.ts';
 import { loadImagesIntoNode } from './node/node-images.ts';
 import { testNodeExports, testNodeOf } from './node/test-node.ts';
+import { apiServerFlagsOf } from './feature-gates.ts';
 import { linkCommandLineTools } from './tools/command-line.ts';
 import { ensureReleaseTools, pinnedReleaseTools } from './tools/release-tools.ts';
 
@@ -38,6 +42,13 @@ const what = withNode ? 'cluster' : 'control plane';
 const scriptName = withNode ? 'cluster' : 'controlplane';
 const statePath = backgroundStatePath(repoRoot, withNode);
 const stateDir = dirname(statePath);
+let apiServerFlags: string[] = [];
+try {
+  apiServerFlags = apiServerFlagsOf(process.argv.slice(2));
+} catch (error) {
+  console.error((error as Error).message);
+  process.exit(2);
+}
 
 type State = BackgroundState;
 const readState = () => readBackgroundState(statePath);
@@ -55,7 +66,7 @@ function exportsFor(state: State): string {
 /** Runs a control plane until SIGINT/SIGTERM, then stops it. Used by `run` and, detached, by `up`. */
 async function runForeground(onUp: (cp: ControlPlane | Cluster) => Promise<void> | void): Promise<void> {
   const log = (line: string): void => void process.stderr.write(`${line}\n`);
-  const options = { dir: join(stateDir, 'data'), log };
+  const options = { dir: join(stateDir, 'data'), log, apiServerFlags };
   let cp: ControlPlane | Cluster;
   if (withNode) {
     const cluster = await startCluster(options);
@@ -128,6 +139,7 @@ async function main(command: string | undefined): Promise<void> {
           fileURLToPath(import.meta.url),
           'supervise',
           ...(withNode ? ['--node'] : []),
+          ...apiServerFlags,
         ],
         {
           detached: true,
@@ -182,7 +194,7 @@ async function main(command: string | undefined): Promise<void> {
       return;
     }
     default:
-      console.error(`usage: pnpm ${scriptName} build|up|down|env|run`);
+      console.error(`usage: pnpm ${scriptName} build|up|down|env|run [--feature-gates=Name=true,...]`);
       process.exitCode = 2;
   }
 }
