@@ -26,22 +26,27 @@
  *   no client-side limit, 16 in flight; it waits on kube-apiserver and etcd, which do nothing else;
  * - 1 replica: the same API server, plus what the controller adds per start (a reconcile, a third write
  *   (the Started Event), the watch events of its Ats and pods, its JSON log), with 16 workers in flight at
- *   most: at the same concurrency as the limit program each start holds a worker longer, so it is
- *   bounded by workers / time per start before the server's own limit (16 / 83.8 starts/s = 191 ms a
- *   start here, against 16 / 158 = 101 ms for the limit program);
+ *   most. On a quiet machine that is still the API server: kube-apiserver spends about 6 ms of its one
+ *   core per start in every phase (the limit program's two writes 5.7 ms, the controller's three 5.9 to
+ *   6.3 ms), so 150-odd starts/s is its ceiling; the controller's own process takes 1.8 to 1.9 ms a start
+ *   on the other core. On a loaded machine workers / time per start bounds it first (16 / 83.8 starts/s
+ *   = 191 ms a start in the busy run below, against 16 / 158 = 101 ms for the limit program);
  * - 3 replicas: the same API server, which all three share, plus what sharding adds to it. With the
  *   ShardedListAndWatch gate off every replica lists and watches every At and every pod, so the server
  *   encodes and sends each event three times and each replica decodes all of them to drop two thirds.
  *   With the gate on each replica lists and watches only its own Ats (its pods are still watched whole:
  *   the server cannot select them by their owner's uid). 48 workers in flight instead of 16 only help
- *   where the server had room. On a 2-core machine the three replicas also share the contenders' one
- *   core (`split`) with this process. Sharding spreads at-scheduler's work over processes; it does not
- *   raise the API server's limit.
+ *   where the server had room, and it had little: at-scheduler's starts are API writes, so sharding
+ *   spreads its work over processes but cannot raise the API server's limit. The three replicas' own CPU
+ *   per start (2.7 to 2.9 ms together, against 1.8 to 1.9 for one) is what sharding costs.
  *
- * One run on 2026-11-29 (the development machine, 2 cores, with a soak bench and another cluster running
- * beside it: CPU pressure "some" 51-70 %, so indicative only): limit program 158.2 starts/s; 1 replica
- * 83.8 starts/s (0.53x); 3 replicas 50.1 starts/s (0.32x), and only 6,493 of the 10,000 started within
- * the 120 s after the window closed (the replicas were still starting, each about a third, when stopped).
+ * One run on 2026-11-29 (the development machine, 2 cores, quiet but for the bench;
+ * AT_SHARDED_LOG_DIR=/tmp/thr-s5): limit program 151.7 starts/s; gate off: 1 replica 135.0 (0.89x),
+ * 3 replicas 142.6 (0.94x); gate on (server-side shard selectors): 1 replica 144.4 (0.95x), 3 replicas
+ * 142.8 (0.94x); every At started once in every phase. An earlier run, with the gate off only, beside a
+ * soak bench and another cluster (CPU pressure "some" 51-70 %): limit 158.2, 1 replica 83.8 (0.53x),
+ * 3 replicas 50.1 (0.32x) with 6,493 of 10,000 started within 120 s after the window closed: three
+ * in-replica replicas then fought the soak for the contenders' core.
  *
  * Indicative figures: one run, on a busy 2-core machine.
  */
