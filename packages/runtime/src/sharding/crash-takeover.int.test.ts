@@ -22,7 +22,7 @@ import { LEASES } from '@loopwright/leader-election';
 import { assign } from './assignment.ts';
 import { parseHoldings } from './holdings.ts';
 import { decodeMemberLease, MemberLeases, RING_LABEL, type LeaseObject } from './member-lease.ts';
-import { Sharder, type SharderExit } from './sharder.ts';
+import { haltAll, startSharderProcess, type SharderProcess } from './sharder-process.test-support.ts';
 
 const RING = 'crash';
 const LEASE_MS = 6_000;
@@ -34,17 +34,10 @@ const MEMBERS = ['crash-a', 'crash-b'];
 /** The halted member's last renewal comes this long after a write of the survivor; see above. */
 const AFTER_SURVIVOR_MS = 1_500;
 
-interface Member {
-  readonly client: KubeClient;
-  readonly stop: AbortController;
-  readonly halt: AbortController;
-  readonly run: Promise<SharderExit>;
-}
-
 const kc = loadTestKubeConfig();
 const admin = new KubeClient(kc);
 const leases = admin.resource<LeaseObject>(LEASES);
-const members = new Map<string, Member>();
+const members = new Map<string, SharderProcess>();
 let namespace: TestNamespace;
 const watching = new AbortController();
 let watched: Promise<void> = Promise.resolve();
@@ -52,23 +45,10 @@ let watched: Promise<void> = Promise.resolve();
 const quiet = { debug() {}, info() {}, warn() {}, error() {} };
 
 function join(identity: string): void {
-  // A client of its own, as the Manager gives its Lease: renewals never queue behind anything else.
-  const client = new KubeClient(kc);
-  const stop = new AbortController();
-  const halt = new AbortController();
-  const sharder = new Sharder({
-    client,
-    namespace: namespace.name,
-    ring: RING,
-    identity,
-    leaseDurationMs: LEASE_MS,
-    renewDeadlineMs: RENEW_MS,
-    retryPeriodMs: RETRY_MS,
-    logger: quiet,
-    halt: halt.signal,
-    callbacks: { start() {}, drain: () => Promise.resolve(), lost() {} },
-  });
-  members.set(identity, { client, stop, halt, run: sharder.run(stop.signal) });
+  const durations = { leaseDurationMs: LEASE_MS, renewDeadlineMs: RENEW_MS, retryPeriodMs: RETRY_MS };
+  const callbacks = { start() {}, drain: () => Promise.resolve(), lost() {} };
+  const options = { kc, namespace: namespace.name, ring: RING, identity, ...durations };
+  members.set(identity, startSharderProcess({ ...options, logger: quiet, callbacks }));
 }
 
 /** Each member's holdings as its Lease lists them now. */
@@ -103,12 +83,7 @@ let onWritten: ((identity: string) => void) | undefined;
 after(async () => {
   watching.abort();
   await watched;
-  for (const { stop, halt } of members.values()) {
-    stop.abort();
-    halt.abort();
-  }
-  await Promise.all([...members.values()].map(({ run }) => run));
-  await Promise.all([...members.values()].map(({ client }) => client.close()));
+  await haltAll(members.values());
   await namespace.cleanup();
   await admin.close();
 });

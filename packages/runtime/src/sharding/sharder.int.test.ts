@@ -14,7 +14,7 @@ import { assign } from './assignment.ts';
 import { formatHoldings, HOLDINGS_ANNOTATION } from './holdings.ts';
 import { LEASES } from '@loopwright/leader-election';
 import { decodeMemberLease, memberLeaseName, type LeaseObject } from './member-lease.ts';
-import { Sharder, type SharderExit } from './sharder.ts';
+import { haltAll, startSharderProcess, type SharderProcess } from './sharder-process.test-support.ts';
 import { BUCKETS } from './space.ts';
 
 const RING = 'int';
@@ -23,16 +23,12 @@ const RENEW_MS = 2_500;
 const RETRY_MS = 500;
 const SAMPLE_MS = 10;
 
-interface Member {
+interface Member extends SharderProcess {
   readonly identity: string;
-  readonly client: KubeClient;
   /** Buckets started and whose drain has not resolved. */
   readonly active: Set<number>;
   /** When (Date.now()) each bucket was last started. */
   readonly startedAt: Map<number, number>;
-  readonly stop: AbortController;
-  readonly halt: AbortController;
-  run: Promise<SharderExit>;
   dead: boolean;
   lostCalls: number;
 }
@@ -68,21 +64,11 @@ function join(identity: string): Member {
       if (line !== '') lines.push(JSON.parse(line) as Record<string, unknown>);
     }
   });
-  // A client of its own, as the Manager gives its Lease: renewals never queue behind anything else.
-  const client = new KubeClient(kc);
-  const member: Member = {
-    identity,
-    client,
-    active: new Set(),
-    startedAt: new Map(),
-    stop: new AbortController(),
-    halt: new AbortController(),
-    run: Promise.resolve('stopped'),
-    dead: false,
-    lostCalls: 0,
-  };
-  const sharder = new Sharder({
-    client,
+  const active = new Set<number>();
+  const startedAt = new Map<number, number>();
+  const state = { dead: false, lostCalls: 0 };
+  const process = startSharderProcess({
+    kc,
     namespace: namespace.name,
     ring: RING,
     identity,
@@ -90,30 +76,29 @@ function join(identity: string): Member {
     renewDeadlineMs: RENEW_MS,
     retryPeriodMs: RETRY_MS,
     logger: createLogger({ format: 'json', level: 'info', stream }).child({ component: 'sharding' }),
-    halt: member.halt.signal,
     callbacks: {
       start: (buckets) => {
         for (const bucket of buckets) {
           for (const other of members.values()) {
-            if (other !== member && !other.dead && other.active.has(bucket)) {
+            if (other.identity !== identity && !other.dead && other.active.has(bucket)) {
               violations.push(`${identity} started ${bucket} while ${other.identity} runs it`);
             }
           }
-          member.active.add(bucket);
-          member.startedAt.set(bucket, Date.now());
+          active.add(bucket);
+          startedAt.set(bucket, Date.now());
         }
       },
       drain: (buckets) => {
-        for (const bucket of buckets) member.active.delete(bucket);
+        for (const bucket of buckets) active.delete(bucket);
         return Promise.resolve();
       },
       lost: () => {
         member.lostCalls++;
-        member.active.clear();
+        active.clear();
       },
     },
   });
-  member.run = sharder.run(member.stop.signal);
+  const member: Member = Object.assign(state, { ...process, identity, active, startedAt });
   members.set(identity, member);
   return member;
 }
@@ -158,12 +143,7 @@ before(async () => {
 
 after(async () => {
   clearInterval(sampler);
-  for (const { stop, halt } of members.values()) {
-    stop.abort();
-    halt.abort();
-  }
-  await Promise.all([...members.values()].map(({ run }) => run));
-  await Promise.all([...members.values()].map(({ client }) => client.close()));
+  await haltAll(members.values());
   await namespace.cleanup();
   await admin.close();
 });
