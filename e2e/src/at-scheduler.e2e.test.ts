@@ -624,7 +624,7 @@ describe('at-scheduler on the node, all namespaces', () => {
     });
   });
 
-  test('Ats run real commands: output, exit codes, termination message, OOM kill, TTL', async () => {
+  test('Ats run real commands: output, exit codes, termination message, OOM kill, TTL', async (t) => {
     const schedule = inMs(3000);
     const ats: Record<string, AtSpec> = {
       echo: { schedule, command: 'echo hello from a real pod' },
@@ -663,10 +663,20 @@ describe('at-scheduler on the node, all namespaces', () => {
 
     const oom = await waitForPhase(admin, work.name, 'oom', 'DONE');
     assertRanOnce(oom, schedule, podUids);
-    assert.deepEqual(
-      { outcome: oom.status?.outcome, exitCode: oom.status?.exitCode, reason: oom.status?.reason },
-      { outcome: 'Failed', exitCode: 137, reason: 'OOMKilled' },
+    // The At passes on a reason the kubelet reported. That is OOMKilled, unless containerd handled the
+    // container's exit before its OOM event (a known race under load: containerd issues 8180 and 12260):
+    // the kubelet then reports Error (and may correct it later). The kill shows in the exit code and log.
+    const reported = podUids.terminationReasonsOf('oom-pod', 'command');
+    assert.ok(
+      reported.length > 0 && reported.every((reason) => ['OOMKilled', 'Error'].includes(reason)),
+      `the kubelet reported ${reported.join(', ')}`,
     );
+    if (reported.includes('Error')) t.diagnostic(`the kubelet reported ${reported.join(', then ')}`);
+    assert.deepEqual(
+      { outcome: oom.status?.outcome, exitCode: oom.status?.exitCode },
+      { outcome: 'Failed', exitCode: 137 },
+    );
+    assert.ok(reported.includes(oom.status?.reason ?? ''), `the At's reason ${oom.status?.reason}`);
     assert.equal(await podLog(admin, work.name, 'oom-pod', { container: 'command' }), 'allocating\n');
 
     const ttl = await waitForPhase(admin, work.name, 'ttl', 'DONE');

@@ -94,7 +94,11 @@ interface Pod extends KubeObject {
     phase: string;
     podIP?: string;
     conditions?: { type: string; status: string }[];
-    containerStatuses?: { name: string; restartCount: number; state?: { terminated?: object } }[];
+    containerStatuses?: {
+      name: string;
+      restartCount: number;
+      state?: { terminated?: { reason?: string } };
+    }[];
   };
 }
 
@@ -131,6 +135,8 @@ export async function podLog(
 export interface PodUidWatch {
   /** Every uid a pod of this name has had since the watch started: more than one means it was re-created. */
   uidsOf(name: string): string[];
+  /** Every termination reason the pod's `container` has been reported with, first seen first. */
+  terminationReasonsOf(name: string, container: string): string[];
   stop(): void;
 }
 
@@ -147,10 +153,18 @@ export async function watchPodUids(
   const podResource = resource<Pod>(admin, PODS);
   const list = await podResource.list({ namespace, labelSelector: selector });
   const uids = new Map<string, Set<string>>();
+  /** By `<pod>/<container>`. */
+  const reasons = new Map<string, Set<string>>();
   const remember = (pod: Pod) => {
     const seen = uids.get(pod.metadata.name) ?? new Set<string>();
     seen.add(pod.metadata.uid);
     uids.set(pod.metadata.name, seen);
+    for (const { name, state } of pod.status.containerStatuses ?? []) {
+      const reason = state?.terminated?.reason;
+      if (reason === undefined) continue;
+      const key = `${pod.metadata.name}/${name}`;
+      reasons.set(key, (reasons.get(key) ?? new Set<string>()).add(reason));
+    }
   };
   list.items.forEach(remember);
   const stopped = new AbortController();
@@ -173,6 +187,10 @@ export async function watchPodUids(
     uidsOf(name) {
       if (broken) throw new Error('the pod watch broke; pods may have been missed', { cause: broken });
       return [...(uids.get(name) ?? [])];
+    },
+    terminationReasonsOf(name, container) {
+      if (broken) throw new Error('the pod watch broke; pods may have been missed', { cause: broken });
+      return [...(reasons.get(`${name}/${container}`) ?? [])];
     },
     stop: () => {
       stopped.abort();
