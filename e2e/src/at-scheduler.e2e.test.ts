@@ -173,6 +173,20 @@ const SHARD_RING_LABEL = 'sharding.loopwright.dev/ring';
 const SHARD_BUCKETS_ANNOTATION = 'sharding.loopwright.dev/buckets';
 const BUCKETS = 256;
 
+/**
+ * What a release renders in its own namespace: the Deployment, its ServiceAccount, the metrics Service
+ * and the Role (and binding) for its Leases, `leader-election` or `sharding`.
+ */
+function namespacedObjects(release: string, system: string, leaseRole: 'leader-election' | 'sharding') {
+  return [
+    ref(DEPLOYMENTS, release, system),
+    ref(SERVICE_ACCOUNTS, release, system),
+    ref(SERVICES, `${release}-metrics`, system),
+    ref(ROLES, `${release}-${leaseRole}`, system),
+    ref(ROLE_BINDINGS, `${release}-${leaseRole}`, system),
+  ];
+}
+
 function isSharded(values: Record<string, unknown>): boolean {
   return (values.sharding as { enabled?: boolean } | undefined)?.enabled === true;
 }
@@ -845,11 +859,7 @@ describe('at-scheduler on the node, all namespaces', () => {
       run,
       system,
       [
-        ref(DEPLOYMENTS, release, system),
-        ref(SERVICE_ACCOUNTS, release, system),
-        ref(SERVICES, `${release}-metrics`, system),
-        ref(ROLES, `${release}-leader-election`, system),
-        ref(ROLE_BINDINGS, `${release}-leader-election`, system),
+        ...namespacedObjects(release, system, 'leader-election'),
         ref(CLUSTER_ROLES, release),
         ref(CLUSTER_ROLE_BINDINGS, release),
       ],
@@ -943,11 +953,7 @@ describe('at-scheduler on the node, watchNamespaces', () => {
       run,
       system,
       [
-        ref(DEPLOYMENTS, release, system),
-        ref(SERVICE_ACCOUNTS, release, system),
-        ref(SERVICES, `${release}-metrics`, system),
-        ref(ROLES, `${release}-leader-election`, system),
-        ref(ROLE_BINDINGS, `${release}-leader-election`, system),
+        ...namespacedObjects(release, system, 'leader-election'),
         ref(ROLES, release, watched.name),
         ref(ROLE_BINDINGS, release, watched.name),
       ],
@@ -1083,11 +1089,7 @@ describe('at-scheduler on the node, sharded (sharding.enabled): every replica ac
       run,
       system,
       [
-        ref(DEPLOYMENTS, release, system),
-        ref(SERVICE_ACCOUNTS, release, system),
-        ref(SERVICES, `${release}-metrics`, system),
-        ref(ROLES, `${release}-sharding`, system),
-        ref(ROLE_BINDINGS, `${release}-sharding`, system),
+        ...namespacedObjects(release, system, 'sharding'),
         ref(CLUSTER_ROLES, release),
         ref(CLUSTER_ROLE_BINDINGS, release),
       ],
